@@ -1,0 +1,286 @@
+/**
+ * Nonlinear ICA toy (Klindt et al. 2021, Paper A App. F.1.2, Table 5;
+ * 000_306f4209a39c5a17.md §2.2, §3.1, §5.1, §7.1 item 1).
+ *
+ * Sources follow a Laplace AR(1) process and are mixed by an L-layer random
+ * MLP. Two estimators recover them from consecutive pairs:
+ *   - SlowFlow: a volume-preserving coupling flow trained by exact maximum
+ *     likelihood with a Gaussian marginal and a Laplace transition prior;
+ *   - PCL: an MLP (L hidden layers) trained to tell real pairs from shuffled ones.
+ * Both are scored by MCC (Pearson, Hungarian matching) against the sources.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { type Claim, defineExperiment, runFromCli, type RunContext, type Target } from "../lib/core/experiment.ts";
+import { integer, integers, real } from "../lib/core/config.ts";
+import { scatterPanels } from "../lib/core/plot.ts";
+import { Rng, type RngState } from "../lib/core/rng.ts";
+import { laplaceArSources, mix, randomMixingMlp } from "../lib/data/laplace_ar.ts";
+import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
+import { CouplingFlow } from "../lib/models/coupling_flow.ts";
+import { Mlp } from "../lib/models/mlp.ts";
+import { Params } from "../lib/models/params.ts";
+import { optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import { PclHead, pclLoss } from "../lib/train/pcl.ts";
+import { slowFlowNll } from "../lib/train/slow_flow.ts";
+
+const SOURCE = "000_306f4209a39c5a17.md, Paper A App. F.1.2 Table 5";
+const METHODS = ["slowflow", "pcl"] as const;
+type Method = typeof METHODS[number];
+
+/** Table 5 of Paper A: MCC (linear correlation) per number of mixing layers L = 1..5. */
+const TABLE_5: Record<Method, number[]> = {
+  slowflow: [0.997, 0.987, 0.982, 0.975, 0.975],
+  pcl: [0.998, 0.960, 0.950, 0.917, 0.902],
+};
+
+const config = {
+  layers: integers([1, 2, 3, 4, 5], "mixing depths L to run", { min: 1, max: 5 }),
+  dim: integer(20, "number of sources (= observed dimensions)", { min: 2, max: 200 }),
+  samples: integer(50_000, "time steps of the source process (the report does not state N)", { min: 100 }),
+  rho: real(0.7, "AR coefficient of the sources", { min: 0, max: 0.99 }),
+  mixing_slope: real(0.2, "slope α of the smooth leaky ReLU in the mixing MLP", { min: 0.01, max: 1 }),
+  max_condition: real(4, "largest condition number of each mixing matrix", { min: 1 }),
+  steps: integer(20_000, "Adam steps per method and L", { min: 1 }),
+  batch: integer(512, "pairs per step", { min: 2 }),
+  lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
+  flow_blocks: integer(6, "coupling blocks of SlowFlow", { min: 1 }),
+  flow_hidden: integer(500, "hidden units of each coupling MLP", { min: 1 }),
+  lambda: real(1, "rate λ of the Laplace transition prior", { min: 1e-3 }),
+  pcl_hidden: integer(100, "hidden units per hidden layer of the PCL MLP", { min: 1 }),
+  eval_samples: integer(10_000, "time steps on which MCC is computed", { min: 10 }),
+  log_every: integer(100, "steps between logged losses", { min: 1 }),
+  eval_every: integer(2_000, "steps between MCC evaluations (0: end only)", { min: 0 }),
+  checkpoint_every: integer(1_000, "steps between checkpoints (0: none)", { min: 0 }),
+};
+
+const targets: Target[] = METHODS.flatMap((method) =>
+  TABLE_5[method].map((paper, i) => ({
+    metric: `mcc/${method}/L${i + 1}`,
+    paper,
+    source: SOURCE,
+    tolerance: 0.03,
+  }))
+);
+
+const mccOf = (m: Record<string, number>, method: Method, layers: number) => m[`mcc/${method}/L${layers}`];
+
+const claims: Claim[] = [
+  {
+    text: "SlowFlow's MCC is at least PCL's for every L ≥ 3",
+    source: SOURCE,
+    holds: (m) => {
+      const measured = [3, 4, 5].filter((l) => mccOf(m, "slowflow", l) !== undefined && mccOf(m, "pcl", l) !== undefined);
+      return measured.length === 0 ? undefined : measured.every((l) => mccOf(m, "slowflow", l) >= mccOf(m, "pcl", l));
+    },
+  },
+  {
+    text: "PCL's MCC falls from L = 1 to L = 5",
+    source: SOURCE,
+    holds: (m) =>
+      mccOf(m, "pcl", 1) === undefined || mccOf(m, "pcl", 5) === undefined
+        ? undefined
+        : mccOf(m, "pcl", 5) < mccOf(m, "pcl", 1),
+  },
+];
+
+type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
+
+/** Checkpoint state: where the run is and what finished phases measured. */
+interface ToyState {
+  phase: number;
+  step: number;
+  results: Record<string, number>;
+  batchRng: RngState | null;
+}
+
+/** An encoder under training: its parameters, its map x ↦ codes, and its loss. */
+interface Estimator {
+  params: Params;
+  encode(x: tf.Tensor2D): tf.Tensor2D;
+  loss(prev: tf.Tensor2D, next: tf.Tensor2D, shuffledPrev: tf.Tensor2D): { total: tf.Scalar } & Record<string, tf.Scalar>;
+  dispose(): void;
+}
+
+function slowFlowEstimator(rng: Rng, cfg: Cfg): Estimator {
+  const flow = new CouplingFlow(rng, { dim: cfg.dim, blocks: cfg.flow_blocks, hidden: cfg.flow_hidden });
+  return {
+    params: flow.params,
+    encode: (x) => flow.forward(x),
+    loss: (prev, next) => {
+      const { total, gaussian, transition } = slowFlowNll(flow.forward(prev), flow.forward(next), flow.logDetJacobian(), cfg.lambda);
+      return { total, gaussian, transition };
+    },
+    dispose: () => flow.dispose(),
+  };
+}
+
+function pclEstimator(rng: Rng, cfg: Cfg, layers: number): Estimator {
+  const params = new Params();
+  // "An MLP with the same number of hidden layers as the mixing" (Paper A App. F.1.2).
+  const sizes = [cfg.dim, ...Array(layers).fill(cfg.pcl_hidden), cfg.dim];
+  const features = new Mlp(rng, params, "features/", sizes, { activation: "leaky_relu" });
+  const head = new PclHead(params, cfg.dim);
+  return {
+    params,
+    encode: (x) => features.apply(x),
+    loss: (prev, next, shuffledPrev) => {
+      const h1 = features.apply(next);
+      const { total, accuracy } = pclLoss(head, h1, features.apply(prev), features.apply(shuffledPrev));
+      return { total, accuracy };
+    },
+    dispose: () => params.dispose(),
+  };
+}
+
+/** Copies rows `index[i]` (and optionally their predecessors) of a `[n, dim]` matrix. */
+function gatherRows(values: Float32Array, dim: number, index: Int32Array, offset: number): tf.Tensor2D {
+  const out = new Float32Array(index.length * dim);
+  for (let i = 0; i < index.length; i++) {
+    out.set(values.subarray((index[i] + offset) * dim, (index[i] + offset + 1) * dim), i * dim);
+  }
+  return tf.tensor2d(out, [index.length, dim]);
+}
+
+async function encodeAll(estimator: Estimator, x: Float32Array, dim: number, rows: number): Promise<Float32Array> {
+  const out = new Float32Array(rows * dim);
+  const chunk = 4096;
+  for (let start = 0; start < rows; start += chunk) {
+    const size = Math.min(chunk, rows - start);
+    const codes = tf.tidy(() => estimator.encode(tf.tensor2d(x.subarray(start * dim, (start + size) * dim), [size, dim])));
+    out.set(await codes.data() as Float32Array, start * dim);
+    codes.dispose();
+  }
+  return out;
+}
+
+async function runPhase(ctx: RunContext, cfg: Cfg, phaseIndex: number, layers: number, method: Method, state: ToyState) {
+  const label = `L${layers}/${method}`;
+  // Data and model depend only on (seed, L, method): a resumed phase rebuilds them identically.
+  const dataRng = Rng.derive(ctx.seed, "data", layers);
+  const sources = laplaceArSources(dataRng, cfg.samples, cfg.dim, { rho: cfg.rho });
+  const mixing = randomMixingMlp(dataRng, cfg.dim, layers, { alpha: cfg.mixing_slope, maxCondition: cfg.max_condition });
+  const observations = mix(mixing, sources);
+  const modelRng = Rng.derive(ctx.seed, "model", layers, method);
+  const estimator = method === "slowflow" ? slowFlowEstimator(modelRng, cfg) : pclEstimator(modelRng, cfg, layers);
+  const optimizer = tf.train.adam(cfg.lr);
+  const resuming = ctx.resumed !== null && state.step > 0;
+  if (resuming) {
+    estimator.params.load(ctx.resumed!.arrays, "model/");
+    await restoreOptimizer(optimizer, ctx.resumed!.arrays);
+  }
+  const batchRng = resuming && state.batchRng ? Rng.fromState(state.batchRng) : Rng.derive(ctx.seed, "batches", layers, method);
+  const evalRows = Math.min(cfg.eval_samples, cfg.samples);
+
+  const evaluate = async () => {
+    const codes = await encodeAll(estimator, observations, cfg.dim, evalRows);
+    const result = meanCorrelationCoefficient(
+      { data: sources, rows: evalRows, cols: cfg.dim },
+      { data: codes, rows: evalRows, cols: cfg.dim },
+    );
+    return { mcc: result.mcc, codes, result };
+  };
+
+  await trainPhase(ctx, {
+    label,
+    steps: cfg.steps,
+    startStep: resuming ? state.step : 0,
+    variables: estimator.params.list(),
+    optimizer,
+    logEvery: cfg.log_every,
+    loss: () => {
+      // Pair (x_{t−1}, x_t) for t ≥ 1; the shuffled partner is another random x_{t'−1}.
+      const t = Int32Array.from({ length: cfg.batch }, () => 1 + batchRng.int(cfg.samples - 1));
+      const tShuffled = Int32Array.from({ length: cfg.batch }, () => 1 + batchRng.int(cfg.samples - 1));
+      return estimator.loss(
+        gatherRows(observations, cfg.dim, t, -1),
+        gatherRows(observations, cfg.dim, t, 0),
+        gatherRows(observations, cfg.dim, tShuffled, -1),
+      );
+    },
+    evaluateEvery: cfg.eval_every,
+    evaluate: async () => ({ mcc: (await evaluate()).mcc }),
+    checkpointEvery: cfg.checkpoint_every,
+    checkpoint: async (step) => {
+      const optimizerArrays = await optimizerState(optimizer);
+      await ctx.checkpoint(step, { ...estimator.params.entries("model/"), ...optimizerArrays }, {
+        ...state,
+        phase: phaseIndex,
+        step,
+        batchRng: batchRng.state(),
+      } satisfies ToyState);
+    },
+  });
+
+  const { mcc, codes, result } = await evaluate();
+  const shown = Math.min(4, cfg.dim);
+  const points = Math.min(evalRows, 2000);
+  ctx.image(`scatter/${label}`, cfg.steps, scatterPanels(
+    Array.from({ length: shown }, (_, i) => ({
+      x: Float32Array.from({ length: points }, (_, t) => sources[t * cfg.dim + i]),
+      y: Float32Array.from({ length: points }, (_, t) => codes[t * cfg.dim + result.matching[i]]),
+    })),
+  ));
+  estimator.dispose();
+  optimizer.dispose();
+  return mcc;
+}
+
+/** The nonlinear ICA toy of Paper A, SlowFlow vs PCL, as a latentlab experiment. */
+export const experiment = defineExperiment({
+  name: "ica-toy",
+  description: "Nonlinear ICA of Laplace-AR sources: SlowFlow vs PCL, MCC per mixing depth L",
+  source: SOURCE,
+  config,
+  presets: {
+    smoke: {
+      layers: [1, 3],
+      dim: 4,
+      samples: 1_000,
+      steps: 30,
+      batch: 64,
+      flow_blocks: 2,
+      flow_hidden: 16,
+      pcl_hidden: 16,
+      eval_samples: 500,
+      log_every: 10,
+      eval_every: 0,
+      checkpoint_every: 10,
+    },
+    quick: {
+      samples: 20_000,
+      steps: 1_500,
+      batch: 256,
+      flow_hidden: 64,
+      eval_samples: 5_000,
+      log_every: 50,
+      eval_every: 500,
+      checkpoint_every: 250,
+    },
+    paper: {},
+  },
+  targets,
+  claims,
+  async run(ctx, cfg) {
+    const phases = cfg.layers.flatMap((layers) => METHODS.map((method) => ({ layers, method })));
+    const saved = ctx.resumed?.state as ToyState | undefined;
+    const state: ToyState = saved ?? { phase: 0, step: 0, results: {}, batchRng: null };
+    for (let p = state.phase; p < phases.length; p++) {
+      const { layers, method } = phases[p];
+      const mcc = await runPhase(ctx, cfg, p, layers, method, state);
+      state.results[`mcc/${method}/L${layers}`] = mcc;
+      Object.assign(state, { phase: p + 1, step: 0, batchRng: null });
+      // A phase boundary is a checkpoint without arrays: resuming skips finished phases.
+      await ctx.checkpoint(state.phase * cfg.steps, {}, state);
+    }
+    const table = cfg.layers.map((layers) => ({
+      L: layers,
+      slowflow: state.results[`mcc/slowflow/L${layers}`],
+      pcl: state.results[`mcc/pcl/L${layers}`],
+      paper_slowflow: TABLE_5.slowflow[layers - 1],
+      paper_pcl: TABLE_5.pcl[layers - 1],
+    }));
+    return { metrics: state.results, details: { table } };
+  },
+});
+
+if (import.meta.main) await runFromCli(experiment, Deno.args);

@@ -1,0 +1,340 @@
+/**
+ * The experiment contract: a definition (config spec, presets, published
+ * targets, a run function) and the command-line runner that resolves the
+ * config, picks the backend, opens the run store and writes the summary.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BACKEND_CHOICES, type BackendChoice, type BackendInfo, selectBackend } from "./backend.ts";
+import { parseCommandLine } from "./cli.ts";
+import {
+  choice,
+  type ConfigOf,
+  type ConfigOverrides,
+  type ConfigSpec,
+  coerceValue,
+  describeAllowed,
+  integer,
+  type ParamSpec,
+  resolveConfig,
+  unknownKeyError,
+} from "./config.ts";
+import { UsageError } from "./errors.ts";
+import type { Image } from "./png.ts";
+import { Progress } from "./progress.ts";
+import { Rng } from "./rng.ts";
+import { type LoadedCheckpoint, loadLatestCheckpoint, readRunInfo, RunWriter } from "./run_store.ts";
+
+/** Preset names every experiment defines. */
+export const PRESETS = ["smoke", "quick", "paper"] as const;
+/** A preset name. */
+export type PresetName = typeof PRESETS[number];
+
+/** A published number this experiment is compared with. */
+export interface Target {
+  /** Key in the run's final metrics. */
+  metric: string;
+  /** The published value. */
+  paper: number;
+  /** Where it is published: document file name and table. */
+  source: string;
+  /** Allowed distance from `paper` for the verdict "reproduced". */
+  tolerance: number;
+}
+
+/** A qualitative finding of the source, checked on the final metrics. */
+export interface Claim {
+  text: string;
+  source: string;
+  /** True when the finding holds, false when not, undefined when the run did not measure it. */
+  holds: (metrics: Record<string, number>) => boolean | undefined;
+}
+
+/** What a run reports back: final scalar metrics, plus any structured detail. */
+export interface RunResult {
+  metrics: Record<string, number>;
+  details?: unknown;
+}
+
+/** Arrays to checkpoint: tensors (read back asynchronously) or typed arrays. */
+export type CheckpointArrays = Record<string, tf.Tensor | { data: Float32Array | Int32Array; shape: number[] }>;
+
+/** What an experiment's `run` receives besides its config. */
+export interface RunContext {
+  /** Generator seeded by `--seed`; streams that must survive `--resume` go into checkpoint state. */
+  rng: Rng;
+  seed: number;
+  preset: PresetName;
+  backend: BackendInfo;
+  /** The run directory. */
+  dir: string;
+  /** The checkpoint this run continues from, or null for a fresh run. */
+  resumed: LoadedCheckpoint | null;
+  /** Appends a metrics line. */
+  log(step: number, values: Record<string, number>): void;
+  /** Saves a PNG to media/. */
+  image(name: string, step: number, image: Image): void;
+  /** A progress reporter on stderr. */
+  progress(label: string, total: number): Progress;
+  /** Saves a checkpoint: arrays plus JSON state (include any `Rng.state()` needed to continue). */
+  checkpoint(step: number, arrays: CheckpointArrays, state: unknown): Promise<void>;
+}
+
+/** An experiment definition. */
+export interface Experiment<S extends ConfigSpec> {
+  /** CLI name, kebab-case. */
+  name: string;
+  /** One line saying what it reproduces. */
+  description: string;
+  /** Document file name and table/section its method and targets come from. */
+  source: string;
+  config: S;
+  presets: Record<PresetName, ConfigOverrides<S>>;
+  targets: Target[];
+  claims: Claim[];
+  run(ctx: RunContext, cfg: ConfigOf<S>): Promise<RunResult>;
+}
+
+/** Any experiment, for registries. */
+// deno-lint-ignore no-explicit-any
+export type AnyExperiment = Experiment<any>;
+
+/** Identity function that type-checks an experiment definition. */
+export function defineExperiment<S extends ConfigSpec>(experiment: Experiment<S>): Experiment<S> {
+  return experiment;
+}
+
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** Default run store root: `data/runs` of the project, or `$LATENTLAB_RUNS`. */
+export function defaultRunsRoot(): string {
+  return Deno.env.get("LATENTLAB_RUNS") ?? join(PROJECT_ROOT, "data", "runs");
+}
+
+/** Options every experiment accepts besides its config keys; those without a spec take a path. */
+const RUN_OPTIONS: Record<string, { doc: string; param?: ParamSpec }> = {
+  preset: { doc: "smoke (seconds), quick (minutes), paper (the published setting)", param: choice("quick", PRESETS, "") },
+  seed: { doc: "seed of every random draw", param: integer(0, "", { min: 0, max: 2 ** 31 - 1 }) },
+  backend: { doc: "TF.js backend; auto = webgpu on a real GPU, else wasm", param: choice("auto", BACKEND_CHOICES, "") },
+  resume: { doc: "continue this run directory from its last checkpoint" },
+  runs: { doc: "run store root (default data/runs, or $LATENTLAB_RUNS)" },
+};
+const RUN_OPTION_KEYS = [...Object.keys(RUN_OPTIONS), "help"];
+
+/** The `--help` text of an experiment. */
+export function experimentHelp(experiment: AnyExperiment): string {
+  const lines = [
+    `${experiment.name}: ${experiment.description}`,
+    `source: ${experiment.source}`,
+    "",
+    `usage: deno task run ${experiment.name} [--preset smoke|quick|paper] [--seed N] [--backend auto|webgpu|wasm|cpu] [--key value ...]`,
+    `       deno task run ${experiment.name} --resume <run dir>`,
+    "",
+    "run options:",
+    ...Object.entries(RUN_OPTIONS).map(([key, { doc }]) => `  --${key.padEnd(18)} ${doc}`),
+    "",
+    "config (default; presets smoke / quick / paper):",
+  ];
+  for (const [key, param] of Object.entries(experiment.config as ConfigSpec)) {
+    const presetValues = PRESETS.map((p) => {
+      const v = (experiment.presets[p] as Record<string, unknown>)[key];
+      return v === undefined ? "·" : JSON.stringify(v);
+    }).join(" / ");
+    lines.push(`  --${key.padEnd(18)} ${param.doc}`);
+    lines.push(`    ${"".padEnd(18)} ${describeAllowed(param)}; default ${JSON.stringify(param.default)}; ${presetValues}`);
+  }
+  return lines.join("\n");
+}
+
+/** Verdict on one target: within tolerance of the published number or not. */
+export function targetVerdict(target: Target, ours: number | undefined): string {
+  if (ours === undefined || !Number.isFinite(ours)) return "not measured";
+  return Math.abs(ours - target.paper) <= target.tolerance ? "reproduced" : "not reproduced";
+}
+
+function claimVerdict(claim: Claim, metrics: Record<string, number>): string {
+  const holds = claim.holds(metrics);
+  return holds === undefined ? "not measured" : holds ? "reproduced" : "not reproduced";
+}
+
+async function gitCommit(): Promise<string | null> {
+  try {
+    const out = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: PROJECT_ROOT, stderr: "null" }).output();
+    return out.success ? new TextDecoder().decode(out.stdout).trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+interface Invocation<S extends ConfigSpec> {
+  cfg: ConfigOf<S>;
+  preset: PresetName;
+  seed: number;
+  backend: BackendChoice;
+  root: string;
+  resumeDir: string | null;
+}
+
+/** Validates a command line against an experiment; throws UsageError before any work. */
+export function parseInvocation<S extends ConfigSpec>(experiment: Experiment<S>, args: string[]): Invocation<S> | "help" {
+  const { positionals, flags } = parseCommandLine(args);
+  if (flags.has("help")) return "help";
+  if (positionals.length > 0) {
+    throw new UsageError(`unexpected argument "${positionals[0]}"; options are written --key value`);
+  }
+  const run: Record<string, unknown> = {};
+  const configFlags = new Map<string, string | true>();
+  for (const [key, raw] of flags) {
+    if (key in RUN_OPTIONS) {
+      const param = RUN_OPTIONS[key].param;
+      if (param) run[key] = coerceValue(key, param, raw);
+      else if (typeof raw === "string") run[key] = raw;
+      else throw new UsageError(`--${key} needs a path`);
+    } else if (key in experiment.config) {
+      configFlags.set(key, raw);
+    } else {
+      throw unknownKeyError(key, [...RUN_OPTION_KEYS, ...Object.keys(experiment.config)]);
+    }
+  }
+  const resumeDir = (run.resume as string | undefined) ?? null;
+  if (resumeDir !== null) {
+    const given = [...flags.keys()].filter((k) => !["resume", "backend", "runs"].includes(k));
+    if (given.length > 0) {
+      throw new UsageError(`--resume continues with the run's own config; drop --${given.join(", --")}`);
+    }
+    let info;
+    try {
+      info = readRunInfo(resumeDir);
+    } catch {
+      throw new UsageError(`--resume ${resumeDir}: not a run directory (no readable run.json)`);
+    }
+    if (info.experiment !== experiment.name) {
+      throw new UsageError(`--resume ${resumeDir}: that run belongs to ${info.experiment}, not ${experiment.name}`);
+    }
+    if (info.status === "completed") {
+      throw new UsageError(`--resume ${resumeDir}: that run already completed`);
+    }
+    const saved = JSON.parse(Deno.readTextFileSync(join(resumeDir, "config.json")));
+    const cfg = resolveConfig(experiment.config, saved, new Map());
+    return {
+      cfg,
+      preset: info.preset as PresetName,
+      seed: info.seed,
+      backend: (run.backend as BackendChoice | undefined) ?? "auto",
+      root: "",
+      resumeDir,
+    };
+  }
+  const preset = (run.preset as PresetName | undefined) ?? "quick";
+  return {
+    cfg: resolveConfig(experiment.config, experiment.presets[preset], configFlags, RUN_OPTION_KEYS),
+    preset,
+    seed: (run.seed as number | undefined) ?? 0,
+    backend: (run.backend as BackendChoice | undefined) ?? "auto",
+    root: (run.runs as string | undefined) || defaultRunsRoot(),
+    resumeDir: null,
+  };
+}
+
+async function tensorArrays(arrays: CheckpointArrays) {
+  const out: Record<string, { data: Float32Array | Int32Array; shape: number[] }> = {};
+  for (const [key, value] of Object.entries(arrays)) {
+    out[key] = value instanceof tf.Tensor
+      ? { data: (await value.data()) as Float32Array | Int32Array, shape: value.shape }
+      : value;
+  }
+  return out;
+}
+
+/**
+ * Runs an experiment from command-line arguments: validates (exit 2 on bad
+ * input, before anything is written), selects the backend, writes the run
+ * directory, marks it interrupted on SIGINT/SIGTERM, and prints where the
+ * results are. Returns the run directory.
+ */
+export async function runFromCli<S extends ConfigSpec>(experiment: Experiment<S>, args: string[]): Promise<string> {
+  let invocation: Invocation<S> | "help";
+  let backend: BackendInfo;
+  try {
+    invocation = parseInvocation(experiment, args);
+    if (invocation === "help") {
+      console.log(experimentHelp(experiment));
+      return "";
+    }
+    backend = await selectBackend(invocation.backend);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message}`);
+      Deno.exit(2);
+    }
+    throw error;
+  }
+  const { cfg, preset, seed, resumeDir } = invocation;
+  const resumed = resumeDir ? loadLatestCheckpoint(resumeDir) : null;
+  const writer = resumeDir ? RunWriter.reopen(resumeDir, resumed?.step ?? 0, backend) : RunWriter.create({
+    root: invocation.root,
+    experiment: experiment.name,
+    argv: args,
+    seed,
+    preset,
+    backend,
+    config: cfg as Record<string, unknown>,
+    versions: { deno: Deno.version.deno, tfjs: tf.version.tfjs },
+    gitCommit: await gitCommit(),
+  });
+  const stopOn = (signal: Deno.Signal, status: "interrupted", code: number) => {
+    Deno.addSignalListener(signal, () => {
+      writer.finish(status, `received ${signal}`);
+      console.error(`\n${signal}: run marked interrupted; continue with --resume ${writer.dir}`);
+      Deno.exit(code);
+    });
+  };
+  stopOn("SIGINT", "interrupted", 130);
+  stopOn("SIGTERM", "interrupted", 143);
+
+  const ctx: RunContext = {
+    rng: new Rng(seed),
+    seed,
+    preset,
+    backend,
+    dir: writer.dir,
+    resumed,
+    log: (step, values) => writer.log(step, values),
+    image: (name, step, image) => void writer.image(name, step, image),
+    progress: (label, total) => new Progress(label, total),
+    checkpoint: async (step, arrays, state) => {
+      writer.saveCheckpoint(step, await tensorArrays(arrays), state);
+    },
+  };
+  console.error(`${experiment.name} (${preset}, seed ${seed}, backend ${backend.name}) → ${writer.dir}`);
+  try {
+    const result = await experiment.run(ctx, cfg);
+    const summary = {
+      experiment: experiment.name,
+      description: experiment.description,
+      source: experiment.source,
+      run_id: writer.info.id,
+      preset,
+      seed,
+      backend: backend.name,
+      wall_time_s: Number(writer.elapsedSeconds().toFixed(2)),
+      metrics: result.metrics,
+      targets: experiment.targets.map((t) => ({
+        ...t,
+        ours: result.metrics[t.metric] ?? null,
+        verdict: targetVerdict(t, result.metrics[t.metric]),
+      })),
+      claims: experiment.claims.map((c) => ({ text: c.text, source: c.source, verdict: claimVerdict(c, result.metrics) })),
+      details: result.details ?? null,
+    };
+    writer.writeSummary(summary);
+    writer.finish("completed");
+    console.error(`done in ${summary.wall_time_s}s; summary: ${join(writer.dir, "summary.json")}`);
+    return writer.dir;
+  } catch (error) {
+    writer.finish("failed", error instanceof Error ? (error.stack ?? error.message) : String(error));
+    throw error;
+  }
+}

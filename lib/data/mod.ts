@@ -1,0 +1,6 @@
+/**
+ * Datasets and samplers.
+ *
+ * @module
+ */
+export * from "./laplace_ar.ts";

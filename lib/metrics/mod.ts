@@ -1,0 +1,6 @@
+/**
+ * Metrics of representations.
+ *
+ * @module
+ */
+export * from "./mcc.ts";

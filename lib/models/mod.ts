@@ -1,0 +1,8 @@
+/**
+ * Models: parameters, MLPs, invertible networks.
+ *
+ * @module
+ */
+export * from "./coupling_flow.ts";
+export * from "./mlp.ts";
+export * from "./params.ts";

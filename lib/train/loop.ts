@@ -1,0 +1,105 @@
+/**
+ * The shared training loop: one optimizer step per iteration inside a tidy
+ * scope, metrics logged and progress shown every `logEvery` steps,
+ * evaluation and checkpoints on their own schedules.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { RunContext } from "../core/experiment.ts";
+import type { NpyArray } from "../core/npy.ts";
+
+/** One training phase: what to optimise, how long, what to log. */
+export interface TrainPhase {
+  /** Metric prefix, e.g. "L3/slowflow". */
+  label: string;
+  /** Last step of the phase. */
+  steps: number;
+  /** Last step already done (0 for a fresh phase, the checkpoint step on resume). */
+  startStep: number;
+  variables: tf.Variable[];
+  optimizer: tf.Optimizer;
+  /** Loss terms of one step; `total` is minimised, all are logged. Runs inside a tidy. */
+  loss(step: number): { total: tf.Scalar } & Record<string, tf.Scalar>;
+  logEvery: number;
+  /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
+  evaluateEvery?: number;
+  evaluate?(step: number): Promise<Record<string, number>>;
+  /** Checkpoint every `checkpointEvery` steps (0: never). */
+  checkpointEvery?: number;
+  checkpoint?(step: number): Promise<void>;
+}
+
+/** Yields to the event loop so that signal handlers and timers can run. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * Runs a phase from `startStep + 1` to `steps`. Returns the last logged
+ * values (loss terms and evaluation), keyed without the prefix.
+ */
+export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Record<string, number>> {
+  const progress = ctx.progress(phase.label, phase.steps);
+  let last: Record<string, number> = {};
+  for (let step = phase.startStep + 1; step <= phase.steps; step++) {
+    const logging = step % phase.logEvery === 0 || step === phase.steps;
+    let kept: Record<string, tf.Scalar> = {};
+    const cost = phase.optimizer.minimize(() => {
+      const terms = phase.loss(step);
+      if (logging) kept = Object.fromEntries(Object.entries(terms).map(([k, v]) => [k, tf.keep(v)]));
+      return terms.total;
+    }, true, phase.variables)!;
+    const values: Record<string, number> = {};
+    for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
+    // `cost` is the kept `total` itself when logging; dispose each tensor once.
+    tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+    const evaluating = phase.evaluate &&
+      (step === phase.steps || (phase.evaluateEvery && step % phase.evaluateEvery === 0));
+    if (evaluating) Object.assign(values, await phase.evaluate!(step));
+    if (Object.keys(values).length > 0) {
+      ctx.log(step, Object.fromEntries(Object.entries(values).map(([k, v]) => [`${phase.label}/${k}`, v])));
+      last = { ...last, ...values };
+      progress.update(step, last.total);
+      await yieldToEventLoop();
+    }
+    if (phase.checkpoint && phase.checkpointEvery && step % phase.checkpointEvery === 0 && step < phase.steps) {
+      await phase.checkpoint(step);
+    }
+  }
+  return last;
+}
+
+/** An optimizer's state (step count and moment estimates) as named arrays, in order. */
+export async function optimizerState(
+  optimizer: tf.Optimizer,
+  prefix = "optimizer/",
+): Promise<Record<string, { data: Float32Array | Int32Array; shape: number[] }>> {
+  const weights = await optimizer.getWeights();
+  const out: Record<string, { data: Float32Array | Int32Array; shape: number[] }> = {};
+  for (const [i, w] of weights.entries()) {
+    out[`${prefix}${String(i).padStart(4, "0")}/${w.name}`] = {
+      data: (await w.tensor.data()) as Float32Array | Int32Array,
+      shape: w.tensor.shape,
+    };
+  }
+  // The step count is a fresh scalar; the moments are the optimizer's own variables.
+  weights[0].tensor.dispose();
+  return out;
+}
+
+/** Restores state saved by {@linkcode optimizerState} (order-preserving). */
+export async function restoreOptimizer(
+  optimizer: tf.Optimizer,
+  arrays: Record<string, NpyArray>,
+  prefix = "optimizer/",
+): Promise<void> {
+  const keys = Object.keys(arrays).filter((k) => k.startsWith(prefix)).sort();
+  const weights = keys.map((key) => {
+    const saved = arrays[key];
+    const dtype = saved.data instanceof Int32Array ? "int32" : "float32";
+    return { name: key.slice(prefix.length + 5), tensor: tf.tensor(saved.data as Float32Array, saved.shape, dtype) };
+  });
+  await optimizer.setWeights(weights);
+  tf.dispose(weights.map((w) => w.tensor));
+}

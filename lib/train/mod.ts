@@ -1,0 +1,8 @@
+/**
+ * Training loops and objectives.
+ *
+ * @module
+ */
+export * from "./loop.ts";
+export * from "./pcl.ts";
+export * from "./slow_flow.ts";
