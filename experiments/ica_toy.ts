@@ -11,7 +11,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type Claim, defineExperiment, runFromCli, type RunContext, type Target } from "../lib/core/experiment.ts";
-import { integer, integers, real } from "../lib/core/config.ts";
+import { choice, flag, integer, integers, real } from "../lib/core/config.ts";
 import { scatterPanels } from "../lib/core/plot.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
 import { laplaceArSources, mix, randomMixingMlp } from "../lib/data/laplace_ar.ts";
@@ -19,7 +19,7 @@ import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { CouplingFlow } from "../lib/models/coupling_flow.ts";
 import { Mlp } from "../lib/models/mlp.ts";
 import { Params } from "../lib/models/params.ts";
-import { optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 
@@ -35,6 +35,7 @@ const TABLE_5: Record<Method, number[]> = {
 
 const config = {
   layers: integers([1, 2, 3, 4, 5], "mixing depths L to run", { min: 1, max: 5 }),
+  method: choice("both", ["both", ...METHODS], "estimators to train"),
   dim: integer(20, "number of sources (= observed dimensions)", { min: 2, max: 200 }),
   samples: integer(50_000, "time steps of the source process (the report does not state N)", { min: 100 }),
   rho: real(0.7, "AR coefficient of the sources", { min: 0, max: 0.99 }),
@@ -45,7 +46,10 @@ const config = {
   lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
   flow_blocks: integer(6, "coupling blocks of SlowFlow", { min: 1 }),
   flow_hidden: integer(500, "hidden units of each coupling MLP", { min: 1 }),
-  lambda: real(1, "rate λ of the Laplace transition prior", { min: 1e-3 }),
+  flow_coupling: choice("additive", ["additive", "affine"], "coupling type; additive is volume-preserving as in the paper"),
+  flow_linear: flag(true, "add a learned unit-determinant linear map to each flow block (not in the paper)"),
+  lambda: real(1, "rate λ of the Laplace transition prior (initial value when learned)", { min: 1e-3 }),
+  learn_lambda: flag(false, "fit λ by maximum likelihood with the flow"),
   pcl_hidden: integer(100, "hidden units per hidden layer of the PCL MLP", { min: 1 }),
   eval_samples: integer(10_000, "time steps on which MCC is computed", { min: 10 }),
   log_every: integer(100, "steps between logged losses", { min: 1 }),
@@ -97,18 +101,33 @@ interface ToyState {
 interface Estimator {
   params: Params;
   encode(x: tf.Tensor2D): tf.Tensor2D;
-  loss(prev: tf.Tensor2D, next: tf.Tensor2D, shuffledPrev: tf.Tensor2D): { total: tf.Scalar } & Record<string, tf.Scalar>;
+  loss(prev: tf.Tensor2D, next: tf.Tensor2D, shuffledPrev: tf.Tensor2D): LossTerms;
   dispose(): void;
 }
 
 function slowFlowEstimator(rng: Rng, cfg: Cfg): Estimator {
-  const flow = new CouplingFlow(rng, { dim: cfg.dim, blocks: cfg.flow_blocks, hidden: cfg.flow_hidden });
+  const flow = new CouplingFlow(rng, {
+    dim: cfg.dim,
+    blocks: cfg.flow_blocks,
+    hidden: cfg.flow_hidden,
+    linear: cfg.flow_linear,
+    coupling: cfg.flow_coupling as "additive" | "affine",
+  });
+  const logLambda = cfg.learn_lambda
+    ? flow.params.add("log_lambda", Float32Array.of(Math.log(cfg.lambda)), [])
+    : null;
   return {
     params: flow.params,
     encode: (x) => flow.forward(x),
     loss: (prev, next) => {
-      const { total, gaussian, transition } = slowFlowNll(flow.forward(prev), flow.forward(next), flow.logDetJacobian(), cfg.lambda);
-      return { total, gaussian, transition };
+      // One pass over both halves of the pairs: fewer, larger kernels run faster.
+      const { z, logDet } = flow.forwardWithLogDet(tf.concat([prev, next], 0));
+      const [z0, z1] = tf.split(z, 2, 0) as tf.Tensor2D[];
+      const [logDet0, logDet1] = tf.split(logDet, 2, 0) as tf.Tensor1D[];
+      const lambda = logLambda ? tf.exp(logLambda) as tf.Scalar : cfg.lambda;
+      const terms: LossTerms = slowFlowNll(z0, z1, logDet0, logDet1, lambda);
+      if (logLambda) terms.lambda = lambda as tf.Scalar;
+      return terms;
     },
     dispose: () => flow.dispose(),
   };
@@ -124,8 +143,8 @@ function pclEstimator(rng: Rng, cfg: Cfg, layers: number): Estimator {
     params,
     encode: (x) => features.apply(x),
     loss: (prev, next, shuffledPrev) => {
-      const h1 = features.apply(next);
-      const { total, accuracy } = pclLoss(head, h1, features.apply(prev), features.apply(shuffledPrev));
+      const [h1, h2, h2Shuffled] = tf.split(features.apply(tf.concat([next, prev, shuffledPrev], 0)), 3, 0) as tf.Tensor2D[];
+      const { total, accuracy } = pclLoss(head, h1, h2, h2Shuffled);
       return { total, accuracy };
     },
     dispose: () => params.dispose(),
@@ -261,7 +280,8 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const phases = cfg.layers.flatMap((layers) => METHODS.map((method) => ({ layers, method })));
+    const methods = METHODS.filter((m) => cfg.method === "both" || cfg.method === m);
+    const phases = cfg.layers.flatMap((layers) => methods.map((method) => ({ layers, method })));
     const saved = ctx.resumed?.state as ToyState | undefined;
     const state: ToyState = saved ?? { phase: 0, step: 0, results: {}, batchRng: null };
     for (let p = state.phase; p < phases.length; p++) {

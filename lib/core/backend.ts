@@ -9,6 +9,7 @@ import * as tf from "@tensorflow/tfjs";
 import "@tensorflow/tfjs-backend-wasm";
 import "@tensorflow/tfjs-backend-webgpu";
 import { UsageError } from "./errors.ts";
+import { registerWasmKernels } from "./kernels/mod.ts";
 
 /** Backends a run can ask for. */
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm", "cpu"] as const;
@@ -49,14 +50,6 @@ async function probeAdapter(): Promise<AdapterProbe | null> {
   return { description, software: fallback || SOFTWARE_ADAPTER.test(description) };
 }
 
-let wasmPrepared = false;
-
-/** tfjs prints a banner recommending tfjs-node when it sees Node; prod mode silences it. */
-function prepareWasm(): void {
-  if (wasmPrepared) return;
-  tf.enableProdMode();
-  wasmPrepared = true;
-}
 
 /**
  * Activates a backend for this process and reports which one it is.
@@ -65,6 +58,8 @@ function prepareWasm(): void {
 export async function selectBackend(
   requested: BackendChoice,
 ): Promise<BackendInfo> {
+  // tfjs sees Deno as Node and prints a banner recommending tfjs-node; prod mode silences it.
+  tf.enableProdMode();
   const probe = requested === "auto" || requested === "webgpu"
     ? await probeAdapter()
     : null;
@@ -91,9 +86,9 @@ export async function selectBackend(
     if (await tf.setBackend("webgpu")) return info("webgpu");
   }
   if (requested === "auto" || requested === "wasm") {
-    prepareWasm();
     // setBackend can report success while initialisation failed; confirm with getBackend.
     if (await tf.setBackend("wasm") && tf.getBackend() === "wasm") {
+      registerWasmKernels();
       return info("wasm");
     }
     if (requested === "wasm") {

@@ -107,7 +107,10 @@ function checkNumber(key: string, value: number, spec: NumberBounds & { type: st
 
 /** Converts and checks one value (from a flag string or a preset) against its spec. */
 export function coerceValue(key: string, spec: ParamSpec, raw: unknown): ConfigOf<ConfigSpec>[string] {
-  const shown = typeof raw === "string" ? JSON.stringify(raw) : String(raw);
+  const shown = Array.isArray(raw) ? raw.join(",") : String(raw);
+  if (raw === true && spec.type !== "boolean") {
+    throw new UsageError(`--${key} needs a value; ${key} must be ${describeAllowed(spec)}`);
+  }
   const wrongType = (): never => {
     throw new UsageError(`--${key} ${shown}: wrong type; ${key} must be ${describeAllowed(spec)}`);
   };

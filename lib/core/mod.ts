@@ -15,3 +15,4 @@ export * from "./progress.ts";
 export * from "./rng.ts";
 export * from "./run_store.ts";
 export * from "./plot.ts";
+export * from "./scorecard.ts";

@@ -9,6 +9,9 @@ import * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import type { NpyArray } from "../core/npy.ts";
 
+/** Scalar loss terms of one step: `total` is minimised, every term is logged. */
+export type LossTerms = { total: tf.Scalar; [term: string]: tf.Scalar };
+
 /** One training phase: what to optimise, how long, what to log. */
 export interface TrainPhase {
   /** Metric prefix, e.g. "L3/slowflow". */
@@ -20,7 +23,7 @@ export interface TrainPhase {
   variables: tf.Variable[];
   optimizer: tf.Optimizer;
   /** Loss terms of one step; `total` is minimised, all are logged. Runs inside a tidy. */
-  loss(step: number): { total: tf.Scalar } & Record<string, tf.Scalar>;
+  loss(step: number): LossTerms;
   logEvery: number;
   /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery?: number;

@@ -41,10 +41,10 @@ export class PclHead {
 }
 
 /** PCL loss terms: binary cross-entropy and discrimination accuracy. */
-export interface PclTerms {
+export type PclTerms = {
   total: tf.Scalar;
   accuracy: tf.Scalar;
-}
+};
 
 /**
  * Binary cross-entropy of real pairs (h1, h2) against shuffled pairs

@@ -1,0 +1,15 @@
+/**
+ * Every experiment of latentlab, in the order `deno task list` shows them.
+ *
+ * @module
+ */
+import type { AnyExperiment } from "../lib/core/experiment.ts";
+import { experiment as icaToy } from "./ica_toy.ts";
+
+/** All registered experiments. */
+export const EXPERIMENTS: AnyExperiment[] = [icaToy];
+
+/** The experiment called `name`, or undefined. */
+export function findExperiment(name: string): AnyExperiment | undefined {
+  return EXPERIMENTS.find((e) => e.name === name);
+}

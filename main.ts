@@ -1,0 +1,104 @@
+/**
+ * latentlab command line: list experiments, run one, run the demo, keep the
+ * reproduction scorecard.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { closest, parseCommandLine } from "./lib/core/cli.ts";
+import { defaultRunsRoot, runFromCli } from "./lib/core/experiment.ts";
+import { latestSummaries, replaceScorecard, type RunSummary, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
+
+const ROOT = fileURLToPath(new URL("./", import.meta.url));
+
+const HELP = `latentlab: reproduce representation-learning findings, one command each
+
+usage: deno task <command>   (or: deno run -A main.ts <command>)
+
+commands:
+  list                         every experiment with its description and source document
+  run <experiment> [options]   run an experiment; "run <experiment> --help" lists its options
+  demo [options]               the quick ica-toy reproduction, then where its results are
+  scorecard [--write]          latest completed run per experiment and preset vs the published
+                               numbers; --write puts the table into README.md
+
+Each experiment is also its own task: ${EXPERIMENTS.map((e) => `deno task ${e.name}`).join(", ")}.`;
+
+function usageError(message: string): never {
+  console.error(`error: ${message}\n\n${HELP}`);
+  Deno.exit(2);
+}
+
+function list(): void {
+  const width = Math.max(...EXPERIMENTS.map((e) => e.name.length));
+  for (const e of EXPERIMENTS) {
+    console.log(`${e.name.padEnd(width)}  ${e.description}`);
+    console.log(`${"".padEnd(width)}  source: ${e.source}`);
+  }
+}
+
+function hasTask(name: string): boolean {
+  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
+  return name in (config.tasks ?? {});
+}
+
+async function demo(args: string[]): Promise<void> {
+  const experiment = findExperiment("ica-toy")!;
+  const dir = await runFromCli(experiment, ["--preset", "quick", ...args]);
+  if (!dir) return;
+  const summary: RunSummary = JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+  console.log(`\n${scorecardMarkdown([summary])}\n`);
+  console.log(`results:   ${dir}`);
+  console.log(`           summary.json (targets and verdicts), metrics.jsonl (curves), media/ (scatter plots)`);
+  if (hasTask("serve")) console.log(`dashboard: deno task serve, then open http://127.0.0.1:8787`);
+  console.log(`scorecard: deno task scorecard --write updates README.md`);
+}
+
+function scorecard(args: string[]): void {
+  const { flags } = parseCommandLine(args);
+  for (const key of flags.keys()) {
+    if (key !== "write" && key !== "runs") usageError(`unknown option --${key} for scorecard; valid: --write, --runs`);
+  }
+  const runs = flags.get("runs");
+  const table = scorecardMarkdown(latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot()));
+  if (flags.has("write")) {
+    const path = join(ROOT, "README.md");
+    Deno.writeTextFileSync(path, replaceScorecard(Deno.readTextFileSync(path), table));
+    console.error(`updated the scorecard in ${path}`);
+  }
+  console.log(table);
+}
+
+async function main(args: string[]): Promise<void> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(HELP);
+      return;
+    case "list":
+      return list();
+    case "demo":
+      return await demo(rest);
+    case "scorecard":
+      return scorecard(rest);
+    case "run": {
+      const [name, ...options] = rest;
+      if (!name || name.startsWith("-")) usageError("run needs an experiment name; see deno task list");
+      const experiment = findExperiment(name);
+      if (!experiment) {
+        usageError(`unknown experiment "${name}"; did you mean ${closest(name, EXPERIMENTS.map((e) => e.name))}?`);
+      }
+      await runFromCli(experiment, options);
+      return;
+    }
+    default:
+      usageError(`unknown command "${command}"; did you mean ${closest(command, ["list", "run", "demo", "scorecard"])}?`);
+  }
+}
+
+if (import.meta.main) await main(Deno.args);

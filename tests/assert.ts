@@ -1,0 +1,45 @@
+/**
+ * Assertions for tests. JSR (and with it @std/assert) is unreachable from the
+ * build machines, so node:assert backs a few std-like helpers.
+ *
+ * @module
+ */
+import nodeAssert from "node:assert/strict";
+
+/** Asserts that `value` is truthy. */
+export function assert(value: unknown, message?: string): asserts value {
+  nodeAssert.ok(value, message);
+}
+
+/** Asserts deep equality. */
+export function assertEquals<T>(actual: T, expected: T, message?: string): void {
+  nodeAssert.deepStrictEqual(actual, expected, message);
+}
+
+/** Asserts deep inequality. */
+export function assertNotEquals<T>(actual: T, expected: T, message?: string): void {
+  nodeAssert.notDeepStrictEqual(actual, expected, message);
+}
+
+/** Asserts |actual − expected| ≤ tolerance. */
+export function assertAlmostEquals(actual: number, expected: number, tolerance = 1e-7, message?: string): void {
+  if (!(Math.abs(actual - expected) <= tolerance)) {
+    throw new nodeAssert.AssertionError({
+      message: message ?? `expected ${actual} to be within ${tolerance} of ${expected}`,
+      actual,
+      expected,
+    });
+  }
+}
+
+/** Asserts that `fn` throws an error of class `type` whose message includes `includes`. */
+export function assertThrows(fn: () => unknown, type: new (...args: never[]) => Error, includes?: string): Error {
+  try {
+    fn();
+  } catch (error) {
+    nodeAssert.ok(error instanceof type, `expected ${type.name}, got ${error}`);
+    if (includes) nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
+    return error as Error;
+  }
+  throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });
+}

@@ -1,0 +1,55 @@
+import { assertEquals, assertThrows } from "../assert.ts";
+import { choice, flag, integer, integers, parseNumber, real, resolveConfig } from "../../lib/core/config.ts";
+import { parseCommandLine } from "../../lib/core/cli.ts";
+import { UsageError } from "../../lib/core/errors.ts";
+
+const spec = {
+  steps: integer(100, "steps", { min: 1 }),
+  lr: real(1e-3, "learning rate", { min: 0, max: 1 }),
+  layers: integers([1, 2], "depths", { min: 1, max: 5 }),
+  method: choice("a", ["a", "b"], "method"),
+  verbose: flag(false, "verbose"),
+};
+const flags = (args: string[]) => parseCommandLine(args).flags;
+
+Deno.test("parseNumber accepts scientific notation and digit separators", () => {
+  assertEquals(parseNumber("1e-4"), 1e-4);
+  assertEquals(parseNumber("20_000"), 20000);
+  assertEquals(parseNumber("-3.5"), -3.5);
+  assertEquals(parseNumber(".5"), 0.5);
+  assertEquals(parseNumber("abc"), null);
+  assertEquals(parseNumber("1__0"), null);
+  assertEquals(parseNumber(""), null);
+  assertEquals(parseNumber("1e999"), null);
+});
+
+Deno.test("resolveConfig applies defaults, then preset, then flags", () => {
+  const cfg = resolveConfig(spec, { steps: 50, lr: 0.01 }, flags(["--lr", "2e-4", "--layers", "3,4", "--verbose"]));
+  assertEquals(cfg, { steps: 50, lr: 2e-4, layers: [3, 4], method: "a", verbose: true });
+  assertEquals(resolveConfig(spec, {}, flags(["--steps=20_000"])).steps, 20000);
+  assertEquals(resolveConfig(spec, {}, flags(["--verbose", "false"])).verbose, false);
+});
+
+Deno.test("resolveConfig names an unknown key, the closest valid key and the full list", () => {
+  const error = assertThrows(() => resolveConfig(spec, {}, flags(["--stepz", "3"])), UsageError, "--stepz");
+  assertEquals(error.message.includes("did you mean --steps?"), true);
+  assertEquals(error.message.includes("--lr, --layers, --method, --verbose"), true);
+});
+
+Deno.test("resolveConfig rejects wrong types and out-of-range values with what is allowed", () => {
+  assertThrows(() => resolveConfig(spec, {}, flags(["--steps", "ten"])), UsageError, "steps must be an integer ≥ 1");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--steps", "2.5"])), UsageError, "--steps 2.5");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--steps=0"])), UsageError, "≥ 1");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--lr", "3"])), UsageError, "≤ 1");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--layers", "1,9"])), UsageError, "layers must be a comma-separated list");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--method", "c"])), UsageError, "one of a, b");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--verbose", "maybe"])), UsageError, "true or false");
+  assertThrows(() => resolveConfig(spec, {}, flags(["--lr"])), UsageError, "--lr needs a value");
+});
+
+Deno.test("parseCommandLine pairs flags with values and refuses repeats", () => {
+  const parsed = parseCommandLine(["run", "ica-toy", "--seed", "3", "--quiet", "--lr=1e-3", "-h"]);
+  assertEquals(parsed.positionals, ["run", "ica-toy"]);
+  assertEquals([...parsed.flags], [["seed", "3"], ["quiet", true], ["lr", "1e-3"], ["help", true]]);
+  assertThrows(() => parseCommandLine(["--seed", "1", "--seed", "2"]), UsageError, "twice");
+});

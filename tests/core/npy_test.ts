@@ -1,0 +1,60 @@
+import { assertEquals, assertThrows } from "../assert.ts";
+import { formatNpy, NpyError, parseNpy } from "../../lib/core/npy.ts";
+
+/** np.save of np.arange(6, dtype='<f4').reshape(2, 3): the header as NumPy writes it. */
+function numpyBytes(descr: string, shape: string, fortran: string, payload: Uint8Array): Uint8Array {
+  let header = `{'descr': '${descr}', 'fortran_order': ${fortran}, 'shape': ${shape}, }`;
+  header += " ".repeat((64 - ((10 + header.length + 1) % 64)) % 64) + "\n";
+  const out = new Uint8Array(10 + header.length + payload.length);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+  new DataView(out.buffer).setUint16(8, header.length, true);
+  out.set(new TextEncoder().encode(header), 10);
+  out.set(payload, 10 + header.length);
+  return out;
+}
+
+Deno.test("parseNpy reads a file laid out as NumPy writes it", () => {
+  const values = Float32Array.from([0, 1, 2, 3, 4, 5]);
+  const parsed = parseNpy(numpyBytes("<f4", "(2, 3)", "False", new Uint8Array(values.buffer)));
+  assertEquals(parsed.shape, [2, 3]);
+  assertEquals(parsed.dtype, "f4");
+  assertEquals([...parsed.data], [0, 1, 2, 3, 4, 5]);
+});
+
+Deno.test("formatNpy and parseNpy round-trip every supported dtype", () => {
+  const cases = [
+    Float32Array.from([1.5, -2, 3]),
+    Float64Array.from([1e-300, 2, -3]),
+    Int32Array.from([-1, 0, 2147483647]),
+    Uint8Array.from([0, 128, 255]),
+    BigInt64Array.from([-5n, 0n, 9007199254740993n]),
+    Int16Array.from([-300, 0, 300]),
+  ];
+  for (const data of cases) {
+    const parsed = parseNpy(formatNpy(data, [3]));
+    assertEquals(parsed.shape, [3]);
+    assertEquals(parsed.data, data);
+  }
+  const bools = parseNpy(formatNpy(Uint8Array.from([1, 0, 1, 1]), [2, 2], { bool: true }));
+  assertEquals(bools.dtype, "b1");
+  assertEquals(bools.shape, [2, 2]);
+  const scalar = parseNpy(formatNpy(Float32Array.from([7]), []));
+  assertEquals(scalar.shape, []);
+  assertEquals([...scalar.data], [7]);
+});
+
+Deno.test("formatNpy headers are 64-byte aligned", () => {
+  const bytes = formatNpy(Float32Array.from([1, 2]), [2]);
+  const headerLength = new DataView(bytes.buffer).getUint16(8, true);
+  assertEquals((10 + headerLength) % 64, 0);
+  assertEquals(bytes[10 + headerLength - 1], 0x0a);
+});
+
+Deno.test("parseNpy refuses Fortran order, unsupported dtypes, big-endian and truncation", () => {
+  const four = new Uint8Array(16);
+  assertThrows(() => parseNpy(numpyBytes("<f4", "(2, 2)", "True", four)), NpyError, "Fortran");
+  assertThrows(() => parseNpy(numpyBytes("<c8", "(2,)", "False", four)), NpyError, "'<c8' is not supported");
+  assertThrows(() => parseNpy(numpyBytes(">f4", "(2,)", "False", four)), NpyError, "not supported");
+  assertThrows(() => parseNpy(numpyBytes("<f4", "(8,)", "False", four), "codes.npy"), NpyError, "codes.npy: truncated data");
+  assertThrows(() => parseNpy(new Uint8Array([1, 2, 3])), NpyError, "not an .npy file");
+});

@@ -1,0 +1,157 @@
+/**
+ * The ica-toy experiment end to end through its command line: a complete run
+ * directory, bad input, determinism, and what SIGKILL, SIGINT and --resume
+ * leave behind.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assert, assertEquals } from "../assert.ts";
+import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo, STALE_HEARTBEAT_MS } from "../../lib/core/run_store.ts";
+
+const SCRIPT = fileURLToPath(new URL("../../experiments/ica_toy.ts", import.meta.url));
+const decoder = new TextDecoder();
+
+function command(root: string, args: string[]): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", SCRIPT, ...args],
+    env: { LATENTLAB_RUNS: root, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+async function run(root: string, args: string[]) {
+  const out = await command(root, args).output();
+  return { code: out.code, stderr: decoder.decode(out.stderr) };
+}
+
+function onlyRunDir(root: string): string {
+  const runs = listRuns(root);
+  assertEquals(runs.length, 1);
+  return runs[0].dir;
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function metricsLines(dir: string): number {
+  try {
+    return Deno.readTextFileSync(join(dir, "metrics.jsonl")).split("\n").filter((l) => l).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** A long run of one phase, to be stopped from outside. */
+const LONG = ["--preset", "smoke", "--layers", "1", "--method", "slowflow", "--steps", "1000000", "--log_every", "5"];
+
+Deno.test("ica-toy --preset smoke writes a complete run directory", async () => {
+  const root = Deno.makeTempDirSync();
+  const { code, stderr } = await run(root, ["--preset", "smoke", "--seed", "3"]);
+  assertEquals(code, 0, stderr);
+  const dir = onlyRunDir(root);
+  const info = readRunInfo(dir);
+  assertEquals([info.status, info.seed, info.preset, info.experiment], ["completed", 3, "smoke", "ica-toy"]);
+  assert(["wasm", "cpu", "webgpu"].includes((info.backend as { name: string }).name));
+  assertEquals(JSON.parse(Deno.readTextFileSync(join(dir, "config.json"))).layers, [1, 3]);
+  const { rows, skipped } = parseMetrics(Deno.readTextFileSync(join(dir, "metrics.jsonl")));
+  assertEquals(skipped, 0);
+  assert(rows.some((r) => typeof r["L3/pcl/total"] === "number"));
+  const summary = JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+  assertEquals(summary.targets.length, 10);
+  const measured = summary.targets.filter((t: { ours: number | null }) => t.ours !== null);
+  assertEquals(measured.map((t: { metric: string }) => t.metric).sort(), [
+    "mcc/pcl/L1",
+    "mcc/pcl/L3",
+    "mcc/slowflow/L1",
+    "mcc/slowflow/L3",
+  ]);
+  for (const t of measured) assert(t.ours > 0 && t.ours <= 1 && ["reproduced", "not reproduced"].includes(t.verdict));
+  assertEquals(summary.claims.length, 2);
+  const media = Deno.readTextFileSync(join(dir, "media", "media.jsonl")).trim().split("\n").map((l) => JSON.parse(l));
+  assertEquals(media.length, 4);
+  for (const m of media) assert(Deno.statSync(join(dir, "media", m.path)).size > 100);
+});
+
+Deno.test("ica-toy gives identical metrics for the same seed and different ones for another seed", async () => {
+  const metricsOf = async (seed: string) => {
+    const root = Deno.makeTempDirSync();
+    const { code, stderr } = await run(root, ["--preset", "smoke", "--seed", seed, "--layers", "2"]);
+    assertEquals(code, 0, stderr);
+    return JSON.parse(Deno.readTextFileSync(join(onlyRunDir(root), "summary.json"))).metrics;
+  };
+  const [a, b, c] = [await metricsOf("5"), await metricsOf("5"), await metricsOf("6")];
+  assertEquals(a, b);
+  assert(a["mcc/slowflow/L2"] !== c["mcc/slowflow/L2"]);
+});
+
+Deno.test("ica-toy refuses bad input with exit code 2 before writing anything", async () => {
+  const root = Deno.makeTempDirSync();
+  const cases: [string[], string][] = [
+    [["--bogus", "1"], "--bogus"],
+    [["--stpes", "10"], "did you mean --steps?"],
+    [["--steps", "0"], "steps must be an integer ≥ 1"],
+    [["--lr", "fast"], "lr must be a number"],
+    [["--layers", "1,7"], "--layers 1,7"],
+    [["--preset", "huge"], "one of smoke, quick, paper"],
+    [["--backend", "tpu"], "one of auto, webgpu, wasm, cpu"],
+    [["--resume", "/nonexistent/run"], "not a run directory"],
+  ];
+  for (const [args, message] of cases) {
+    const { code, stderr } = await run(root, args);
+    assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
+    assert(stderr.includes(message), `${args.join(" ")}: "${stderr}" lacks "${message}"`);
+  }
+  assertEquals([...Deno.readDirSync(root)], []);
+});
+
+Deno.test("a run killed with SIGKILL leaves parseable metrics and reads as crashed", async () => {
+  const root = Deno.makeTempDirSync();
+  const child = command(root, LONG).spawn();
+  await waitFor(() => listRuns(root).length === 1 && metricsLines(listRuns(root)[0].dir) >= 5, "metrics");
+  child.kill("SIGKILL");
+  await child.output();
+  const dir = onlyRunDir(root);
+  const { rows, skipped } = parseMetrics(Deno.readTextFileSync(join(dir, "metrics.jsonl")));
+  assert(rows.length >= 5 && skipped <= 1);
+  for (const row of rows) assert(Number.isFinite(row["L1/slowflow/total"]));
+  const info = readRunInfo(dir);
+  assertEquals(info.status, "running");
+  const later = Date.parse(info.heartbeat) + STALE_HEARTBEAT_MS + 1000;
+  assertEquals(listRuns(root, { now: later })[0].status, "crashed");
+});
+
+Deno.test("SIGINT marks the run interrupted and --resume continues at the checkpointed step", async () => {
+  const root = Deno.makeTempDirSync();
+  const args = [...LONG.slice(0, -4), "--steps", "400", "--log_every", "10", "--checkpoint_every", "50"];
+  const child = command(root, args).spawn();
+  await waitFor(() => listRuns(root).length === 1 && loadLatestCheckpoint(listRuns(root)[0].dir) !== null, "a checkpoint");
+  child.kill("SIGINT");
+  const stopped = await child.output();
+  assertEquals(stopped.code, 130);
+  const dir = onlyRunDir(root);
+  assertEquals(readRunInfo(dir).status, "interrupted");
+  const checkpointStep = loadLatestCheckpoint(dir)!.step;
+  const linesBefore = metricsLines(dir);
+
+  const resumed = await run(root, ["--resume", dir]);
+  assertEquals(resumed.code, 0, resumed.stderr);
+  const info = readRunInfo(dir);
+  assertEquals(info.status, "completed");
+  assertEquals(info.resumes?.map((r) => r.step), [checkpointStep]);
+  const appended = Deno.readTextFileSync(join(dir, "metrics.jsonl")).split("\n").filter((l) => l).slice(linesBefore);
+  assertEquals(JSON.parse(appended[0]).step, checkpointStep + 10);
+  assertEquals(JSON.parse(appended.at(-1)!).step, 400);
+  assertEquals(listRuns(root).length, 1);
+
+  // Parameters, Adam moments and the batch stream all come back: the result equals an uninterrupted run.
+  const straightRoot = Deno.makeTempDirSync();
+  assertEquals((await run(straightRoot, args)).code, 0);
+  const mccOf = (d: string) => JSON.parse(Deno.readTextFileSync(join(d, "summary.json"))).metrics["mcc/slowflow/L1"];
+  assertEquals(mccOf(dir), mccOf(onlyRunDir(straightRoot)));
+});
