@@ -46,6 +46,7 @@ const config = {
   lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
   flow_blocks: integer(6, "coupling blocks of SlowFlow", { min: 1 }),
   flow_hidden: integer(500, "hidden units of each coupling MLP", { min: 1 }),
+  flow_hidden_layers: integer(1, "hidden layers of each coupling MLP (a \"2-layer MLP\" has 1)", { min: 1, max: 4 }),
   flow_coupling: choice("additive", ["additive", "affine"], "coupling type; additive is volume-preserving as in the paper"),
   flow_linear: flag(true, "add a learned unit-determinant linear map to each flow block (not in the paper)"),
   lambda: real(1, "rate λ of the Laplace transition prior (initial value when learned)", { min: 1e-3 }),
@@ -110,6 +111,7 @@ function slowFlowEstimator(rng: Rng, cfg: Cfg): Estimator {
     dim: cfg.dim,
     blocks: cfg.flow_blocks,
     hidden: cfg.flow_hidden,
+    hiddenLayers: cfg.flow_hidden_layers,
     linear: cfg.flow_linear,
     coupling: cfg.flow_coupling as "additive" | "affine",
   });

@@ -25,6 +25,8 @@ export interface CouplingFlowOptions {
   dim: number;
   blocks: number;
   hidden: number;
+  /** Hidden layers of each coupling MLP (default 1). */
+  hiddenLayers?: number;
   /** Add the learned unit-determinant linear map to each block. */
   linear?: boolean;
   /**
@@ -83,7 +85,11 @@ export class CouplingFlow {
       }
       // Zero last layer: the flow starts as a permutation, a stable starting point.
       this.#couplings.push(
-        new Mlp(rng, this.params, `block${k}/`, [this.#half, options.hidden, outputs], {
+        new Mlp(rng, this.params, `block${k}/`, [
+          this.#half,
+          ...Array(options.hiddenLayers ?? 1).fill(options.hidden),
+          outputs,
+        ], {
           zeroLast: true,
         }),
       );

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo, STALE_HEARTBEAT_MS } from "../../lib/core/run_store.ts";
 
 const SCRIPT = fileURLToPath(new URL("../../experiments/ica_toy.ts", import.meta.url));
@@ -149,9 +149,10 @@ Deno.test("SIGINT marks the run interrupted and --resume continues at the checkp
   assertEquals(JSON.parse(appended.at(-1)!).step, 400);
   assertEquals(listRuns(root).length, 1);
 
-  // Parameters, Adam moments and the batch stream all come back: the result equals an uninterrupted run.
+  // Parameters, Adam moments and the batch stream all come back: the result matches an uninterrupted run
+  // (to float rounding: Adam recomputes β^t on restore where it had multiplied it step by step).
   const straightRoot = Deno.makeTempDirSync();
   assertEquals((await run(straightRoot, args)).code, 0);
   const mccOf = (d: string) => JSON.parse(Deno.readTextFileSync(join(d, "summary.json"))).metrics["mcc/slowflow/L1"];
-  assertEquals(mccOf(dir), mccOf(onlyRunDir(straightRoot)));
+  assertAlmostEquals(mccOf(dir), mccOf(onlyRunDir(straightRoot)), 1e-5);
 });
