@@ -97,7 +97,9 @@ async function main(args: string[]): Promise<void> {
       return;
     }
     default:
-      usageError(`unknown command "${command}"; did you mean ${closest(command, ["list", "run", "demo", "scorecard"])}?`);
+      usageError(
+        `unknown command "${command}"; did you mean ${closest(command, ["list", "run", "demo", "scorecard"])}?`,
+      );
   }
 }
 

@@ -10,7 +10,7 @@
  * Both are scored by MCC (Pearson, Hungarian matching) against the sources.
  */
 import * as tf from "@tensorflow/tfjs";
-import { type Claim, defineExperiment, runFromCli, type RunContext, type Target } from "../lib/core/experiment.ts";
+import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { choice, flag, integer, integers, real } from "../lib/core/config.ts";
 import { scatterPanels } from "../lib/core/plot.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
@@ -46,8 +46,12 @@ const config = {
   lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
   flow_blocks: integer(6, "coupling blocks of SlowFlow", { min: 1 }),
   flow_hidden: integer(500, "hidden units of each coupling MLP", { min: 1 }),
-  flow_hidden_layers: integer(1, "hidden layers of each coupling MLP (a \"2-layer MLP\" has 1)", { min: 1, max: 4 }),
-  flow_coupling: choice("additive", ["additive", "affine"], "coupling type; additive is volume-preserving as in the paper"),
+  flow_hidden_layers: integer(1, 'hidden layers of each coupling MLP (a "2-layer MLP" has 1)', { min: 1, max: 4 }),
+  flow_coupling: choice(
+    "additive",
+    ["additive", "affine"],
+    "coupling type; additive is volume-preserving as in the paper",
+  ),
   flow_linear: flag(true, "add a learned unit-determinant linear map to each flow block (not in the paper)"),
   lambda: real(1, "rate λ of the Laplace transition prior (initial value when learned)", { min: 1e-3 }),
   learn_lambda: flag(false, "fit λ by maximum likelihood with the flow"),
@@ -74,7 +78,9 @@ const claims: Claim[] = [
     text: "SlowFlow's MCC is at least PCL's for every L ≥ 3",
     source: SOURCE,
     holds: (m) => {
-      const measured = [3, 4, 5].filter((l) => mccOf(m, "slowflow", l) !== undefined && mccOf(m, "pcl", l) !== undefined);
+      const measured = [3, 4, 5].filter((l) =>
+        mccOf(m, "slowflow", l) !== undefined && mccOf(m, "pcl", l) !== undefined
+      );
       return measured.length === 0 ? undefined : measured.every((l) => mccOf(m, "slowflow", l) >= mccOf(m, "pcl", l));
     },
   },
@@ -115,9 +121,7 @@ function slowFlowEstimator(rng: Rng, cfg: Cfg): Estimator {
     linear: cfg.flow_linear,
     coupling: cfg.flow_coupling as "additive" | "affine",
   });
-  const logLambda = cfg.learn_lambda
-    ? flow.params.add("log_lambda", Float32Array.of(Math.log(cfg.lambda)), [])
-    : null;
+  const logLambda = cfg.learn_lambda ? flow.params.add("log_lambda", Float32Array.of(Math.log(cfg.lambda)), []) : null;
   return {
     params: flow.params,
     encode: (x) => flow.forward(x),
@@ -145,7 +149,11 @@ function pclEstimator(rng: Rng, cfg: Cfg, layers: number): Estimator {
     params,
     encode: (x) => features.apply(x),
     loss: (prev, next, shuffledPrev) => {
-      const [h1, h2, h2Shuffled] = tf.split(features.apply(tf.concat([next, prev, shuffledPrev], 0)), 3, 0) as tf.Tensor2D[];
+      const [h1, h2, h2Shuffled] = tf.split(
+        features.apply(tf.concat([next, prev, shuffledPrev], 0)),
+        3,
+        0,
+      ) as tf.Tensor2D[];
       const { total, accuracy } = pclLoss(head, h1, h2, h2Shuffled);
       return { total, accuracy };
     },
@@ -167,19 +175,31 @@ async function encodeAll(estimator: Estimator, x: Float32Array, dim: number, row
   const chunk = 4096;
   for (let start = 0; start < rows; start += chunk) {
     const size = Math.min(chunk, rows - start);
-    const codes = tf.tidy(() => estimator.encode(tf.tensor2d(x.subarray(start * dim, (start + size) * dim), [size, dim])));
+    const codes = tf.tidy(() =>
+      estimator.encode(tf.tensor2d(x.subarray(start * dim, (start + size) * dim), [size, dim]))
+    );
     out.set(await codes.data() as Float32Array, start * dim);
     codes.dispose();
   }
   return out;
 }
 
-async function runPhase(ctx: RunContext, cfg: Cfg, phaseIndex: number, layers: number, method: Method, state: ToyState) {
+async function runPhase(
+  ctx: RunContext,
+  cfg: Cfg,
+  phaseIndex: number,
+  layers: number,
+  method: Method,
+  state: ToyState,
+) {
   const label = `L${layers}/${method}`;
   // Data and model depend only on (seed, L, method): a resumed phase rebuilds them identically.
   const dataRng = Rng.derive(ctx.seed, "data", layers);
   const sources = laplaceArSources(dataRng, cfg.samples, cfg.dim, { rho: cfg.rho });
-  const mixing = randomMixingMlp(dataRng, cfg.dim, layers, { alpha: cfg.mixing_slope, maxCondition: cfg.max_condition });
+  const mixing = randomMixingMlp(dataRng, cfg.dim, layers, {
+    alpha: cfg.mixing_slope,
+    maxCondition: cfg.max_condition,
+  });
   const observations = mix(mixing, sources);
   const modelRng = Rng.derive(ctx.seed, "model", layers, method);
   const estimator = method === "slowflow" ? slowFlowEstimator(modelRng, cfg) : pclEstimator(modelRng, cfg, layers);
@@ -189,7 +209,9 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phaseIndex: number, layers: n
     estimator.params.load(ctx.resumed!.arrays, "model/");
     await restoreOptimizer(optimizer, ctx.resumed!.arrays);
   }
-  const batchRng = resuming && state.batchRng ? Rng.fromState(state.batchRng) : Rng.derive(ctx.seed, "batches", layers, method);
+  const batchRng = resuming && state.batchRng
+    ? Rng.fromState(state.batchRng)
+    : Rng.derive(ctx.seed, "batches", layers, method);
   const evalRows = Math.min(cfg.eval_samples, cfg.samples);
 
   const evaluate = async () => {
@@ -223,24 +245,32 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phaseIndex: number, layers: n
     checkpointEvery: cfg.checkpoint_every,
     checkpoint: async (step) => {
       const optimizerArrays = await optimizerState(optimizer);
-      await ctx.checkpoint(step, { ...estimator.params.entries("model/"), ...optimizerArrays }, {
-        ...state,
-        phase: phaseIndex,
+      await ctx.checkpoint(
         step,
-        batchRng: batchRng.state(),
-      } satisfies ToyState);
+        { ...estimator.params.entries("model/"), ...optimizerArrays },
+        {
+          ...state,
+          phase: phaseIndex,
+          step,
+          batchRng: batchRng.state(),
+        } satisfies ToyState,
+      );
     },
   });
 
   const { mcc, codes, result } = await evaluate();
   const shown = Math.min(4, cfg.dim);
   const points = Math.min(evalRows, 2000);
-  ctx.image(`scatter/${label}`, cfg.steps, scatterPanels(
-    Array.from({ length: shown }, (_, i) => ({
-      x: Float32Array.from({ length: points }, (_, t) => sources[t * cfg.dim + i]),
-      y: Float32Array.from({ length: points }, (_, t) => codes[t * cfg.dim + result.matching[i]]),
-    })),
-  ));
+  ctx.image(
+    `scatter/${label}`,
+    cfg.steps,
+    scatterPanels(
+      Array.from({ length: shown }, (_, i) => ({
+        x: Float32Array.from({ length: points }, (_, t) => sources[t * cfg.dim + i]),
+        y: Float32Array.from({ length: points }, (_, t) => codes[t * cfg.dim + result.matching[i]]),
+      })),
+    ),
+  );
   estimator.dispose();
   optimizer.dispose();
   return mcc;

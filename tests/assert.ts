@@ -38,7 +38,9 @@ export function assertThrows(fn: () => unknown, type: new (...args: never[]) => 
     fn();
   } catch (error) {
     nodeAssert.ok(error instanceof type, `expected ${type.name}, got ${error}`);
-    if (includes) nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
+    if (includes) {
+      nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
+    }
     return error as Error;
   }
   throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });

@@ -50,7 +50,6 @@ async function probeAdapter(): Promise<AdapterProbe | null> {
   return { description, software: fallback || SOFTWARE_ADAPTER.test(description) };
 }
 
-
 /**
  * Activates a backend for this process and reports which one it is.
  * Throws {@linkcode UsageError} when `webgpu` is requested without an adapter.
@@ -60,9 +59,7 @@ export async function selectBackend(
 ): Promise<BackendInfo> {
   // tfjs sees Deno as Node and prints a banner recommending tfjs-node; prod mode silences it.
   tf.enableProdMode();
-  const probe = requested === "auto" || requested === "webgpu"
-    ? await probeAdapter()
-    : null;
+  const probe = requested === "auto" || requested === "webgpu" ? await probeAdapter() : null;
   const info = (name: string): BackendInfo => ({
     name,
     adapter: probe?.description ?? null,

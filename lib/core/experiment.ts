@@ -12,10 +12,10 @@ import { BACKEND_CHOICES, type BackendChoice, type BackendInfo, selectBackend } 
 import { parseCommandLine } from "./cli.ts";
 import {
   choice,
+  coerceValue,
   type ConfigOf,
   type ConfigOverrides,
   type ConfigSpec,
-  coerceValue,
   describeAllowed,
   integer,
   type ParamSpec,
@@ -115,7 +115,10 @@ export function defaultRunsRoot(): string {
 
 /** Options every experiment accepts besides its config keys; those without a spec take a path. */
 const RUN_OPTIONS: Record<string, { doc: string; param?: ParamSpec }> = {
-  preset: { doc: "smoke (seconds), quick (minutes), paper (the published setting)", param: choice("quick", PRESETS, "") },
+  preset: {
+    doc: "smoke (seconds), quick (minutes), paper (the published setting)",
+    param: choice("quick", PRESETS, ""),
+  },
   seed: { doc: "seed of every random draw", param: integer(0, "", { min: 0, max: 2 ** 31 - 1 }) },
   backend: { doc: "TF.js backend; auto = webgpu on a real GPU, else wasm", param: choice("auto", BACKEND_CHOICES, "") },
   resume: { doc: "continue this run directory from its last checkpoint" },
@@ -143,7 +146,9 @@ export function experimentHelp(experiment: AnyExperiment): string {
       return v === undefined ? "·" : JSON.stringify(v);
     }).join(" / ");
     lines.push(`  --${key.padEnd(18)} ${param.doc}`);
-    lines.push(`    ${"".padEnd(18)} ${describeAllowed(param)}; default ${JSON.stringify(param.default)}; ${presetValues}`);
+    lines.push(
+      `    ${"".padEnd(18)} ${describeAllowed(param)}; default ${JSON.stringify(param.default)}; ${presetValues}`,
+    );
   }
   return lines.join("\n");
 }
@@ -161,7 +166,8 @@ function claimVerdict(claim: Claim, metrics: Record<string, number>): string {
 
 async function gitCommit(): Promise<string | null> {
   try {
-    const out = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: PROJECT_ROOT, stderr: "null" }).output();
+    const out = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: PROJECT_ROOT, stderr: "null" })
+      .output();
     return out.success ? new TextDecoder().decode(out.stdout).trim() : null;
   } catch {
     return null;
@@ -178,7 +184,10 @@ interface Invocation<S extends ConfigSpec> {
 }
 
 /** Validates a command line against an experiment; throws UsageError before any work. */
-export function parseInvocation<S extends ConfigSpec>(experiment: Experiment<S>, args: string[]): Invocation<S> | "help" {
+export function parseInvocation<S extends ConfigSpec>(
+  experiment: Experiment<S>,
+  args: string[],
+): Invocation<S> | "help" {
   const { positionals, flags } = parseCommandLine(args);
   if (flags.has("help")) return "help";
   if (positionals.length > 0) {
@@ -326,7 +335,11 @@ export async function runFromCli<S extends ConfigSpec>(experiment: Experiment<S>
         ours: result.metrics[t.metric] ?? null,
         verdict: targetVerdict(t, result.metrics[t.metric]),
       })),
-      claims: experiment.claims.map((c) => ({ text: c.text, source: c.source, verdict: claimVerdict(c, result.metrics) })),
+      claims: experiment.claims.map((c) => ({
+        text: c.text,
+        source: c.source,
+        verdict: claimVerdict(c, result.metrics),
+      })),
       details: result.details ?? null,
     };
     writer.writeSummary(summary);

@@ -14,7 +14,7 @@
  */
 import { join } from "node:path";
 import { encodePng, type Image } from "./png.ts";
-import { type NpyArray, parseNpy, formatNpy, type NpyData } from "./npy.ts";
+import { formatNpy, type NpyArray, type NpyData, parseNpy } from "./npy.ts";
 
 /** Lifecycle states of a run; `crashed` is derived by readers from a stale heartbeat. */
 export type RunStatus = "running" | "completed" | "failed" | "interrupted" | "crashed";

@@ -111,7 +111,7 @@ export function mix(mixing: MixingMlp, sources: Float32Array): Float32Array {
   for (let t = 0; t < n; t++) {
     for (let i = 0; i < dim; i++) h[i] = sources[t * dim + i];
     weights.forEach((w, l) => {
-      if (l > 0) for (let i = 0; i < dim; i++) h[i] = smoothLeakyRelu(h[i], alpha);
+      if (l > 0) { for (let i = 0; i < dim; i++) h[i] = smoothLeakyRelu(h[i], alpha); }
       for (let r = 0; r < dim; r++) {
         let sum = 0;
         for (let c = 0; c < dim; c++) sum += w[r * dim + c] * h[c];

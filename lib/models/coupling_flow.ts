@@ -75,7 +75,11 @@ export class CouplingFlow {
     this.#affine = options.coupling === "affine";
     const outputs = (options.dim - this.#half) * (this.#affine ? 2 : 1);
     this.#masks = options.linear
-      ? { lower: triangularMask(options.dim, true), upper: triangularMask(options.dim, false), eye: tf.eye(options.dim) }
+      ? {
+        lower: triangularMask(options.dim, true),
+        upper: triangularMask(options.dim, false),
+        eye: tf.eye(options.dim),
+      }
       : null;
     for (let k = 0; k < options.blocks; k++) {
       this.#permutations.push(permutationMatrix(rng.permutation(options.dim)));

@@ -48,11 +48,15 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
   for (let step = phase.startStep + 1; step <= phase.steps; step++) {
     const logging = step % phase.logEvery === 0 || step === phase.steps;
     let kept: Record<string, tf.Scalar> = {};
-    const cost = phase.optimizer.minimize(() => {
-      const terms = phase.loss(step);
-      if (logging) kept = Object.fromEntries(Object.entries(terms).map(([k, v]) => [k, tf.keep(v)]));
-      return terms.total;
-    }, true, phase.variables)!;
+    const cost = phase.optimizer.minimize(
+      () => {
+        const terms = phase.loss(step);
+        if (logging) kept = Object.fromEntries(Object.entries(terms).map(([k, v]) => [k, tf.keep(v)]));
+        return terms.total;
+      },
+      true,
+      phase.variables,
+    )!;
     const values: Record<string, number> = {};
     for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
     // `cost` is the kept `total` itself when logging; dispose each tensor once.

@@ -41,7 +41,11 @@ Deno.test("resolveConfig rejects wrong types and out-of-range values with what i
   assertThrows(() => resolveConfig(spec, {}, flags(["--steps", "2.5"])), UsageError, "--steps 2.5");
   assertThrows(() => resolveConfig(spec, {}, flags(["--steps=0"])), UsageError, "≥ 1");
   assertThrows(() => resolveConfig(spec, {}, flags(["--lr", "3"])), UsageError, "≤ 1");
-  assertThrows(() => resolveConfig(spec, {}, flags(["--layers", "1,9"])), UsageError, "layers must be a comma-separated list");
+  assertThrows(
+    () => resolveConfig(spec, {}, flags(["--layers", "1,9"])),
+    UsageError,
+    "layers must be a comma-separated list",
+  );
   assertThrows(() => resolveConfig(spec, {}, flags(["--method", "c"])), UsageError, "one of a, b");
   assertThrows(() => resolveConfig(spec, {}, flags(["--verbose", "maybe"])), UsageError, "true or false");
   assertThrows(() => resolveConfig(spec, {}, flags(["--lr"])), UsageError, "--lr needs a value");

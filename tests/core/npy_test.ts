@@ -55,6 +55,10 @@ Deno.test("parseNpy refuses Fortran order, unsupported dtypes, big-endian and tr
   assertThrows(() => parseNpy(numpyBytes("<f4", "(2, 2)", "True", four)), NpyError, "Fortran");
   assertThrows(() => parseNpy(numpyBytes("<c8", "(2,)", "False", four)), NpyError, "'<c8' is not supported");
   assertThrows(() => parseNpy(numpyBytes(">f4", "(2,)", "False", four)), NpyError, "not supported");
-  assertThrows(() => parseNpy(numpyBytes("<f4", "(8,)", "False", four), "codes.npy"), NpyError, "codes.npy: truncated data");
+  assertThrows(
+    () => parseNpy(numpyBytes("<f4", "(8,)", "False", four), "codes.npy"),
+    NpyError,
+    "codes.npy: truncated data",
+  );
   assertThrows(() => parseNpy(new Uint8Array([1, 2, 3])), NpyError, "not an .npy file");
 });

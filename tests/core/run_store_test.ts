@@ -33,7 +33,8 @@ Deno.test("parseMetrics skips a torn last line and malformed lines, counting the
 });
 
 Deno.test("parseMetrics merges lines of one step and lets a re-logged step win", () => {
-  const text = '{"step":5,"time":1,"a":1}\n{"step":5,"time":1.5,"b":2}\n{"step":6,"time":2,"a":3}\n{"step":5,"time":9,"a":7}\n';
+  const text =
+    '{"step":5,"time":1,"a":1}\n{"step":5,"time":1.5,"b":2}\n{"step":6,"time":2,"a":3}\n{"step":5,"time":9,"a":7}\n';
   const { rows } = parseMetrics(text);
   assertEquals(rows, [{ step: 5, time: 9, a: 7, b: 2 }, { step: 6, time: 2, a: 3 }]);
 });

@@ -1,6 +1,12 @@
 import { assert, assertAlmostEquals } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import { laplaceArSources, mix, randomMixingMlp, randomOrthogonal, smoothLeakyRelu } from "../../lib/data/laplace_ar.ts";
+import {
+  laplaceArSources,
+  mix,
+  randomMixingMlp,
+  randomOrthogonal,
+  smoothLeakyRelu,
+} from "../../lib/data/laplace_ar.ts";
 
 Deno.test("Laplace AR(1) sources have the process's autocorrelation, variance and innovations", () => {
   const n = 100_000, rho = 0.7;

@@ -6,7 +6,13 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
-import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo, STALE_HEARTBEAT_MS } from "../../lib/core/run_store.ts";
+import {
+  listRuns,
+  loadLatestCheckpoint,
+  parseMetrics,
+  readRunInfo,
+  STALE_HEARTBEAT_MS,
+} from "../../lib/core/run_store.ts";
 
 const SCRIPT = fileURLToPath(new URL("../../experiments/ica_toy.ts", import.meta.url));
 const decoder = new TextDecoder();
@@ -130,7 +136,10 @@ Deno.test("SIGINT marks the run interrupted and --resume continues at the checkp
   const root = Deno.makeTempDirSync();
   const args = [...LONG.slice(0, -4), "--steps", "400", "--log_every", "10", "--checkpoint_every", "50"];
   const child = command(root, args).spawn();
-  await waitFor(() => listRuns(root).length === 1 && loadLatestCheckpoint(listRuns(root)[0].dir) !== null, "a checkpoint");
+  await waitFor(
+    () => listRuns(root).length === 1 && loadLatestCheckpoint(listRuns(root)[0].dir) !== null,
+    "a checkpoint",
+  );
   child.kill("SIGINT");
   const stopped = await child.output();
   assertEquals(stopped.code, 130);
