@@ -73,6 +73,11 @@ function scorecard(args: string[]): void {
 
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
+  const wantsHelp = rest.includes("--help") || rest.includes("-h");
+  if ((command === "list" || command === "scorecard") && wantsHelp) {
+    console.log(HELP);
+    return;
+  }
   switch (command) {
     case undefined:
     case "help":

@@ -245,8 +245,9 @@ async function runPhase(
     checkpointEvery: cfg.checkpoint_every,
     checkpoint: async (step) => {
       const optimizerArrays = await optimizerState(optimizer);
+      // Numbered by a step counted across phases, so that the newest checkpoint sorts last.
       await ctx.checkpoint(
-        step,
+        phaseIndex * cfg.steps + step,
         { ...estimator.params.entries("model/"), ...optimizerArrays },
         {
           ...state,

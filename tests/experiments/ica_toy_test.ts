@@ -134,11 +134,23 @@ Deno.test("a run killed with SIGKILL leaves parseable metrics and reads as crash
 
 Deno.test("SIGINT marks the run interrupted and --resume continues at the checkpointed step", async () => {
   const root = Deno.makeTempDirSync();
-  const args = [...LONG.slice(0, -4), "--steps", "400", "--log_every", "10", "--checkpoint_every", "50"];
+  // Two phases (SlowFlow, then PCL) of 400 steps; stop inside the second one.
+  const args = [
+    "--preset",
+    "smoke",
+    "--layers",
+    "1",
+    "--steps",
+    "400",
+    "--log_every",
+    "10",
+    "--checkpoint_every",
+    "50",
+  ];
   const child = command(root, args).spawn();
   await waitFor(
-    () => listRuns(root).length === 1 && loadLatestCheckpoint(listRuns(root)[0].dir) !== null,
-    "a checkpoint",
+    () => listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) > 450,
+    "a checkpoint in the second phase",
   );
   child.kill("SIGINT");
   const stopped = await child.output();
@@ -153,15 +165,20 @@ Deno.test("SIGINT marks the run interrupted and --resume continues at the checkp
   const info = readRunInfo(dir);
   assertEquals(info.status, "completed");
   assertEquals(info.resumes?.map((r) => r.step), [checkpointStep]);
-  const appended = Deno.readTextFileSync(join(dir, "metrics.jsonl")).split("\n").filter((l) => l).slice(linesBefore);
-  assertEquals(JSON.parse(appended[0]).step, checkpointStep + 10);
-  assertEquals(JSON.parse(appended.at(-1)!).step, 400);
+  const appended = Deno.readTextFileSync(join(dir, "metrics.jsonl")).split("\n").filter((l) => l).slice(linesBefore)
+    .map((l) => JSON.parse(l));
+  assertEquals(appended[0].step, checkpointStep - 400 + 10);
+  assert("L1/pcl/total" in appended[0]);
+  assert(appended.every((row) => !("L1/slowflow/total" in row)), "the finished phase is not repeated");
+  assertEquals(appended.at(-1).step, 400);
   assertEquals(listRuns(root).length, 1);
 
   // Parameters, Adam moments and the batch stream all come back: the result matches an uninterrupted run
   // (to float rounding: Adam recomputes β^t on restore where it had multiplied it step by step).
   const straightRoot = Deno.makeTempDirSync();
   assertEquals((await run(straightRoot, args)).code, 0);
-  const mccOf = (d: string) => JSON.parse(Deno.readTextFileSync(join(d, "summary.json"))).metrics["mcc/slowflow/L1"];
-  assertAlmostEquals(mccOf(dir), mccOf(onlyRunDir(straightRoot)), 1e-5);
+  const metricsOf = (d: string) => JSON.parse(Deno.readTextFileSync(join(d, "summary.json"))).metrics;
+  const [after, straight] = [metricsOf(dir), metricsOf(onlyRunDir(straightRoot))];
+  assertEquals(after["mcc/slowflow/L1"], straight["mcc/slowflow/L1"]);
+  assertAlmostEquals(after["mcc/pcl/L1"], straight["mcc/pcl/L1"], 1e-5);
 });
