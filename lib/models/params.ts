@@ -29,6 +29,16 @@ export class Params {
     return this.add(key, rng.normalArray(rows * cols, gain / Math.sqrt(rows)), [rows, cols]);
   }
 
+  /**
+   * Adds a tensor of any shape drawn from Glorot-uniform, U(±√(6 / (fanIn + fanOut))),
+   * TensorFlow's default kernel initializer.
+   */
+  addGlorotUniform(rng: Rng, key: string, shape: number[], fanIn: number, fanOut: number): tf.Variable {
+    const limit = Math.sqrt(6 / (fanIn + fanOut));
+    const size = shape.reduce((a, b) => a * b, 1);
+    return this.add(key, Float32Array.from({ length: size }, () => (2 * rng.uniform() - 1) * limit), shape);
+  }
+
   /** Adds a tensor of zeros. */
   addZeros(key: string, shape: number[]): tf.Variable {
     return this.add(key, new Float32Array(shape.reduce((a, b) => a * b, 1)), shape);

@@ -4,10 +4,12 @@
  * @module
  */
 import { registerWasmBatchMatMul } from "./batch_mat_mul.ts";
+import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 
-export { registerWasmBatchMatMul };
+export { registerWasmBatchMatMul, registerWasmConvGradients };
 
 /** Registers every wasm kernel of latentlab (call after the wasm backend is chosen). */
 export function registerWasmKernels(): void {
   registerWasmBatchMatMul();
+  registerWasmConvGradients();
 }

@@ -1,0 +1,187 @@
+/**
+ * Convolution gradients for the wasm backend, built on its XNNPACK Conv2D.
+ *
+ * tfjs-backend-wasm 4.22 has no Conv2DBackpropFilter, and its
+ * Conv2DBackpropInput is a plain loop (≈ 940 ms per step of the
+ * disentanglement_lib conv VAE). Both gradients are convolutions:
+ *
+ * - filter gradient: dW[a, b, i, o] = Σ_{n,y,x} x_pad[n, a + s·y, b + s·x, i] · dy[n, y, x, o],
+ *   a stride-1 convolution with dilation s of x laid out as [i, h, w, n]
+ *   ("batch" i, "channels" n) with dy laid out as a filter [ho, wo, n, o];
+ * - input gradient: s² stride-1 full convolutions of dy, one per output
+ *   phase, with sub-filters of the rotated filter, interleaved.
+ *
+ * Layout changes and interleaving are JS loops over the wasm heap.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import { WasmOps } from "./wasm_ops.ts";
+
+type KernelArgs = Parameters<tf.KernelFunc>[0];
+
+type Conv2DGradAttrs = {
+  strides: number | [number, number];
+  pad: "valid" | "same" | number | tf.backend_util.ExplicitPadding;
+  dataFormat: "NHWC" | "NCHW";
+  dimRoundingMode?: "floor" | "round" | "ceil";
+};
+
+function convInfo(
+  xShape: number[],
+  filterShape: number[],
+  attrs: Conv2DGradAttrs,
+): tf.backend_util.Conv2DInfo {
+  if (attrs.dataFormat === "NCHW") throw new Error("latentlab wasm conv gradients support NHWC only");
+  return tf.backend_util.computeConv2DInfo(
+    xShape as [number, number, number, number],
+    filterShape as [number, number, number, number],
+    attrs.strides,
+    1,
+    attrs.pad,
+    attrs.dimRoundingMode,
+  );
+}
+
+/**
+ * Copies x [n, h, w, c] into out [c, rows, w, n], keeping input rows
+ * [0, rows): the transposed input of the filter-gradient convolution.
+ */
+function transposeInput(x: Float32Array, out: Float32Array, n: number, h: number, w: number, c: number, rows: number) {
+  for (let b = 0; b < n; b++) {
+    for (let y = 0; y < rows; y++) {
+      for (let xx = 0; xx < w; xx++) {
+        const src = ((b * h + y) * w + xx) * c;
+        for (let ch = 0; ch < c; ch++) out[((ch * rows + y) * w + xx) * n + b] = x[src + ch];
+      }
+    }
+  }
+}
+
+function conv2DBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const { x, dy } = inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
+  const { filterShape, ...convAttrs } = attrs as unknown as Conv2DGradAttrs & { filterShape: number[] };
+  const info = convInfo(x.shape, filterShape, convAttrs);
+  const ops = new WasmOps(backend);
+  const [n, h, w, cIn] = x.shape;
+  const { strideHeight: sh, strideWidth: sw, outHeight: ho, outWidth: wo, filterHeight: kh, filterWidth: kw } = info;
+  const { top, left } = info.padInfo;
+  // Pads (or, when negative, crops) after the input so that the output is exactly kh × kw.
+  const bottom = kh - h - top + (ho - 1) * sh;
+  const right = kw - w - left + (wo - 1) * sw;
+  const rows = h + Math.min(0, bottom), cols = w + Math.min(0, right);
+  const xT = ops.allocate([cIn, rows, w, n]);
+  transposeInput(ops.view(x), ops.view(xT), n, h, w, cIn, rows);
+  const xTCropped = cols < w
+    ? ops.run("Slice", { x: xT }, { begin: [0, 0, 0, 0], size: [cIn, rows, cols, n] })
+    : xT;
+  const dyAsFilter = ops.run("Transpose", { x: dy }, { perm: [1, 2, 0, 3] });
+  const grad = ops.run("Conv2D", { x: xTCropped, filter: dyAsFilter }, {
+    strides: [1, 1],
+    dilations: [sh, sw],
+    pad: [[0, 0], [top, Math.max(0, bottom)], [left, Math.max(0, right)], [0, 0]],
+    dataFormat: "NHWC",
+  });
+  return ops.finish(ops.run("Transpose", { x: grad }, { perm: [1, 2, 0, 3] }));
+}
+
+/**
+ * The sub-filter of phase (ry, rx): taps w[ry + my·sh, rx + mx·sw], rotated
+ * by 180° and with the channel axes swapped, as a Conv2D filter
+ * [mh, mw, cOut, cIn] over dy.
+ */
+function phaseFilter(
+  w: Float32Array,
+  [kh, kw, cIn, cOut]: number[],
+  ry: number,
+  rx: number,
+  sh: number,
+  sw: number,
+): { values: Float32Array; mh: number; mw: number } {
+  const mh = Math.ceil((kh - ry) / sh), mw = Math.ceil((kw - rx) / sw);
+  const values = new Float32Array(Math.max(0, mh * mw * cOut * cIn));
+  for (let jy = 0; jy < mh; jy++) {
+    for (let jx = 0; jx < mw; jx++) {
+      const ky = ry + (mh - 1 - jy) * sh, kx = rx + (mw - 1 - jx) * sw;
+      for (let i = 0; i < cIn; i++) {
+        for (let o = 0; o < cOut; o++) {
+          values[((jy * mw + jx) * cOut + o) * cIn + i] = w[((ky * kw + kx) * cIn + i) * cOut + o];
+        }
+      }
+    }
+  }
+  return { values, mh, mw };
+}
+
+/**
+ * Input gradient by sub-pixel decomposition: input pixel i (with i + pad =
+ * q·s + r) only meets taps k ≡ r (mod s), so dx is the interleaving of s²
+ * stride-1 full convolutions of dy with the phase sub-filters. No
+ * multiplication by inserted zeros.
+ */
+function conv2DBackpropInput({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
+  const { dy, filter } = inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
+  const { inputShape, ...convAttrs } = attrs as unknown as Conv2DGradAttrs & { inputShape: number[] };
+  const info = convInfo(inputShape, filter.shape, convAttrs);
+  const ops = new WasmOps(backend);
+  const [n, h, w, cIn] = inputShape;
+  const { strideHeight: sh, strideWidth: sw } = info;
+  const { top, left } = info.padInfo;
+  const weights = Float32Array.from(ops.view(filter));
+  const phases: { ry: number; rx: number; out: tf.TensorInfo | null }[] = [];
+  for (let ry = 0; ry < sh; ry++) {
+    for (let rx = 0; rx < sw; rx++) {
+      const { values, mh, mw } = phaseFilter(weights, filter.shape, ry, rx, sh, sw);
+      if (mh <= 0 || mw <= 0) {
+        phases.push({ ry, rx, out: null });
+        continue;
+      }
+      const subFilter = ops.allocate([mh, mw, filter.shape[3], cIn]);
+      ops.view(subFilter).set(values);
+      const out = ops.run("Conv2D", { x: dy, filter: subFilter }, {
+        strides: [1, 1],
+        dilations: [1, 1],
+        pad: [[0, 0], [mh - 1, mh - 1], [mw - 1, mw - 1], [0, 0]],
+        dataFormat: "NHWC",
+      });
+      phases.push({ ry, rx, out });
+    }
+  }
+  const dx = ops.allocate([n, h, w, cIn]);
+  const target = ops.view(dx);
+  for (const { ry, rx, out } of phases) {
+    const source = out ? ops.view(out) : null;
+    const [qh, qw] = out ? [out.shape[1], out.shape[2]] : [0, 0];
+    // Input rows i with (i + top) mod sh = ry read row q = (i + top − ry) / sh of this phase.
+    for (let b = 0; b < n; b++) {
+      for (let i = ((ry - top) % sh + sh) % sh; i < h; i += sh) {
+        const q = (i + top - ry) / sh;
+        for (let j = ((rx - left) % sw + sw) % sw; j < w; j += sw) {
+          const r = (j + left - rx) / sw;
+          const to = ((b * h + i) * w + j) * cIn;
+          if (source && q >= 0 && q < qh && r >= 0 && r < qw) {
+            const from = ((b * qh + q) * qw + r) * cIn;
+            // Element loop: channel runs are short, where subarray + set costs more than it copies.
+            for (let c = 0; c < cIn; c++) target[to + c] = source[from + c];
+          } else {
+            for (let c = 0; c < cIn; c++) target[to + c] = 0;
+          }
+        }
+      }
+    }
+  }
+  return ops.finish(dx);
+}
+
+/** Registers the filter gradient and replaces the built-in input gradient of the wasm backend. */
+export function registerWasmConvGradients(): void {
+  for (const [kernelName, kernelFunc] of [
+    ["Conv2DBackpropFilter", conv2DBackpropFilter],
+    ["Conv2DBackpropInput", conv2DBackpropInput],
+  ] as const) {
+    const existing = tf.getKernel(kernelName, "wasm") as (tf.KernelConfig & { latentlab?: boolean }) | undefined;
+    if (existing?.latentlab) continue;
+    if (existing) tf.unregisterKernel(kernelName, "wasm");
+    tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc, latentlab: true } as tf.KernelConfig);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Composing wasm kernels inside a kernel: run registered wasm kernels on
+ * TensorInfos, allocate outputs on the wasm heap, and free intermediates.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+
+/** The parts of tfjs-backend-wasm's BackendWasm that composed kernels use. */
+export interface WasmBackend extends tf.KernelBackend {
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array | Uint8Array;
+}
+
+/** Runs wasm kernels for one composed kernel call and frees what it created but does not return. */
+export class WasmOps {
+  readonly backend: WasmBackend;
+  #temporaries: tf.TensorInfo[] = [];
+
+  constructor(backend: unknown) {
+    this.backend = backend as WasmBackend;
+  }
+
+  /** Runs the wasm kernel `name`; the output is freed by {@linkcode finish} unless returned. */
+  run(name: string, inputs: Record<string, tf.TensorInfo>, attrs: Record<string, unknown> = {}): tf.TensorInfo {
+    const kernel = tf.getKernel(name, "wasm");
+    if (!kernel) throw new Error(`wasm kernel ${name} is not registered`);
+    const out = kernel.kernelFunc({ inputs, backend: this.backend, attrs: attrs as tf.NamedAttrMap }) as tf.TensorInfo;
+    this.#temporaries.push(out);
+    return out;
+  }
+
+  /** Allocates a float32 tensor on the wasm heap, freed by finish unless returned. Its memory is not cleared. */
+  allocate(shape: number[]): tf.TensorInfo {
+    const out = this.backend.makeOutput(shape, "float32");
+    this.#temporaries.push(out);
+    return out;
+  }
+
+  /**
+   * A float32 view of a tensor's heap memory. Views are invalidated when the
+   * heap grows, so take them after the allocations they sit beside.
+   */
+  view(info: tf.TensorInfo): Float32Array {
+    return this.backend.typedArrayFromHeap(info) as Float32Array;
+  }
+
+  /** Frees every intermediate except `result` and returns it. */
+  finish(result: tf.TensorInfo): tf.TensorInfo {
+    for (const info of this.#temporaries) if (info.dataId !== result.dataId) this.backend.disposeData(info.dataId);
+    this.#temporaries = [];
+    return result;
+  }
+}

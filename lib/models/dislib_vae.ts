@@ -1,0 +1,168 @@
+/**
+ * The encoders and decoders of disentanglement_lib (002_e32ada0b3d473046.md
+ * §2.4, Table 2): a convolutional pair for 64×64 images (4×4 kernels, stride
+ * 2, "same" padding, 64 → 32 → 16 → 8 → 4), a 32×32 variant with one
+ * stride-2 stage fewer, and the β-VAE paper's fully connected pair.
+ * Glorot-uniform kernels and zero biases, as TensorFlow's defaults.
+ *
+ * Table 2's 4×4 kernels are used throughout; the released code uses 2×2
+ * for encoder conv3 and conv4.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { Rng } from "../core/rng.ts";
+import { Params } from "./params.ts";
+
+/** Image sizes the architectures are defined for. */
+export type ImageSize = 32 | 64;
+
+/** A Gaussian encoder: images `[batch, h, w, c]` → mean and log-variance `[batch, latents]`. */
+export interface Encoder {
+  params: Params;
+  encode(x: tf.Tensor4D): { mean: tf.Tensor2D; logVar: tf.Tensor2D };
+}
+
+/** A decoder: latents `[batch, latents]` → Bernoulli logits `[batch, h, w, c]`. */
+export interface Decoder {
+  params: Params;
+  decode(z: tf.Tensor2D): tf.Tensor4D;
+}
+
+/** Options shared by the architectures. */
+export interface ArchitectureOptions {
+  size: ImageSize;
+  channels: number;
+  latents: number;
+}
+
+function dense(params: Params, rng: Rng, key: string, inputs: number, outputs: number): (x: tf.Tensor2D) => tf.Tensor2D {
+  params.addGlorotUniform(rng, `${key}/w`, [inputs, outputs], inputs, outputs);
+  params.addZeros(`${key}/b`, [outputs]);
+  return (x) => tf.add(tf.matMul(x, params.get(`${key}/w`)), params.get(`${key}/b`));
+}
+
+/** Conv channel plan per size: 64×64 has four stride-2 stages, 32×32 drops the second 32. */
+function convChannels(size: ImageSize): number[] {
+  return size === 64 ? [32, 32, 64, 64] : [32, 64, 64];
+}
+
+/** The convolutional encoder of Table 2. */
+export function convEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
+  const params = new Params();
+  const channels = convChannels(options.size);
+  let inputs = options.channels;
+  channels.forEach((outputs, i) => {
+    params.addGlorotUniform(rng, `conv${i}/w`, [4, 4, inputs, outputs], 16 * inputs, 16 * outputs);
+    params.addZeros(`conv${i}/b`, [outputs]);
+    inputs = outputs;
+  });
+  const flat = 4 * 4 * inputs;
+  const hidden = dense(params, rng, "fc", flat, 256);
+  const mean = dense(params, rng, "mean", 256, options.latents);
+  const logVar = dense(params, rng, "log_var", 256, options.latents);
+  return {
+    params,
+    encode: (x) => {
+      let h: tf.Tensor4D = x;
+      channels.forEach((_, i) => {
+        h = tf.relu(tf.conv2d(h, params.get(`conv${i}/w`) as tf.Tensor4D, 2, "same").add(params.get(`conv${i}/b`)));
+      });
+      const features = tf.relu(hidden(tf.reshape(h, [x.shape[0], flat])));
+      return { mean: mean(features), logVar: logVar(features) };
+    },
+  };
+}
+
+/** The transposed-convolution decoder of Table 2, mirrored for 32×32. */
+export function convDecoder(rng: Rng, options: ArchitectureOptions): Decoder {
+  const params = new Params();
+  const fc1 = dense(params, rng, "fc1", options.latents, 256);
+  const fc2 = dense(params, rng, "fc2", 256, 4 * 4 * 64);
+  // Up-convolutions: 64 → 32 → 32 → channels (64×64) or 64 → 32 → channels (32×32).
+  const plan = [...convChannels(options.size).slice(0, -1).reverse(), options.channels];
+  let inputs = 64;
+  plan.forEach((outputs, i) => {
+    // conv2dTranspose filters are [h, w, outputs, inputs].
+    params.addGlorotUniform(rng, `upconv${i}/w`, [4, 4, outputs, inputs], 16 * inputs, 16 * outputs);
+    params.addZeros(`upconv${i}/b`, [outputs]);
+    inputs = outputs;
+  });
+  return {
+    params,
+    decode: (z) => {
+      const batch = z.shape[0];
+      let h = tf.reshape(tf.relu(fc2(tf.relu(fc1(z)))), [batch, 4, 4, 64]) as tf.Tensor4D;
+      let side = 4;
+      plan.forEach((outputs, i) => {
+        side *= 2;
+        const w = params.get(`upconv${i}/w`) as tf.Tensor4D;
+        h = tf.add(tf.conv2dTranspose(h, w, [batch, side, side, outputs], 2, "same"), params.get(`upconv${i}/b`));
+        if (i + 1 < plan.length) h = tf.relu(h);
+      });
+      return h;
+    },
+  };
+}
+
+/** The β-VAE paper's fully connected encoder: FC 1200 ReLU, FC 1200 ReLU, mean and log-variance heads. */
+export function mlpEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
+  const params = new Params();
+  const pixels = options.size * options.size * options.channels;
+  const fc1 = dense(params, rng, "fc1", pixels, 1200);
+  const fc2 = dense(params, rng, "fc2", 1200, 1200);
+  const mean = dense(params, rng, "mean", 1200, options.latents);
+  const logVar = dense(params, rng, "log_var", 1200, options.latents);
+  return {
+    params,
+    encode: (x) => {
+      const h = tf.relu(fc2(tf.relu(fc1(tf.reshape(x, [x.shape[0], pixels])))));
+      return { mean: mean(h), logVar: logVar(h) };
+    },
+  };
+}
+
+/** The β-VAE paper's fully connected decoder: FC 1200 tanh ×3, FC to pixels (logits). */
+export function mlpDecoder(rng: Rng, options: ArchitectureOptions): Decoder {
+  const params = new Params();
+  const pixels = options.size * options.size * options.channels;
+  const layers = [
+    dense(params, rng, "fc1", options.latents, 1200),
+    dense(params, rng, "fc2", 1200, 1200),
+    dense(params, rng, "fc3", 1200, 1200),
+  ];
+  const out = dense(params, rng, "out", 1200, pixels);
+  return {
+    params,
+    decode: (z) => {
+      const h = layers.reduce((acc, layer) => tf.tanh(layer(acc)), z);
+      return tf.reshape(out(h), [z.shape[0], options.size, options.size, options.channels]) as tf.Tensor4D;
+    },
+  };
+}
+
+/** Terms of the VAE objective, batch means in nats. */
+export type VaeTerms = { total: tf.Scalar; reconstruction: tf.Scalar; kl: tf.Scalar };
+
+/**
+ * The β-VAE objective with a Bernoulli decoder: sigmoid cross-entropy with
+ * logits summed over pixels, plus β·KL(q(z|x) ‖ N(0, I)), averaged over the
+ * batch. `noise` is standard normal `[batch, latents]` for the
+ * reparameterisation (drawn by the caller, so runs stay seeded).
+ */
+export function betaVaeLoss(
+  encoder: Encoder,
+  decoder: Decoder,
+  x: tf.Tensor4D,
+  noise: tf.Tensor2D,
+  beta = 1,
+): VaeTerms {
+  const { mean, logVar } = encoder.encode(x);
+  const z = tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise)) as tf.Tensor2D;
+  const logits = decoder.decode(z);
+  const batch = x.shape[0];
+  const crossEntropy = tf.add(tf.sub(tf.relu(logits), tf.mul(logits, x)), tf.softplus(tf.neg(tf.abs(logits))));
+  const reconstruction = tf.div(tf.sum(crossEntropy), batch) as tf.Scalar;
+  const kl = tf.div(tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)))), batch) as tf.Scalar;
+  return { total: tf.add(reconstruction, tf.mul(beta, kl)) as tf.Scalar, reconstruction, kl };
+}
