@@ -24,6 +24,8 @@ commands:
   scorecard [--write]          latest completed run per experiment and preset vs the published
                                numbers; --write puts the table into README.md
 
+deno task bench times the reference models per backend beside PyTorch (bench/bench.ts --help).
+
 Each experiment is also its own task: ${EXPERIMENTS.map((e) => `deno task ${e.name}`).join(", ")}.`;
 
 function usageError(message: string): never {

@@ -108,7 +108,12 @@ const WORKLOADS: Workload[] = [
     name: "conv-encoder-infer",
     build(rng) {
       const encoder = convEncoder(rng, { size: 64, channels: 1, latents: 10 });
-      const x = tf.tensor4d(Float32Array.from({ length: 256 * 4096 }, () => rng.uniform() < 0.2 ? 1 : 0), [256, 64, 64, 1]);
+      const x = tf.tensor4d(Float32Array.from({ length: 256 * 4096 }, () => rng.uniform() < 0.2 ? 1 : 0), [
+        256,
+        64,
+        64,
+        1,
+      ]);
       return {
         async step() {
           const { mean, logVar } = tf.tidy(() => encoder.encode(x));
@@ -210,8 +215,10 @@ async function main(args: string[]): Promise<void> {
   const jsonPath = flags.get("json");
   flags.delete("json");
   if (flags.has("help")) {
-    console.log("usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--warmup N] [--repeats N] " +
-      "[--threads N] [--torch auto|off] [--profile] [--json path]");
+    console.log(
+      "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--warmup N] [--repeats N] " +
+        "[--threads N] [--torch auto|off] [--profile] [--json path]",
+    );
     return;
   }
   let cfg;
@@ -239,9 +246,11 @@ async function main(args: string[]): Promise<void> {
     row.ratio = reference ? (row.median_ms as number) / reference.median_ms : null;
   }
   const fmt = (v: unknown) => typeof v === "number" ? v.toFixed(v >= 100 ? 0 : 1) : "—";
-  console.log(`| model | backend | median ms | min–max ms | peak RSS MB | PyTorch ${torch?.torch ?? ""} ${
-    torch ? `(${torch.threads} thread${torch.threads > 1 ? "s" : ""}) ` : ""
-  }ms | ratio tfjs/PyTorch |`);
+  console.log(
+    `| model | backend | median ms | min–max ms | peak RSS MB | PyTorch ${torch?.torch ?? ""} ${
+      torch ? `(${torch.threads} thread${torch.threads > 1 ? "s" : ""}) ` : ""
+    }ms | ratio tfjs/PyTorch |`,
+  );
   console.log("|---|---|---|---|---|---|---|");
   for (const r of rows) {
     console.log(

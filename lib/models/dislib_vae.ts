@@ -36,7 +36,13 @@ export interface ArchitectureOptions {
   latents: number;
 }
 
-function dense(params: Params, rng: Rng, key: string, inputs: number, outputs: number): (x: tf.Tensor2D) => tf.Tensor2D {
+function dense(
+  params: Params,
+  rng: Rng,
+  key: string,
+  inputs: number,
+  outputs: number,
+): (x: tf.Tensor2D) => tf.Tensor2D {
   params.addGlorotUniform(rng, `${key}/w`, [inputs, outputs], inputs, outputs);
   params.addZeros(`${key}/b`, [outputs]);
   return (x) => tf.add(tf.matMul(x, params.get(`${key}/w`)), params.get(`${key}/b`));
@@ -163,6 +169,9 @@ export function betaVaeLoss(
   const batch = x.shape[0];
   const crossEntropy = tf.add(tf.sub(tf.relu(logits), tf.mul(logits, x)), tf.softplus(tf.neg(tf.abs(logits))));
   const reconstruction = tf.div(tf.sum(crossEntropy), batch) as tf.Scalar;
-  const kl = tf.div(tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)))), batch) as tf.Scalar;
+  const kl = tf.div(
+    tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)))),
+    batch,
+  ) as tf.Scalar;
   return { total: tf.add(reconstruction, tf.mul(beta, kl)) as tf.Scalar, reconstruction, kl };
 }

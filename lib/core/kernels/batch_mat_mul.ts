@@ -10,6 +10,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
+import { replaceWasmKernel } from "./wasm_ops.ts";
 
 type KernelFunc = tf.KernelConfig["kernelFunc"];
 
@@ -23,34 +24,25 @@ function transposeLastTwo(
   return transpose({ inputs: { x }, backend, attrs: { perm } }) as tf.TensorInfo;
 }
 
-/** Replaces the wasm BatchMatMul kernel with the transpose-first variant (idempotent). */
+/** Replaces the wasm BatchMatMul kernel with the transpose-first variant. */
 export function registerWasmBatchMatMul(): void {
   const original = tf.getKernel("BatchMatMul", "wasm");
   const transpose = tf.getKernel("Transpose", "wasm");
-  if (!original || !transpose || (original as { latentlab?: boolean }).latentlab) return;
-  tf.unregisterKernel("BatchMatMul", "wasm");
-  const config: tf.KernelConfig & { latentlab: boolean } = {
-    kernelName: "BatchMatMul",
-    backendName: "wasm",
-    latentlab: true,
-    setupFunc: original.setupFunc,
-    disposeFunc: original.disposeFunc,
-    kernelFunc: ({ inputs, backend: anyBackend, attrs }) => {
-      const backend = anyBackend as tf.KernelBackend;
-      const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
-      const { transposeA, transposeB } = attrs as { transposeA: boolean; transposeB: boolean };
-      if (!transposeA && !transposeB) return original.kernelFunc({ inputs, backend, attrs });
-      const at = transposeA ? transposeLastTwo(transpose.kernelFunc, a, backend) : a;
-      const bt = transposeB ? transposeLastTwo(transpose.kernelFunc, b, backend) : b;
-      const out = original.kernelFunc({
-        inputs: { a: at, b: bt },
-        backend,
-        attrs: { ...attrs, transposeA: false, transposeB: false },
-      });
-      if (at !== a) backend.disposeData(at.dataId);
-      if (bt !== b) backend.disposeData(bt.dataId);
-      return out;
-    },
-  };
-  tf.registerKernel(config);
+  if (!original || !transpose) return;
+  replaceWasmKernel("BatchMatMul", ({ inputs, backend: anyBackend, attrs }) => {
+    const backend = anyBackend as tf.KernelBackend;
+    const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const { transposeA, transposeB } = attrs as { transposeA: boolean; transposeB: boolean };
+    if (!transposeA && !transposeB) return original.kernelFunc({ inputs, backend, attrs }) as tf.TensorInfo;
+    const at = transposeA ? transposeLastTwo(transpose.kernelFunc, a, backend) : a;
+    const bt = transposeB ? transposeLastTwo(transpose.kernelFunc, b, backend) : b;
+    const out = original.kernelFunc({
+      inputs: { a: at, b: bt },
+      backend,
+      attrs: { ...attrs, transposeA: false, transposeB: false },
+    }) as tf.TensorInfo;
+    if (at !== a) backend.disposeData(at.dataId);
+    if (bt !== b) backend.disposeData(bt.dataId);
+    return out;
+  }, { setupFunc: original.setupFunc, disposeFunc: original.disposeFunc });
 }

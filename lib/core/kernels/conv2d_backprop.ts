@@ -16,9 +16,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { WasmOps } from "./wasm_ops.ts";
-
-type KernelArgs = Parameters<tf.KernelFunc>[0];
+import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
 
 type Conv2DGradAttrs = {
   strides: number | [number, number];
@@ -72,9 +70,7 @@ function conv2DBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.Tensor
   const rows = h + Math.min(0, bottom), cols = w + Math.min(0, right);
   const xT = ops.allocate([cIn, rows, w, n]);
   transposeInput(ops.view(x), ops.view(xT), n, h, w, cIn, rows);
-  const xTCropped = cols < w
-    ? ops.run("Slice", { x: xT }, { begin: [0, 0, 0, 0], size: [cIn, rows, cols, n] })
-    : xT;
+  const xTCropped = cols < w ? ops.run("Slice", { x: xT }, { begin: [0, 0, 0, 0], size: [cIn, rows, cols, n] }) : xT;
   const dyAsFilter = ops.run("Transpose", { x: dy }, { perm: [1, 2, 0, 3] });
   const grad = ops.run("Conv2D", { x: xTCropped, filter: dyAsFilter }, {
     strides: [1, 1],
@@ -175,13 +171,6 @@ function conv2DBackpropInput({ inputs, backend, attrs }: KernelArgs): tf.TensorI
 
 /** Registers the filter gradient and replaces the built-in input gradient of the wasm backend. */
 export function registerWasmConvGradients(): void {
-  for (const [kernelName, kernelFunc] of [
-    ["Conv2DBackpropFilter", conv2DBackpropFilter],
-    ["Conv2DBackpropInput", conv2DBackpropInput],
-  ] as const) {
-    const existing = tf.getKernel(kernelName, "wasm") as (tf.KernelConfig & { latentlab?: boolean }) | undefined;
-    if (existing?.latentlab) continue;
-    if (existing) tf.unregisterKernel(kernelName, "wasm");
-    tf.registerKernel({ kernelName, backendName: "wasm", kernelFunc, latentlab: true } as tf.KernelConfig);
-  }
+  replaceWasmKernel("Conv2DBackpropFilter", conv2DBackpropFilter);
+  replaceWasmKernel("Conv2DBackpropInput", conv2DBackpropInput);
 }

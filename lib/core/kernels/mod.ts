@@ -1,15 +1,22 @@
 /**
- * Kernels latentlab adds to or replaces in TF.js backends.
+ * Kernels latentlab adds to or replaces in the wasm backend of TF.js 4.22:
+ * the training kernels it lacks (Conv2DBackpropFilter, UnsortedSegmentSum,
+ * depthwise gradients) and faster versions of slow ones (BatchMatMul with
+ * transposed operands, Conv2DBackpropInput, MaxPoolGrad).
  *
  * @module
  */
 import { registerWasmBatchMatMul } from "./batch_mat_mul.ts";
 import { registerWasmConvGradients } from "./conv2d_backprop.ts";
+import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
+import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
+import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
 
-export { registerWasmBatchMatMul, registerWasmConvGradients };
-
-/** Registers every wasm kernel of latentlab (call after the wasm backend is chosen). */
+/** Registers every wasm kernel of latentlab (call after the wasm backend is chosen; idempotent). */
 export function registerWasmKernels(): void {
   registerWasmBatchMatMul();
   registerWasmConvGradients();
+  registerWasmDepthwiseGradients();
+  registerWasmMaxPoolGrad();
+  registerWasmUnsortedSegmentSum();
 }

@@ -30,9 +30,9 @@ export class WasmOps {
     return out;
   }
 
-  /** Allocates a float32 tensor on the wasm heap, freed by finish unless returned. Its memory is not cleared. */
-  allocate(shape: number[]): tf.TensorInfo {
-    const out = this.backend.makeOutput(shape, "float32");
+  /** Allocates a tensor on the wasm heap, freed by finish unless returned. Its memory is not cleared. */
+  allocate(shape: number[], dtype: "float32" | "int32" = "float32"): tf.TensorInfo {
+    const out = this.backend.makeOutput(shape, dtype);
     this.#temporaries.push(out);
     return out;
   }
@@ -45,10 +45,34 @@ export class WasmOps {
     return this.backend.typedArrayFromHeap(info) as Float32Array;
   }
 
+  /** A view typed by the tensor's dtype (float32 or int32). */
+  numbers(info: tf.TensorInfo): Float32Array | Int32Array {
+    return this.backend.typedArrayFromHeap(info) as Float32Array | Int32Array;
+  }
+
   /** Frees every intermediate except `result` and returns it. */
   finish(result: tf.TensorInfo): tf.TensorInfo {
     for (const info of this.#temporaries) if (info.dataId !== result.dataId) this.backend.disposeData(info.dataId);
     this.#temporaries = [];
     return result;
   }
+}
+
+/** Kernel arguments as TF.js passes them. */
+export type KernelArgs = Parameters<tf.KernelFunc>[0];
+
+/**
+ * Registers `kernelFunc` as the wasm kernel `kernelName`, replacing a
+ * built-in one; registering twice is a no-op. `extra` carries fields of the
+ * replaced config to keep (setupFunc, disposeFunc).
+ */
+export function replaceWasmKernel(
+  kernelName: string,
+  kernelFunc: (args: KernelArgs) => tf.TensorInfo,
+  extra: Partial<tf.KernelConfig> = {},
+): void {
+  const existing = tf.getKernel(kernelName, "wasm") as (tf.KernelConfig & { latentlab?: boolean }) | undefined;
+  if (existing?.latentlab) return;
+  if (existing) tf.unregisterKernel(kernelName, "wasm");
+  tf.registerKernel({ ...extra, kernelName, backendName: "wasm", kernelFunc, latentlab: true } as tf.KernelConfig);
 }
