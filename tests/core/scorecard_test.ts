@@ -1,0 +1,57 @@
+import { assertEquals, assertThrows } from "../assert.ts";
+import { latestSummaries, replaceScorecard, scorecardMarkdown } from "../../lib/core/scorecard.ts";
+import { RunWriter } from "../../lib/core/run_store.ts";
+
+function completedRun(root: string, preset: string, ours: number, status: "completed" | "failed" = "completed") {
+  const run = RunWriter.create({
+    root,
+    experiment: "toy",
+    argv: [],
+    seed: 0,
+    preset,
+    backend: {},
+    config: {},
+    versions: {},
+    gitCommit: null,
+  });
+  run.writeSummary({
+    experiment: "toy",
+    run_id: run.info.id,
+    preset,
+    seed: 0,
+    wall_time_s: 1,
+    targets: [{
+      metric: "mcc",
+      paper: 0.9,
+      source: "doc.md Table 1",
+      ours,
+      verdict: ours > 0.85 ? "reproduced" : "not reproduced",
+    }],
+    claims: [{ text: "A beats B", source: "doc.md Table 1", verdict: "reproduced" }],
+  });
+  run.finish(status);
+  return run.dir;
+}
+
+Deno.test("the scorecard takes the latest completed run per experiment and preset", async () => {
+  const root = Deno.makeTempDirSync();
+  completedRun(root, "quick", 0.5);
+  await new Promise((resolve) => setTimeout(resolve, 1100)); // run ids order by creation second
+  completedRun(root, "quick", 0.88);
+  completedRun(root, "smoke", 0.1, "failed");
+  const summaries = latestSummaries(root);
+  assertEquals(summaries.map((s) => [s.preset, s.targets[0].ours]), [["quick", 0.88]]);
+  assertEquals(scorecardMarkdown(summaries).split("\n").slice(2), [
+    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | reproduced |",
+    "| toy (quick, seed 0) | doc.md Table 1 | A beats B | holds | | reproduced |",
+  ]);
+});
+
+Deno.test("replaceScorecard rewrites only the text between the markers", () => {
+  const readme = "intro\n<!-- scorecard:begin -->\nold\n<!-- scorecard:end -->\noutro\n";
+  assertEquals(
+    replaceScorecard(readme, "new"),
+    "intro\n<!-- scorecard:begin -->\nnew\n<!-- scorecard:end -->\noutro\n",
+  );
+  assertThrows(() => replaceScorecard("no markers", "x"), Error, "markers");
+});
