@@ -154,14 +154,13 @@ function pclEstimator(rng: Rng, cfg: Cfg, layers: number): Estimator {
         3,
         0,
       ) as tf.Tensor2D[];
-      const { total, accuracy } = pclLoss(head, h1, h2, h2Shuffled);
-      return { total, accuracy };
+      return pclLoss(head, h1, h2, h2Shuffled);
     },
     dispose: () => params.dispose(),
   };
 }
 
-/** Copies rows `index[i]` (and optionally their predecessors) of a `[n, dim]` matrix. */
+/** Copies rows `index[i] + offset` of a row-major `[n, dim]` matrix into a `[index.length, dim]` tensor. */
 function gatherRows(values: Float32Array, dim: number, index: Int32Array, offset: number): tf.Tensor2D {
   const out = new Float32Array(index.length * dim);
   for (let i = 0; i < index.length; i++) {
