@@ -24,6 +24,7 @@ commands:
   scorecard [--write]          latest completed run per experiment and preset vs the published
                                numbers; --write puts the table into README.md
 
+deno task serve opens the dashboard on http://127.0.0.1:8787 (live and past runs, the scorecard).
 deno task bench times the reference models per backend beside PyTorch (bench/bench.ts --help).
 
 Each experiment is also its own task: ${EXPERIMENTS.map((e) => `deno task ${e.name}`).join(", ")}.`;
@@ -41,11 +42,6 @@ function list(): void {
   }
 }
 
-function hasTask(name: string): boolean {
-  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
-  return name in (config.tasks ?? {});
-}
-
 async function demo(args: string[]): Promise<void> {
   const experiment = findExperiment("ica-toy")!;
   const dir = await runFromCli(experiment, ["--preset", "quick", ...args]);
@@ -54,7 +50,7 @@ async function demo(args: string[]): Promise<void> {
   console.log(`\n${scorecardMarkdown([summary])}\n`);
   console.log(`results:   ${dir}`);
   console.log(`           summary.json (targets and verdicts), metrics.jsonl (curves), media/ (scatter plots)`);
-  if (hasTask("serve")) console.log(`dashboard: deno task serve, then open http://127.0.0.1:8787`);
+  console.log(`dashboard: deno task serve, then open http://127.0.0.1:8787/#/run/${experiment.name}/${dir.split("/").at(-1)}`);
   console.log(`scorecard: deno task scorecard --write updates README.md`);
 }
 

@@ -1,0 +1,226 @@
+/**
+ * `deno task serve`: the dashboard. A Hono app over the run store (JSON API
+ * and server-sent events) that serves a Preact + chart.js page bundled at
+ * start with `deno bundle`.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
+import { integer, resolveConfig } from "../lib/core/config.ts";
+import { UsageError } from "../lib/core/errors.ts";
+import { defaultRunsRoot } from "../lib/core/experiment.ts";
+import { effectiveStatus, type RunInfo } from "../lib/core/run_store.ts";
+import { latestSummaries } from "../lib/core/scorecard.ts";
+import { downsample, type Series } from "./downsample.ts";
+import { RunIndex } from "./run_index.ts";
+
+const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const RUN_ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/;
+
+/** Options of {@linkcode createApp}. */
+export interface AppOptions {
+  /** The bundled UI script, served at /app.js. */
+  script?: string;
+  /** How often a live stream checks its run for new lines, in ms. */
+  pollMs?: number;
+  /** Read every run's metrics before serving, so the first listing is as fast as later ones. */
+  warm?: boolean;
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch {
+    return null;
+  }
+}
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>latentlab</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/app.css"></head>
+<body><div id="app">loading…</div><script type="module" src="/app.js"></script></body></html>`;
+
+/** The dashboard's Hono app over the run store at `root`. */
+export function createApp(root: string, options: AppOptions = {}): Hono {
+  const index = new RunIndex(root);
+  if (options.warm) index.list();
+  const app = new Hono();
+  const pollMs = options.pollMs ?? 500;
+
+  /** Resolves :exp/:id to a run directory, or answers 400 (malformed) / 404 (absent or outside the root). */
+  const run = (exp: string, id: string): { dir: string } | { error: 400 | 404 } => {
+    if (!EXPERIMENT.test(exp) || !RUN_ID.test(id)) return { error: 400 };
+    const dir = index.runDir(exp, id);
+    return dir ? { dir } : { error: 404 };
+  };
+
+  app.get("/", (c) => c.html(PAGE));
+  app.get(
+    "/app.js",
+    (c) =>
+      options.script === undefined
+        ? c.text("the UI bundle was not built", 503)
+        : c.body(options.script, 200, { "content-type": "text/javascript; charset=utf-8" }),
+  );
+  app.get(
+    "/app.css",
+    async (c) =>
+      c.body(await Deno.readTextFile(fileURLToPath(new URL("./ui/app.css", import.meta.url))), 200, {
+        "content-type": "text/css; charset=utf-8",
+      }),
+  );
+
+  app.get("/api/runs", (c) => c.json({ runs: index.list() }));
+
+  app.get("/api/scorecard", (c) => c.json({ summaries: latestSummaries(index.root) }));
+
+  app.get("/api/runs/:exp/:id", (c) => {
+    const found = run(c.req.param("exp"), c.req.param("id"));
+    if ("error" in found) return c.json({ error: "no such run" }, found.error);
+    const info = readJson(join(found.dir, "run.json")) as RunInfo | null;
+    if (!info) return c.json({ error: "run.json is missing or half-written" }, 404);
+    let media: unknown[] = [];
+    try {
+      media = Deno.readTextFileSync(join(found.dir, "media", "media.jsonl")).split("\n")
+        .flatMap((line) => {
+          try {
+            return line.trim() ? [JSON.parse(line)] : [];
+          } catch {
+            return [];
+          }
+        });
+    } catch {
+      media = [];
+    }
+    return c.json({
+      run: { ...info, status: effectiveStatus(info) },
+      config: readJson(join(found.dir, "config.json")),
+      summary: readJson(join(found.dir, "summary.json")),
+      media,
+    });
+  });
+
+  app.get("/api/runs/:exp/:id/metrics", (c) => {
+    const found = run(c.req.param("exp"), c.req.param("id"));
+    if ("error" in found) return c.json({ error: "no such run" }, found.error);
+    const metrics = index.metrics(found.dir);
+    const wanted = c.req.query("keys")?.split(",").filter((k) => k) ?? [...metrics.series.keys()];
+    const from = Number(c.req.query("from") ?? -Infinity);
+    const maxPoints = Number(c.req.query("max_points") ?? Infinity);
+    if (Number.isNaN(from) || Number.isNaN(maxPoints) || maxPoints < 1) {
+      return c.json({ error: "from must be a step number and max_points a positive integer" }, 400);
+    }
+    const series: Record<string, Series> = {};
+    for (const key of wanted) {
+      const full = metrics.series.get(key);
+      if (!full) continue;
+      const start = full.x.findIndex((x) => x > from);
+      const slice = start < 0
+        ? { x: [], t: [], y: [] }
+        : { x: full.x.slice(start), t: full.t.slice(start), y: full.y.slice(start) };
+      series[key] = downsample(slice, maxPoints);
+    }
+    if (c.req.query("format") === "csv") {
+      const lines = ["key,step,time,value"];
+      for (const [key, s] of Object.entries(series)) {
+        s.x.forEach((x, i) => lines.push(`${JSON.stringify(key)},${x},${s.t[i]},${s.y[i]}`));
+      }
+      return c.body(lines.join("\n") + "\n", 200, {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="${c.req.param("exp")}-${c.req.param("id")}.csv"`,
+      });
+    }
+    return c.json({ keys: [...metrics.series.keys()], series, lines: metrics.lines, skipped: metrics.skipped });
+  });
+
+  app.get("/api/runs/:exp/:id/media/*", async (c) => {
+    const found = run(c.req.param("exp"), c.req.param("id"));
+    if ("error" in found) return c.json({ error: "no such run" }, found.error);
+    const prefix = `/api/runs/${c.req.param("exp")}/${c.req.param("id")}/media/`;
+    let relative: string;
+    try {
+      relative = decodeURIComponent(c.req.path.slice(prefix.length));
+    } catch {
+      return c.json({ error: "malformed path" }, 400);
+    }
+    if (!/^[A-Za-z0-9_.-]+\/[0-9]{8}\.png$/.test(relative)) return c.json({ error: "not a media path" }, 400);
+    const file = index.runFile(join(found.dir, "media"), relative);
+    if (!file) return c.json({ error: "no such media" }, 404);
+    return c.body(await Deno.readFile(file), 200, { "content-type": "image/png" });
+  });
+
+  app.get("/api/runs/:exp/:id/events", (c) => {
+    const found = run(c.req.param("exp"), c.req.param("id"));
+    if ("error" in found) return c.json({ error: "no such run" }, found.error);
+    const dir = found.dir;
+    return streamSSE(c, async (stream) => {
+      // Tail by byte offset from where the file ends now: the client already fetched the rest.
+      let offset = Number(c.req.query("offset") ?? index.metricsSize(dir));
+      let status = "";
+      while (!stream.aborted) {
+        const tail = index.tail(dir, offset);
+        offset = tail.offset;
+        if (tail.rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify(tail.rows) });
+        const info = readJson(join(dir, "run.json")) as RunInfo | null;
+        const now = info ? effectiveStatus(info) : "deleted";
+        if (now !== status) {
+          status = now;
+          await stream.writeSSE({ event: "status", data: JSON.stringify({ status }) });
+        }
+        await stream.sleep(pollMs);
+      }
+    });
+  });
+
+  return app;
+}
+
+/** Bundles the Preact UI with `deno bundle` and returns the script. */
+export async function bundleUi(): Promise<string> {
+  const entry = fileURLToPath(new URL("./ui/app.tsx", import.meta.url));
+  const out = await Deno.makeTempFile({ suffix: ".js" });
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: ["bundle", "--platform=browser", "--minify", "-o", out, entry],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!result.success) throw new Error(`deno bundle failed: ${new TextDecoder().decode(result.stderr)}`);
+  const script = await Deno.readTextFile(out);
+  await Deno.remove(out);
+  return script;
+}
+
+const OPTIONS = { port: integer(8787, "port to listen on", { min: 0, max: 65535 }) };
+
+async function main(args: string[]): Promise<void> {
+  const { flags, positionals } = parseCommandLine(args);
+  if (flags.has("help")) {
+    console.log("usage: deno task serve [--port 8787] [--host 127.0.0.1] [--runs data/runs]");
+    return;
+  }
+  const host = flags.get("host"), runs = flags.get("runs");
+  flags.delete("host");
+  flags.delete("runs");
+  let port: number;
+  try {
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    if (host === true || runs === true) throw new UsageError("--host and --runs need a value");
+    port = resolveConfig(OPTIONS, {}, flags, ["host", "runs"]).port;
+  } catch (error) {
+    if (error instanceof UsageError) exitWithUsageError(error.message);
+    throw error;
+  }
+  const root = typeof runs === "string" ? runs : defaultRunsRoot();
+  const app = createApp(root, { script: await bundleUi(), warm: true });
+  Deno.serve({
+    port,
+    hostname: typeof host === "string" ? host : "127.0.0.1",
+    onListen: ({ hostname, port }) => console.log(`latentlab dashboard on http://${hostname}:${port}/ (runs: ${root})`),
+  }, app.fetch);
+}
+
+if (import.meta.main) await main(Deno.args);

@@ -1,0 +1,168 @@
+import { join } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { createApp } from "../../dashboard/server.ts";
+import { downsample } from "../../dashboard/downsample.ts";
+import { RunWriter } from "../../lib/core/run_store.ts";
+
+function newRun(root: string, experiment = "toy", config: Record<string, unknown> = { lr: 0.1 }): RunWriter {
+  return RunWriter.create({
+    root,
+    experiment,
+    argv: [],
+    seed: 1,
+    preset: "smoke",
+    backend: { name: "wasm" },
+    config,
+    versions: {},
+    gitCommit: null,
+  });
+}
+
+const idOf = (dir: string) => dir.split("/").slice(-2).join("/");
+
+Deno.test("GET /api/runs lists runs with status, config and metric reducers", async () => {
+  const root = Deno.makeTempDirSync();
+  const a = newRun(root);
+  for (let s = 1; s <= 5; s++) a.log(s, { loss: 10 - s, acc: s / 10 });
+  a.finish("completed");
+  const b = newRun(root, "other", { lr: 0.2 });
+  b.log(1, { loss: 3 });
+  const app = createApp(root);
+  const res = await app.request("/api/runs");
+  assertEquals(res.status, 200);
+  const { runs } = await res.json();
+  assertEquals(runs.length, 2);
+  const first = runs.find((r: { experiment: string }) => r.experiment === "toy");
+  assertEquals(first.status, "completed");
+  assertEquals(first.config, { lr: 0.1 });
+  assertEquals(first.metrics.loss, { last: 5, min: 5, max: 9 });
+  assertEquals(first.backend, "wasm");
+  assertEquals(runs.find((r: { experiment: string }) => r.experiment === "other").status, "running");
+  b.finish("completed");
+});
+
+Deno.test("metrics paging returns points after a step and downsampling keeps the extremes", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  for (let s = 1; s <= 1000; s++) run.log(s, { loss: s === 500 ? 1e6 : s === 700 ? -1e6 : Math.sin(s) });
+  run.finish("completed");
+  const app = createApp(root);
+  const page = await (await app.request(`/api/runs/${idOf(run.dir)}/metrics?keys=loss&from=990`)).json();
+  assertEquals(page.series.loss.x, [991, 992, 993, 994, 995, 996, 997, 998, 999, 1000]);
+  assertEquals(page.lines, 1000);
+  const small = await (await app.request(`/api/runs/${idOf(run.dir)}/metrics?keys=loss&max_points=50`)).json();
+  const { x, y } = small.series.loss;
+  assert(x.length <= 50, `${x.length} points`);
+  assertEquals([x[0], x.at(-1)], [1, 1000]);
+  assert(y.includes(1e6) && y.includes(-1e6), "spikes survive downsampling");
+  const csv = await (await app.request(`/api/runs/${idOf(run.dir)}/metrics?keys=loss&from=998&format=csv`)).text();
+  assertEquals(csv.split("\n")[0], "key,step,time,value");
+  assertEquals(csv.trim().split("\n").length, 3);
+});
+
+Deno.test("downsample keeps first, last, minima and maxima of every bucket", () => {
+  const n = 10_000;
+  const series = {
+    x: [...Array(n).keys()],
+    t: [...Array(n).keys()],
+    y: Array.from({ length: n }, (_, i) => (i * 7919) % 101),
+  };
+  series.y[4321] = 500;
+  const out = downsample(series, 100);
+  assert(out.x.length <= 100);
+  assertEquals([out.x[0], out.x.at(-1)], [0, n - 1]);
+  assert(out.y.includes(500));
+  assertEquals(out.x, [...out.x].sort((a, b) => a - b));
+});
+
+Deno.test("malformed and torn metrics lines are skipped and counted, never a 500", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.log(1, { loss: 1 });
+  Deno.writeTextFileSync(join(run.dir, "metrics.jsonl"), 'garbage\n{"step":2,"time":1,"loss":0.5}\n{"step":3,"ti', {
+    append: true,
+  });
+  run.finish("failed");
+  const app = createApp(root);
+  const res = await app.request(`/api/runs/${idOf(run.dir)}/metrics`);
+  assertEquals(res.status, 200);
+  const body = await res.json();
+  assertEquals(body.series.loss.x, [1, 2]);
+  assertEquals(body.skipped, 1);
+  const listed = (await (await app.request("/api/runs")).json()).runs[0];
+  assertEquals(listed.skipped, 2); // the malformed line and the torn last line of a finished run
+});
+
+Deno.test("traversal attempts are refused", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.image("grid", 1, { width: 1, height: 1, channels: 1, data: Uint8Array.of(7) });
+  run.finish("completed");
+  const secret = Deno.makeTempDirSync();
+  Deno.writeTextFileSync(join(secret, "run.json"), "{}");
+  Deno.mkdirSync(join(root, "evil"));
+  Deno.symlinkSync(secret, join(root, "evil", "20990101-000000-abcdef"));
+  const app = createApp(root);
+  const id = idOf(run.dir);
+  assertEquals((await app.request(`/api/runs/${id}/media/grid/00000001.png`)).status, 200);
+  for (
+    const path of [
+      "/api/runs/../secret",
+      "/api/runs/toy/..%2F..%2Fetc",
+      "/api/runs/%2e%2e/20990101-000000-abcdef",
+      "/api/runs/toy/not-a-run-id",
+      `/api/runs/${id}/media/..%2F..%2Frun.json`,
+      `/api/runs/${id}/media/grid/..%2F..%2F..%2Frun.json`,
+      `/api/runs/${id}/media/%2e%2e/%2e%2e/config.json`,
+    ]
+  ) {
+    const res = await app.request(path);
+    assert([400, 404].includes(res.status), `${path}: ${res.status}`);
+  }
+  assertEquals((await app.request("/api/runs/evil/20990101-000000-abcdef")).status, 404, "symlink out of the root");
+});
+
+Deno.test("the server keeps working when a run is half-written or deleted", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.log(1, { loss: 1 });
+  run.finish("completed");
+  Deno.mkdirSync(join(root, "toy", "20990101-000000-aaaaaa")); // no run.json yet
+  Deno.mkdirSync(join(root, "toy", "20990101-000000-aaaaab"));
+  Deno.writeTextFileSync(join(root, "toy", "20990101-000000-aaaaab", "run.json"), '{"id": "2099'); // half-written
+  const app = createApp(root);
+  assertEquals((await (await app.request("/api/runs")).json()).runs.length, 1);
+  assertEquals((await app.request("/api/runs/toy/20990101-000000-aaaaaa")).status, 404);
+  Deno.removeSync(run.dir, { recursive: true });
+  assertEquals((await (await app.request("/api/runs")).json()).runs.length, 0);
+  assertEquals((await app.request(`/api/runs/${idOf(run.dir)}/metrics`)).status, 404);
+});
+
+Deno.test("SSE delivers lines appended after connecting", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.log(1, { loss: 1 });
+  const app = createApp(root, { pollMs: 20 });
+  const controller = new AbortController();
+  const res = await app.request(`/api/runs/${idOf(run.dir)}/events`, { signal: controller.signal });
+  assertEquals(res.headers.get("content-type"), "text/event-stream");
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const readUntil = async (needle: string) => {
+    while (!text.includes(needle)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before ${needle}`);
+      text += decoder.decode(value);
+    }
+  };
+  await readUntil('"status":"running"');
+  run.log(2, { loss: 0.5 });
+  run.log(3, { loss: 0.25 });
+  await readUntil('"step":3');
+  assert(text.includes('"step":2') && !text.includes('"step":1,'), text);
+  run.finish("completed");
+  await readUntil('"status":"completed"');
+  controller.abort();
+  await reader.cancel();
+});

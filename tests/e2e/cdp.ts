@@ -1,0 +1,134 @@
+/**
+ * A small Chrome DevTools Protocol client for browser tests: starts Debian's
+ * headless Chromium on a fresh profile and drives one page over WebSocket.
+ *
+ * @module
+ */
+import { join } from "node:path";
+
+/** Path of a Chromium binary, or null when none is installed. */
+export function findChromium(): string | null {
+  for (const path of ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]) {
+    try {
+      if (Deno.statSync(path).isFile) return path;
+    } catch {
+      continue;
+    }
+  }
+  return null;
+}
+
+/** A headless browser with one page under remote control. */
+export class Browser {
+  #process: Deno.ChildProcess;
+  #socket: WebSocket;
+  #nextId = 1;
+  #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  #profile: string;
+
+  private constructor(process: Deno.ChildProcess, socket: WebSocket, profile: string) {
+    this.#process = process;
+    this.#socket = socket;
+    this.#profile = profile;
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      const waiter = message.id ? this.#pending.get(message.id) : undefined;
+      if (!waiter) return;
+      this.#pending.delete(message.id);
+      if (message.error) waiter.reject(new Error(JSON.stringify(message.error)));
+      else waiter.resolve(message.result);
+    };
+  }
+
+  /** Starts Chromium on `url` and connects to that page. */
+  static async launch(binary: string, url: string): Promise<Browser> {
+    const profile = await Deno.makeTempDir();
+    const process = new Deno.Command(binary, {
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        `--user-data-dir=${profile}`,
+        "--remote-debugging-port=0",
+        "--window-size=1400,1000",
+        url,
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const portFile = join(profile, "DevToolsActivePort");
+    let port = "";
+    for (let i = 0; i < 200 && !port; i++) {
+      try {
+        port = Deno.readTextFileSync(portFile).split("\n")[0];
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    if (!port) throw new Error("Chromium did not open its DevTools port");
+    let target: { type: string; webSocketDebuggerUrl: string } | undefined;
+    for (let i = 0; i < 100 && !target; i++) {
+      const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+      target = targets.find((t: { type: string }) => t.type === "page");
+      if (!target) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (!target) throw new Error("Chromium opened no page");
+    const socket = new WebSocket(target.webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve;
+      socket.onerror = reject;
+    });
+    return new Browser(process, socket, profile);
+  }
+
+  /** Sends a CDP command and waits for its result. */
+  send(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const id = this.#nextId++;
+    this.#socket.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+
+  /** Evaluates a JS expression in the page and returns its value. */
+  async evaluate<T>(expression: string): Promise<T> {
+    const result = await this.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true }) as {
+      result: { value: T };
+      exceptionDetails?: unknown;
+    };
+    if (result.exceptionDetails) throw new Error(`page error: ${JSON.stringify(result.exceptionDetails)}`);
+    return result.result.value;
+  }
+
+  /** Polls `expression` until it is truthy; returns its value. */
+  async waitFor<T>(expression: string, what: string, timeoutMs = 30_000): Promise<T> {
+    const start = Date.now();
+    while (Date.now() - start < timeoutMs) {
+      const value = await this.evaluate<T>(expression);
+      if (value) return value;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  /** A PNG screenshot of the page. */
+  async screenshot(): Promise<Uint8Array> {
+    const { data } = await this.send("Page.captureScreenshot", { format: "png" }) as { data: string };
+    return Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+  }
+
+  /** Closes the page and the browser, and removes the profile. */
+  async close(): Promise<void> {
+    this.#socket.close();
+    try {
+      this.#process.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await this.#process.status;
+    await Deno.remove(this.#profile, { recursive: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The dashboard in headless Chromium: a live run appears in the table, its
+ * chart grows while it trains, and its page shows the published targets.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assert } from "../assert.ts";
+import { bundleUi, createApp } from "../../dashboard/server.ts";
+import { listRuns } from "../../lib/core/run_store.ts";
+import { Browser, findChromium } from "./cdp.ts";
+
+const chromium = findChromium();
+const inCi = Deno.env.get("CI") === "true";
+if (!chromium && !inCi) {
+  console.warn("\n!!! SKIPPED: the dashboard browser test needs Chromium (apt-get install chromium) !!!\n");
+}
+
+const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
+
+Deno.test({
+  name: "the dashboard lists a live run, grows its chart and shows its targets",
+  ignore: !chromium && !inCi,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    assert(chromium, "Chromium is required under CI=true: install the Debian package chromium");
+    const root = Deno.makeTempDirSync();
+    const server = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+      createApp(root, {
+        script: await bundleUi(),
+        pollMs: 200,
+      }).fetch,
+    );
+    const experiment = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        join(PROJECT, "experiments", "ica_toy.ts"),
+        "--preset",
+        "smoke",
+        "--layers",
+        "1",
+        "--steps",
+        "4000",
+        "--log_every",
+        "20",
+      ],
+      env: { LATENTLAB_RUNS: root },
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const browser = await Browser.launch(chromium, `http://127.0.0.1:${server.addr.port}/`);
+    try {
+      const row = await browser.waitFor<string>(
+        `document.querySelector('#runs tbody tr')?.dataset.run`,
+        "the run in the table",
+      );
+      assert(row.startsWith("ica-toy/"));
+      await browser.evaluate(`location.hash = '#/?sel=${row}&smooth=0'`);
+      const metric = `'.card[data-metric="L1/slowflow/total"]'`;
+      const before = Number(
+        await browser.waitFor<string>(`document.querySelector(${metric})?.dataset.points`, "the chart"),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const after = Number(await browser.evaluate<string>(`document.querySelector(${metric})?.dataset.points`));
+      assert(after > before, `the chart grew from ${before} to ${after} points`);
+
+      assert((await experiment.status).success, "the experiment finished");
+      assert(listRuns(root)[0].status === "completed");
+      await browser.evaluate(`location.hash = '#/run/${row}'`);
+      const targets = await browser.waitFor<string>(
+        `document.querySelector('#targets')?.innerText.includes('mcc/slowflow/L1') && document.querySelector('#targets').innerText`,
+        "the targets table",
+      );
+      assert(targets.includes("0.997") && targets.includes("Table 5"), targets);
+      await browser.evaluate(`location.hash = '#/?sel=${row}'`);
+      await browser.waitFor(`document.querySelectorAll('.card[data-metric]').length > 2`, "the charts");
+      Deno.mkdirSync(join(PROJECT, "data", "cache"), { recursive: true });
+      Deno.writeFileSync(join(PROJECT, "data", "cache", "dashboard.png"), await browser.screenshot());
+    } finally {
+      await browser.close();
+      try {
+        experiment.kill("SIGKILL");
+      } catch {
+        // finished
+      }
+      await experiment.status;
+      await server.shutdown();
+    }
+  },
+});
