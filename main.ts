@@ -50,7 +50,9 @@ async function demo(args: string[]): Promise<void> {
   console.log(`\n${scorecardMarkdown([summary])}\n`);
   console.log(`results:   ${dir}`);
   console.log(`           summary.json (targets and verdicts), metrics.jsonl (curves), media/ (scatter plots)`);
-  console.log(`dashboard: deno task serve, then open http://127.0.0.1:8787/#/run/${experiment.name}/${dir.split("/").at(-1)}`);
+  console.log(
+    `dashboard: deno task serve, then open http://127.0.0.1:8787/#/run/${experiment.name}/${dir.split("/").at(-1)}`,
+  );
   console.log(`scorecard: deno task scorecard --write updates README.md`);
 }
 
