@@ -153,8 +153,8 @@ function RunsTable(props: {
               <td>{new Date(r.created).toLocaleString()}</td>
               <td>{r.duration_s.toFixed(1)} s</td>
               <td>{r.backend}</td>
-              {configKeys.map((k) => <td>{formatValue(r.config[k])}</td>)}
-              {metricKeys.map((k) => <td>{formatValue(r.metrics[k]?.[props.reducer])}</td>)}
+              {configKeys.map((k) => <td key={k}>{formatValue(r.config[k])}</td>)}
+              {metricKeys.map((k) => <td key={k}>{formatValue(r.metrics[k]?.[props.reducer])}</td>)}
             </tr>
           ))}
         </tbody>
@@ -241,7 +241,7 @@ function MetricChart(props: { metric: string; lines: Line[]; smoothing: number; 
     <div class="card" data-metric={props.metric} data-points={points}>
       <h3>
         <span>{props.metric}</span>
-        <button onClick={download}>PNG</button>
+        <button type="button" onClick={download}>PNG</button>
       </h3>
       <canvas ref={canvas}></canvas>
     </div>
@@ -417,10 +417,18 @@ function RunsPage(props: { hash: ReturnType<typeof useHash>; runs: RunRow[] }) {
           />
           group seeds (mean ± sd)
         </label>
-        <button disabled={!selectedRuns.length} onClick={() => setExportText(finalTable(selectedRuns, "markdown"))}>
+        <button
+          type="button"
+          disabled={!selectedRuns.length}
+          onClick={() => setExportText(finalTable(selectedRuns, "markdown"))}
+        >
           Markdown table
         </button>
-        <button disabled={!selectedRuns.length} onClick={() => setExportText(finalTable(selectedRuns, "latex"))}>
+        <button
+          type="button"
+          disabled={!selectedRuns.length}
+          onClick={() => setExportText(finalTable(selectedRuns, "latex"))}
+        >
           LaTeX table
         </button>
       </div>
@@ -594,7 +602,9 @@ function RunPage(props: { experiment: string; id: string; runs: RunRow[] }) {
           <h3>config diff</h3>
           <select value={other} onChange={(e) => setOther((e.target as HTMLSelectElement).value)}>
             <option value="">compare with…</option>
-            {props.runs.filter((r) => r.id !== props.id).map((r) => <option value={runKey(r)}>{runKey(r)}</option>)}
+            {props.runs.filter((r) => r.id !== props.id).map((r) => (
+              <option key={runKey(r)} value={runKey(r)}>{runKey(r)}</option>
+            ))}
           </select>
           <table>
             {diffKeys.map((k) => (
