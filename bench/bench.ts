@@ -26,6 +26,8 @@ import {
   mlpEncoder,
 } from "../lib/models/dislib_vae.ts";
 import { smallCnn } from "../lib/models/small_cnn.ts";
+import { sampleBatch } from "../lib/data/ground_truth.ts";
+import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
 
 const OPTIONS = {
   backend: choice("auto", ["auto", "wasm", "cpu", "webgpu", "all"], "backends to time; all = every one available"),
@@ -238,6 +240,25 @@ async function main(args: string[]): Promise<void> {
       rows.push({ model: workload.name, backend, ...await timeWorkload(workload, cfg.warmup, cfg.repeats) });
     }
     if (cfg.profile && backend !== "cpu") console.log(`profile (${backend}, conv-vae-64): ${await profileConvVae()}`);
+  }
+  const convStep = rows.find((r) => r.model === "conv-vae-64")?.median_ms as number | undefined;
+  console.log(
+    "\n| dataset | images/s (one core, 64×64, batches of 64) | batch of 64 ms | share of a conv VAE 64×64 step |",
+  );
+  console.log("|---|---|---|---|");
+  for (const name of DATASET_NAMES) {
+    const dataset = loadDataset(name);
+    const rng = new Rng(0);
+    sampleBatch(dataset, 64, rng); // warm-up: sprite masks and ray-cast layers are cached lazily
+    const times: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const start = performance.now();
+      sampleBatch(dataset, 64, rng);
+      times.push(performance.now() - start);
+    }
+    const { median_ms } = summarize(times);
+    const share = convStep ? `${(100 * median_ms / convStep).toFixed(1)}%` : "—";
+    console.log(`| ${name} | ${Math.round(64_000 / median_ms)} | ${median_ms.toFixed(2)} | ${share} |`);
   }
   const torch = cfg.torch === "auto" ? await torchReference(cfg.threads, cfg.warmup, cfg.repeats) : null;
   for (const row of rows) {
