@@ -9,29 +9,10 @@
 import { render } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Chart, registerables } from "chart.js";
+import type { Reducers, RunRow } from "../run_index.ts";
+import type { Series } from "../downsample.ts";
 
 Chart.register(...registerables);
-
-type Reducers = { last: number; min: number; max: number };
-interface RunRow {
-  experiment: string;
-  id: string;
-  status: string;
-  created: string;
-  duration_s: number;
-  backend: string | null;
-  seed: number;
-  preset: string;
-  tags: string[];
-  config: Record<string, unknown>;
-  metrics: Record<string, Reducers>;
-  skipped: number;
-}
-interface Series {
-  x: number[];
-  t: number[];
-  y: number[];
-}
 
 const runKey = (r: { experiment: string; id: string }) => `${r.experiment}/${r.id}`;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];

@@ -16,30 +16,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
-
-type Conv2DGradAttrs = {
-  strides: number | [number, number];
-  pad: "valid" | "same" | number | tf.backend_util.ExplicitPadding;
-  dataFormat: "NHWC" | "NCHW";
-  dimRoundingMode?: "floor" | "round" | "ceil";
-};
-
-function convInfo(
-  xShape: number[],
-  filterShape: number[],
-  attrs: Conv2DGradAttrs,
-): tf.backend_util.Conv2DInfo {
-  if (attrs.dataFormat === "NCHW") throw new Error("latentlab wasm conv gradients support NHWC only");
-  return tf.backend_util.computeConv2DInfo(
-    xShape as [number, number, number, number],
-    filterShape as [number, number, number, number],
-    attrs.strides,
-    1,
-    attrs.pad,
-    attrs.dimRoundingMode,
-  );
-}
+import { type ConvAttrs, convInfo, type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
 
 /**
  * Copies x [n, h, w, c] into out [c, rows, w, n], keeping input rows
@@ -58,7 +35,7 @@ function transposeInput(x: Float32Array, out: Float32Array, n: number, h: number
 
 function conv2DBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
   const { x, dy } = inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
-  const { filterShape, ...convAttrs } = attrs as unknown as Conv2DGradAttrs & { filterShape: number[] };
+  const { filterShape, ...convAttrs } = attrs as unknown as ConvAttrs & { filterShape: number[] };
   const info = convInfo(x.shape, filterShape, convAttrs);
   const ops = new WasmOps(backend);
   const [n, h, w, cIn] = x.shape;
@@ -117,7 +94,7 @@ function phaseFilter(
  */
 function conv2DBackpropInput({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
   const { dy, filter } = inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
-  const { inputShape, ...convAttrs } = attrs as unknown as Conv2DGradAttrs & { inputShape: number[] };
+  const { inputShape, ...convAttrs } = attrs as unknown as ConvAttrs & { inputShape: number[] };
   const info = convInfo(inputShape, filter.shape, convAttrs);
   const ops = new WasmOps(backend);
   const [n, h, w, cIn] = inputShape;

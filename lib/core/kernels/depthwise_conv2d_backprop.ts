@@ -6,26 +6,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
-
-type DepthwiseAttrs = {
-  strides: number | [number, number];
-  dilations: number | [number, number];
-  pad: "valid" | "same" | number | tf.backend_util.ExplicitPadding;
-  dimRoundingMode?: "floor" | "round" | "ceil";
-};
-
-function depthwiseInfo(xShape: number[], filterShape: number[], attrs: DepthwiseAttrs) {
-  return tf.backend_util.computeConv2DInfo(
-    xShape as [number, number, number, number],
-    filterShape as [number, number, number, number],
-    attrs.strides,
-    attrs.dilations,
-    attrs.pad,
-    attrs.dimRoundingMode,
-    true,
-  );
-}
+import { type ConvAttrs, convInfo, type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
 
 /**
  * Visits every (input position, filter tap, output position) triple of a
@@ -59,8 +40,8 @@ function forEachTap(
 
 function depthwiseBackpropInput({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
   const { dy, filter } = inputs as { dy: tf.TensorInfo; filter: tf.TensorInfo };
-  const { inputShape, ...rest } = attrs as unknown as DepthwiseAttrs & { inputShape: number[] };
-  const info = depthwiseInfo(inputShape, filter.shape, rest);
+  const { inputShape, ...rest } = attrs as unknown as ConvAttrs & { inputShape: number[] };
+  const info = convInfo(inputShape, filter.shape, rest, true);
   const ops = new WasmOps(backend);
   const dx = ops.allocate(inputShape);
   const out = ops.view(dx), w = ops.view(filter), grad = ops.view(dy);
@@ -80,8 +61,8 @@ function depthwiseBackpropInput({ inputs, backend, attrs }: KernelArgs): tf.Tens
 
 function depthwiseBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
   const { x, dy } = inputs as { x: tf.TensorInfo; dy: tf.TensorInfo };
-  const { filterShape, ...rest } = attrs as unknown as DepthwiseAttrs & { filterShape: number[] };
-  const info = depthwiseInfo(x.shape, filterShape, rest);
+  const { filterShape, ...rest } = attrs as unknown as ConvAttrs & { filterShape: number[] };
+  const info = convInfo(x.shape, filterShape, rest, true);
   const ops = new WasmOps(backend);
   const dw = ops.allocate(filterShape);
   const out = ops.view(dw), input = ops.view(x), grad = ops.view(dy);

@@ -76,3 +76,31 @@ export function replaceWasmKernel(
   if (existing) tf.unregisterKernel(kernelName, "wasm");
   tf.registerKernel({ ...extra, kernelName, backendName: "wasm", kernelFunc, latentlab: true } as tf.KernelConfig);
 }
+
+/** Attributes shared by the convolution-gradient kernels. */
+export type ConvAttrs = {
+  strides: number | [number, number];
+  dilations?: number | [number, number];
+  pad: "valid" | "same" | number | tf.backend_util.ExplicitPadding;
+  dataFormat?: "NHWC" | "NCHW";
+  dimRoundingMode?: "floor" | "round" | "ceil";
+};
+
+/** Shapes, strides and padding of an NHWC (depthwise) convolution, as the TF.js backends compute them. */
+export function convInfo(
+  xShape: number[],
+  filterShape: number[],
+  attrs: ConvAttrs,
+  depthwise = false,
+): tf.backend_util.Conv2DInfo {
+  if (attrs.dataFormat === "NCHW") throw new Error("latentlab wasm convolution gradients support NHWC only");
+  return tf.backend_util.computeConv2DInfo(
+    xShape as [number, number, number, number],
+    filterShape as [number, number, number, number],
+    attrs.strides,
+    attrs.dilations ?? 1,
+    attrs.pad,
+    attrs.dimRoundingMode,
+    depthwise,
+  );
+}
