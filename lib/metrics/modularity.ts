@@ -1,0 +1,121 @@
+/**
+ * Modularity and explicitness (Ridgeway & Mozer 2018) as disentanglement_lib's
+ * `modularity_explicitness.py` computes them. Modularity scores how much each
+ * code concentrates its (squared) mutual information on a single factor;
+ * explicitness is the ROC-AUC of a logistic regression from all codes to each
+ * factor.
+ *
+ * @module
+ */
+import type { Matrix } from "./mcc.ts";
+import { column, histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
+import { checkPaired } from "./mig.ts";
+import { fitLogisticRegression } from "../ml/logistic_regression.ts";
+import { macroRocAuc } from "../ml/roc_auc.ts";
+
+/**
+ * Modularity of a mutual information matrix `m` `[codes][factors]`: per code
+ * i with s = m_i², 1 − (Σ s − max s) / (max s · (F − 1)), or 0 when max s is
+ * 0; averaged over codes.
+ */
+export function modularity(m: number[][]): number {
+  if (m.length === 0) throw new Error("modularity needs at least 1 code");
+  const factors = m[0].length;
+  const scores = m.map((row, i) => {
+    if (row.length !== factors) throw new Error(`row ${i} has ${row.length} factors, expected ${factors}`);
+    const squared = row.map((v) => v * v);
+    const max = Math.max(...squared);
+    if (max === 0) return 0;
+    const delta = (squared.reduce((s, v) => s + v, 0) - max) / (max * (factors - 1));
+    return 1 - delta;
+  });
+  return scores.reduce((s, v) => s + v, 0) / scores.length;
+}
+
+/** Options of {@linkcode modularityExplicitness}. */
+export interface ModularityOptions {
+  /** Histogram bins per code for the mutual information. */
+  bins?: number;
+}
+
+/** The result of {@linkcode modularityExplicitness}. */
+export interface ModularityExplicitnessResult {
+  /** Modularity of the train MI matrix, in [0, 1]. */
+  modularity: number;
+  /** Mean over factors of the macro ROC-AUC on the train rows. */
+  explicitness_train: number;
+  /** The same on the test rows. */
+  explicitness_test: number;
+}
+
+/** Column means and population (ddof = 0) standard deviations `[d]` of `m`. */
+function columnMoments(m: Matrix): { mean: Float64Array; std: Float64Array } {
+  const mean = new Float64Array(m.cols);
+  const std = new Float64Array(m.cols);
+  for (let c = 0; c < m.cols; c++) {
+    const values = column(m.data, m.rows, m.cols, c);
+    const mu = values.reduce((s, v) => s + v, 0) / m.rows;
+    mean[c] = mu;
+    std[c] = Math.sqrt(values.reduce((s, v) => s + (v - mu) ** 2, 0) / m.rows);
+  }
+  return { mean, std };
+}
+
+function standardize(m: Matrix, mean: Float64Array, std: Float64Array): Matrix {
+  const data = new Float64Array(m.rows * m.cols);
+  for (let r = 0; r < m.rows; r++) {
+    // A constant training code would divide by 0 (NaN in disentanglement_lib); keep it centred instead.
+    for (let c = 0; c < m.cols; c++) data[r * m.cols + c] = (m.data[r * m.cols + c] - mean[c]) / (std[c] || 1);
+  }
+  return { data, rows: m.rows, cols: m.cols };
+}
+
+/**
+ * Modularity of the train codes `[n, d]` against the train factors `[n, f]`
+ * (discretised MI), and explicitness on train and test: per factor, a
+ * logistic regression (C = 1) on the codes standardised with the train
+ * moments, scored by the macro ROC-AUC of its probabilities against the
+ * one-hot labels, then averaged over factors. Every factor must take the
+ * same set of values (≥ 2) in train and test, or the one-hot AUC (sklearn:
+ * a shape error) is undefined.
+ */
+export function modularityExplicitness(
+  trainCodes: Matrix,
+  trainFactors: Matrix,
+  testCodes: Matrix,
+  testFactors: Matrix,
+  { bins = 20 }: ModularityOptions = {},
+): ModularityExplicitnessResult {
+  checkPaired(trainCodes, trainFactors, "train codes and factors");
+  checkPaired(testCodes, testFactors, "test codes and factors");
+  if (testCodes.cols !== trainCodes.cols) throw new Error(`code dims differ: ${trainCodes.cols} vs ${testCodes.cols}`);
+  if (testFactors.cols !== trainFactors.cols) {
+    throw new Error(`factor counts differ: ${trainFactors.cols} vs ${testFactors.cols}`);
+  }
+  const mi = mutualInfoMatrix(histogramDiscretize(trainCodes, bins), trainCodes.cols, trainFactors);
+  const { mean, std } = columnMoments(trainCodes);
+  const xTrain = standardize(trainCodes, mean, std);
+  const xTest = standardize(testCodes, mean, std);
+  let sumTrain = 0;
+  let sumTest = 0;
+  for (let j = 0; j < trainFactors.cols; j++) {
+    const yTrain = column(trainFactors.data, trainFactors.rows, trainFactors.cols, j);
+    const yTest = column(testFactors.data, testFactors.rows, testFactors.cols, j);
+    const classes = Float64Array.from(new Set(yTrain)).sort();
+    const testClasses = Float64Array.from(new Set(yTest)).sort();
+    if (testClasses.length !== classes.length || testClasses.some((v, i) => v !== classes[i])) {
+      throw new Error(`factor ${j} takes different values in train and test`);
+    }
+    const index = new Map(Array.from(classes, (v, i) => [v, i]));
+    const labelTrain = Int32Array.from(yTrain, (v) => index.get(v)!);
+    const labelTest = Int32Array.from(yTest, (v) => index.get(v)!);
+    const model = fitLogisticRegression(xTrain, labelTrain);
+    sumTrain += macroRocAuc(labelTrain, model.predictProba(xTrain), classes.length);
+    sumTest += macroRocAuc(labelTest, model.predictProba(xTest), classes.length);
+  }
+  return {
+    modularity: modularity(mi),
+    explicitness_train: sumTrain / trainFactors.cols,
+    explicitness_test: sumTest / trainFactors.cols,
+  };
+}

@@ -1,0 +1,100 @@
+/** `deno task eval` end to end: a known representation, and every refused input. */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { assert, assertEquals } from "../assert.ts";
+import { formatNpy } from "../../lib/core/npy.ts";
+import { Rng } from "../../lib/core/rng.ts";
+import { FactorSpace } from "../../lib/data/ground_truth.ts";
+
+const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+
+async function evalCli(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "eval", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  return { code: out.code, stdout: new TextDecoder().decode(out.stdout), stderr: new TextDecoder().decode(out.stderr) };
+}
+
+/** All factor tuples of a small grid, shuffled, and codes = a permuted, rescaled copy of them. */
+function gridArrays(): { codes: Float32Array; factors: Int32Array; n: number } {
+  const space = new FactorSpace([3, 6, 10, 8]);
+  const rng = new Rng(1);
+  const order = rng.permutation(space.total);
+  const factors = new Int32Array(space.total * 4), codes = new Float32Array(space.total * 4);
+  order.forEach((index, r) => {
+    const t = space.tupleOf(index);
+    factors.set(t, r * 4);
+    codes.set([2 * t[2] + 1, -0.5 * t[0], 3 * t[3] - 4, 0.1 * t[1]], r * 4);
+  });
+  return { codes, factors, n: space.total };
+}
+
+Deno.test("deno task eval scores a permuted, rescaled copy of the factors near 1", async () => {
+  const dir = Deno.makeTempDirSync();
+  const { codes, factors, n } = gridArrays();
+  Deno.writeFileSync(join(dir, "codes.npy"), formatNpy(codes, [n, 4]));
+  Deno.writeFileSync(join(dir, "factors.npy"), formatNpy(factors, [n, 4]));
+  const out = join(dir, "result.json");
+  const { code, stdout, stderr } = await evalCli([
+    "--codes",
+    join(dir, "codes.npy"),
+    "--factors",
+    join(dir, "factors.npy"),
+    "--metrics",
+    "mig,dci,mcc,tc",
+    "--out",
+    out,
+  ]);
+  assertEquals(code, 0, stderr);
+  const result = JSON.parse(stdout);
+  assertEquals(Object.keys(result).sort(), ["dci", "mcc", "mig", "tc"]);
+  assert(result.mig >= 0.99 && result.mcc >= 0.99, stdout);
+  assert(result.dci.disentanglement >= 0.95 && result.dci.informativeness_test >= 0.99, stdout);
+  assert(stderr.includes("seconds per metric"));
+  assertEquals(JSON.parse(Deno.readTextFileSync(out)).mig, result.mig);
+});
+
+Deno.test("deno task eval refuses bad input with exit code 2", async () => {
+  const dir = Deno.makeTempDirSync();
+  const write = (name: string, data: Float32Array | Int32Array | Float64Array, shape: number[]) => {
+    Deno.writeFileSync(join(dir, name), formatNpy(data, shape));
+    return join(dir, name);
+  };
+  const codes = write("codes.npy", Float32Array.from({ length: 20 }, (_, i) => i), [10, 2]);
+  const factors = write("factors.npy", Int32Array.from({ length: 10 }, (_, i) => i % 3), [10, 1]);
+  const cases: [string[], string][] = [
+    [
+      ["--codes", codes, "--factors", write("short.npy", Int32Array.of(1, 2, 1), [3, 1])],
+      "codes have 10 rows but factors have 3",
+    ],
+    [[
+      "--codes",
+      write("nan.npy", Float32Array.from({ length: 20 }, (_, i) => i === 7 ? NaN : i), [10, 2]),
+      "--factors",
+      factors,
+    ], "codes[3, 1] is NaN"],
+    [
+      ["--codes", codes, "--factors", write("half.npy", Float64Array.from({ length: 10 }, (_, i) => i / 2), [10, 1])],
+      "is not an integer",
+    ],
+    [["--codes", codes, "--factors", write("const.npy", new Int32Array(10), [10, 1])], "factor 0 is constant"],
+    [[
+      "--codes",
+      write("one.npy", Float32Array.of(1, 2), [1, 2]),
+      "--factors",
+      write("one_f.npy", Int32Array.of(1), [1, 1]),
+    ], "at least 2 rows"],
+    [["--codes", codes, "--factors", factors, "--metrics", "mig,bogus"], 'unknown metric "bogus"'],
+    [["--codes", codes], "--factors needs a path"],
+    [["--codes", join(dir, "missing.npy"), "--factors", factors], "no such file"],
+    [["--codes", codes, "--factors", factors, "--bogus", "1"], "unknown option --bogus"],
+  ];
+  for (const [args, message] of cases) {
+    const { code, stderr } = await evalCli(args);
+    assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
+    assert(stderr.includes(message), `"${stderr}" lacks "${message}"`);
+  }
+});
