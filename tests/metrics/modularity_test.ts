@@ -2,13 +2,8 @@ import { assert, assertAlmostEquals, assertThrows } from "../assert.ts";
 import { modularity, modularityExplicitness } from "../../lib/metrics/modularity.ts";
 import { fitLogisticRegression } from "../../lib/ml/logistic_regression.ts";
 import { macroRocAuc, rocAuc } from "../../lib/ml/roc_auc.ts";
-import type { Matrix } from "../../lib/metrics/mcc.ts";
+import { fromRows } from "./helpers.ts";
 import { Rng } from "../../lib/core/rng.ts";
-
-/** Row-major Matrix from nested rows. */
-function fromRows(rows: number[][]): Matrix {
-  return { data: Float64Array.from(rows.flat()), rows: rows.length, cols: rows[0].length };
-}
 
 interface Reference {
   datasets: {

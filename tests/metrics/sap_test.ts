@@ -1,27 +1,8 @@
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
 import { sap } from "../../lib/metrics/sap.ts";
 import { fitLinearSvm1d, solveSquaredHinge1d } from "../../lib/ml/linear_svm.ts";
-import type { Matrix } from "../../lib/metrics/mcc.ts";
+import { fromRows, permutedGridCopy } from "./helpers.ts";
 import { Rng } from "../../lib/core/rng.ts";
-
-/** Every combination of factor values 0..size−1, as `[Π sizes, sizes.length]`. */
-function factorGrid(sizes: number[]): Matrix {
-  const rows = sizes.reduce((p, s) => p * s, 1);
-  const data = new Float64Array(rows * sizes.length);
-  for (let r = 0; r < rows; r++) {
-    let rest = r;
-    for (let c = sizes.length - 1; c >= 0; c--) {
-      data[r * sizes.length + c] = rest % sizes[c];
-      rest = Math.floor(rest / sizes[c]);
-    }
-  }
-  return { data, rows, cols: sizes.length };
-}
-
-/** Row-major Matrix from nested rows. */
-function fromRows(rows: number[][]): Matrix {
-  return { data: Float64Array.from(rows.flat()), rows: rows.length, cols: rows[0].length };
-}
 
 interface Reference {
   datasets: {
@@ -77,13 +58,7 @@ Deno.test("fitLinearSvm1d separates well-separated classes and keeps the label v
 });
 
 Deno.test("SAP of a permuted, rescaled, shifted copy of the factors is positive", () => {
-  const factors = factorGrid([3, 6, 10, 8]);
-  const permutation = [2, 0, 3, 1];
-  const scales = [0.7, -3, 12.5, 0.01];
-  const codes = { data: new Float64Array(factors.data.length), rows: factors.rows, cols: 4 };
-  for (let r = 0; r < factors.rows; r++) {
-    for (let c = 0; c < 4; c++) codes.data[r * 4 + permutation[c]] = scales[c] * factors.data[r * 4 + c] - 4 + c;
-  }
+  const { factors, codes, permutation } = permutedGridCopy();
   const discrete = sap(codes, factors, codes, factors);
   assert(discrete.sap > 0, `discrete sap ${discrete.sap}`);
   for (let c = 0; c < 4; c++) {

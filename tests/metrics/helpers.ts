@@ -1,0 +1,37 @@
+/** Matrices shared by the metric tests. */
+import type { Matrix } from "../../lib/metrics/mcc.ts";
+
+/** Every combination of factor values 0..size−1, as `[Π sizes, sizes.length]`. */
+export function factorGrid(sizes: number[]): Matrix {
+  const rows = sizes.reduce((p, s) => p * s, 1);
+  const data = new Float64Array(rows * sizes.length);
+  for (let r = 0; r < rows; r++) {
+    let rest = r;
+    for (let c = sizes.length - 1; c >= 0; c--) {
+      data[r * sizes.length + c] = rest % sizes[c];
+      rest = Math.floor(rest / sizes[c]);
+    }
+  }
+  return { data, rows, cols: sizes.length };
+}
+
+/** Row-major Matrix from nested rows. */
+export function fromRows(rows: number[][]): Matrix {
+  return { data: Float64Array.from(rows.flat()), rows: rows.length, cols: rows[0].length };
+}
+
+/**
+ * The factors of a `[3, 6, 10, 8]` grid and codes that are a permuted,
+ * rescaled (one sign flipped) and shifted copy of them: a representation
+ * every metric should score as disentangled. Code `permutation[c]` holds factor c.
+ */
+export function permutedGridCopy(): { factors: Matrix; codes: Matrix; permutation: number[] } {
+  const factors = factorGrid([3, 6, 10, 8]);
+  const permutation = [2, 0, 3, 1];
+  const scales = [0.7, -3, 12.5, 0.01];
+  const codes = { data: new Float64Array(factors.data.length), rows: factors.rows, cols: 4 };
+  for (let r = 0; r < factors.rows; r++) {
+    for (let c = 0; c < 4; c++) codes.data[r * 4 + permutation[c]] = scales[c] * factors.data[r * 4 + c] - 4 + c;
+  }
+  return { factors, codes, permutation };
+}
