@@ -6,22 +6,8 @@ import {
   mutualInfoMatrix,
 } from "../../lib/metrics/discrete.ts";
 import { mig } from "../../lib/metrics/mig.ts";
-import { factorGrid, fromRows, permutedGridCopy } from "./helpers.ts";
+import { factorGrid, fromRows, permutedGridCopy, REFERENCE } from "./helpers.ts";
 import { Rng } from "../../lib/core/rng.ts";
-
-interface Reference {
-  datasets: {
-    name: string;
-    train_codes: number[][];
-    train_factors: number[][];
-    expected: Record<string, number>;
-    diagnostics: { mutual_info: number[][] };
-  }[];
-}
-
-const reference: Reference = JSON.parse(
-  await Deno.readTextFile(new URL("./fixtures/reference_metrics.json", import.meta.url)),
-);
 
 Deno.test("histogramDiscretize matches np.digitize over np.histogram edges", () => {
   const up = { data: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], rows: 6, cols: 1 };
@@ -87,7 +73,7 @@ Deno.test("MIG validates its inputs", () => {
   assertThrows(() => mig(codes, fromRows([[1], [1], [1]])), Error, "constant");
 });
 
-for (const dataset of reference.datasets) {
+for (const dataset of REFERENCE) {
   Deno.test(`MIG matches disentanglement_lib on ${dataset.name}`, () => {
     const result = mig(fromRows(dataset.train_codes), fromRows(dataset.train_factors));
     assertAlmostEquals(result.mig, dataset.expected.mig, 1e-6);

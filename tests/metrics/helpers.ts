@@ -35,3 +35,25 @@ export function permutedGridCopy(): { factors: Matrix; codes: Matrix; permutatio
   }
   return { factors, codes, permutation };
 }
+
+/** One dataset of tests/metrics/fixtures/reference_metrics.json (written by make_reference.py). */
+export interface ReferenceDataset {
+  name: string;
+  train_codes: number[][];
+  train_factors: number[][];
+  test_codes: number[][];
+  test_factors: number[][];
+  /** sklearn / disentanglement_lib results by metric name. */
+  expected: Record<string, number>;
+  diagnostics: {
+    mutual_info: number[][];
+    sap_discrete_matrix_converged: number[][];
+    sap_continuous_matrix: number[][];
+    sap_discrete_converged: number;
+  };
+}
+
+/** The reference datasets computed with numpy and scikit-learn. */
+export const REFERENCE: ReferenceDataset[] = JSON.parse(
+  await Deno.readTextFile(new URL("./fixtures/reference_metrics.json", import.meta.url)),
+).datasets;

@@ -2,24 +2,8 @@ import { assert, assertAlmostEquals, assertThrows } from "../assert.ts";
 import { modularity, modularityExplicitness } from "../../lib/metrics/modularity.ts";
 import { fitLogisticRegression } from "../../lib/ml/logistic_regression.ts";
 import { macroRocAuc, rocAuc } from "../../lib/ml/roc_auc.ts";
-import { fromRows } from "./helpers.ts";
+import { fromRows, REFERENCE } from "./helpers.ts";
 import { Rng } from "../../lib/core/rng.ts";
-
-interface Reference {
-  datasets: {
-    name: string;
-    train_codes: number[][];
-    train_factors: number[][];
-    test_codes: number[][];
-    test_factors: number[][];
-    expected: Record<string, number>;
-    diagnostics: Record<string, unknown>;
-  }[];
-}
-
-const reference: Reference = JSON.parse(
-  await Deno.readTextFile(new URL("./fixtures/reference_metrics.json", import.meta.url)),
-);
 
 Deno.test("modularity matches the disentanglement_lib oracles", () => {
   const diag = [[1, 0], [0, 1]];
@@ -95,7 +79,7 @@ Deno.test("modularityExplicitness validates its inputs", () => {
   );
 });
 
-for (const dataset of reference.datasets) {
+for (const dataset of REFERENCE) {
   Deno.test(`modularity and explicitness match disentanglement_lib on ${dataset.name}`, () => {
     const result = modularityExplicitness(
       fromRows(dataset.train_codes),

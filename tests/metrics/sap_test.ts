@@ -1,28 +1,8 @@
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
 import { sap } from "../../lib/metrics/sap.ts";
 import { fitLinearSvm1d, solveSquaredHinge1d } from "../../lib/ml/linear_svm.ts";
-import { fromRows, permutedGridCopy } from "./helpers.ts";
+import { fromRows, permutedGridCopy, REFERENCE } from "./helpers.ts";
 import { Rng } from "../../lib/core/rng.ts";
-
-interface Reference {
-  datasets: {
-    name: string;
-    train_codes: number[][];
-    train_factors: number[][];
-    test_codes: number[][];
-    test_factors: number[][];
-    expected: Record<string, number>;
-    diagnostics: {
-      sap_discrete_matrix_converged: number[][];
-      sap_continuous_matrix: number[][];
-      sap_discrete_converged: number;
-    };
-  }[];
-}
-
-const reference: Reference = JSON.parse(
-  await Deno.readTextFile(new URL("./fixtures/reference_metrics.json", import.meta.url)),
-);
 
 Deno.test("solveSquaredHinge1d reaches the optimum of the squared-hinge primal", () => {
   const rng = new Rng(3);
@@ -79,7 +59,7 @@ Deno.test("SAP validates its inputs", () => {
   assertThrows(() => sap(codes, factors, codes, fromRows([[0, 1], [1, 1], [0, 1], [1, 1]])), Error, "factor counts");
 });
 
-for (const dataset of reference.datasets) {
+for (const dataset of REFERENCE) {
   Deno.test(`SAP matches disentanglement_lib on ${dataset.name}`, () => {
     const args = [dataset.train_codes, dataset.train_factors, dataset.test_codes, dataset.test_factors].map(fromRows);
     const discrete = sap(args[0], args[1], args[2], args[3]);

@@ -1,3 +1,4 @@
+import { REFERENCE } from "./helpers.ts";
 import { assertAlmostEquals, assertThrows } from "../assert.ts";
 import {
   gaussianTotalCorrelation,
@@ -16,14 +17,6 @@ function fromRows(rows: number[][]): Matrix {
 function identity(n: number): number[][] {
   return Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
 }
-
-interface Reference {
-  datasets: { name: string; train_codes: number[][]; expected: Record<string, number> }[];
-}
-
-const reference: Reference = JSON.parse(
-  await Deno.readTextFile(new URL("./fixtures/reference_metrics.json", import.meta.url)),
-);
 
 Deno.test("Gaussian total correlation matches the disentanglement_lib oracles", () => {
   assertAlmostEquals(gaussianTotalCorrelation(identity(5)), 0, 1e-12);
@@ -67,7 +60,7 @@ Deno.test("unsupervisedScores validates its inputs", () => {
   assertThrows(() => unsupervisedScores(fromRows([[1], [2]])), Error, "at least 2 codes");
 });
 
-for (const dataset of reference.datasets) {
+for (const dataset of REFERENCE) {
   Deno.test(`unsupervised scores match disentanglement_lib on ${dataset.name}`, () => {
     const scores = unsupervisedScores(fromRows(dataset.train_codes));
     for (const key of Object.keys(scores) as (keyof typeof scores)[]) {
