@@ -5,9 +5,10 @@
  */
 import type { AnyExperiment } from "../lib/core/experiment.ts";
 import { experiment as icaToy } from "./ica_toy.ts";
+import { experiment as vaeDsprites } from "./vae_dsprites.ts";
 
 /** All registered experiments. */
-export const EXPERIMENTS: AnyExperiment[] = [icaToy];
+export const EXPERIMENTS: AnyExperiment[] = [icaToy, vaeDsprites];
 
 /** The experiment called `name`, or undefined. */
 export function findExperiment(name: string): AnyExperiment | undefined {

@@ -75,9 +75,11 @@ function standardize(m: Matrix, mean: Float64Array, std: Float64Array): Matrix {
  * (discretised MI), and explicitness on train and test: per factor, a
  * logistic regression (C = 1) on the codes standardised with the train
  * moments, scored by the macro ROC-AUC of its probabilities against the
- * one-hot labels, then averaged over factors. Every factor must take the
- * same set of values (≥ 2) in train and test, or the one-hot AUC (sklearn:
- * a shape error) is undefined.
+ * one-hot labels, then averaged over factors. Where a small test set lacks
+ * some train classes or holds unseen ones (sklearn fails there with a shape
+ * error), test rows of unseen classes are left out and classes without
+ * both positives and negatives in the test set are skipped; with matching
+ * class sets the result is sklearn's.
  */
 export function modularityExplicitness(
   trainCodes: Matrix,
@@ -102,16 +104,20 @@ export function modularityExplicitness(
     const yTrain = column(trainFactors.data, trainFactors.rows, trainFactors.cols, j);
     const yTest = column(testFactors.data, testFactors.rows, testFactors.cols, j);
     const classes = Float64Array.from(new Set(yTrain)).sort();
-    const testClasses = Float64Array.from(new Set(yTest)).sort();
-    if (testClasses.length !== classes.length || testClasses.some((v, i) => v !== classes[i])) {
-      throw new Error(`factor ${j} takes different values in train and test`);
-    }
     const index = new Map(Array.from(classes, (v, i) => [v, i]));
     const labelTrain = Int32Array.from(yTrain, (v) => index.get(v)!);
-    const labelTest = Int32Array.from(yTest, (v) => index.get(v)!);
+    const seen = Array.from(yTest.keys()).filter((r) => index.has(yTest[r]));
+    const labelTest = Int32Array.from(seen, (r) => index.get(yTest[r])!);
+    const xSeen: Matrix = {
+      data: Float64Array.from(
+        seen.flatMap((r) => Array.from({ length: xTest.cols }, (_, c) => xTest.data[r * xTest.cols + c])),
+      ),
+      rows: seen.length,
+      cols: xTest.cols,
+    };
     const model = fitLogisticRegression(xTrain, labelTrain);
     sumTrain += macroRocAuc(labelTrain, model.predictProba(xTrain), classes.length);
-    sumTest += macroRocAuc(labelTest, model.predictProba(xTest), classes.length);
+    sumTest += macroRocAuc(labelTest, model.predictProba(xSeen), classes.length, { skipDegenerate: true });
   }
   return {
     modularity: modularity(mi),

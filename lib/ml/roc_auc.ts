@@ -37,10 +37,15 @@ export function rocAuc(positive: ArrayLike<number | boolean>, scores: ArrayLike<
  * 0..k−1 (column c is the indicator of class c) and `scores` is row-major
  * `[n, k]` (e.g. `predictProba` output).
  */
-export function macroRocAuc(labels: ArrayLike<number>, scores: ArrayLike<number>, k: number): number {
+export function macroRocAuc(
+  labels: ArrayLike<number>,
+  scores: ArrayLike<number>,
+  k: number,
+  { skipDegenerate = false }: { skipDegenerate?: boolean } = {},
+): number {
   const n = labels.length;
   if (scores.length !== n * k) throw new Error(`macroRocAuc: scores hold ${scores.length} values, expected ${n}×${k}`);
-  let total = 0;
+  let total = 0, counted = 0;
   for (let c = 0; c < k; c++) {
     const column = new Float64Array(n);
     const positive = new Uint8Array(n);
@@ -48,7 +53,10 @@ export function macroRocAuc(labels: ArrayLike<number>, scores: ArrayLike<number>
       column[i] = scores[i * k + c];
       positive[i] = labels[i] === c ? 1 : 0;
     }
+    const positives = positive.reduce((a, b) => a + b, 0);
+    if (skipDegenerate && (positives === 0 || positives === n)) continue;
     total += rocAuc(positive, column);
+    counted++;
   }
-  return total / k;
+  return total / counted;
 }

@@ -24,6 +24,8 @@ export interface TrainPhase {
   optimizer: tf.Optimizer;
   /** Loss terms of one step; `total` is minimised, all are logged. Runs inside a tidy. */
   loss(step: number): LossTerms;
+  /** Runs after each optimizer step (a second model's update, e.g. FactorVAE's discriminator). */
+  afterStep?(step: number): void;
   logEvery: number;
   /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery?: number;
@@ -61,6 +63,7 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
     for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
     // `cost` is the kept `total` itself when logging; dispose each tensor once.
     tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+    phase.afterStep?.(step);
     const evaluating = phase.evaluate &&
       (step === phase.steps || (phase.evaluateEvery && step % phase.evaluateEvery === 0));
     if (evaluating) Object.assign(values, await phase.evaluate!(step));

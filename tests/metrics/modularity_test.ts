@@ -72,11 +72,20 @@ Deno.test("modularityExplicitness validates its inputs", () => {
     Error,
     "at least 2 rows",
   );
-  assertThrows(
-    () => modularityExplicitness(codes, factors, codes, fromRows([[0], [2], [0], [1]])),
-    Error,
-    "different values",
+});
+
+Deno.test("explicitness leaves out test rows of classes unseen in training, as a smaller test set", () => {
+  const codes = fromRows([[1], [2], [3], [4], [1.5], [3.5]]);
+  const factors = fromRows([[0], [1], [0], [1], [0], [1]]);
+  const withUnseen = modularityExplicitness(
+    codes,
+    factors,
+    fromRows([[1], [9], [3], [4]]),
+    fromRows([[0], [2], [0], [1]]),
   );
+  const without = modularityExplicitness(codes, factors, fromRows([[1], [3], [4]]), fromRows([[0], [0], [1]]));
+  assertAlmostEquals(withUnseen.explicitness_test, without.explicitness_test, 1e-12);
+  assert(Number.isFinite(withUnseen.explicitness_test));
 });
 
 for (const dataset of REFERENCE) {

@@ -1,0 +1,306 @@
+/**
+ * One VAE-family model on a ground-truth dataset, as in Locatello et al.
+ * 2019 (002_e32ada0b3d473046.md §2: objectives, Table 2 architecture, Table
+ * 4a optimizer): trains one method at one hyperparameter value, logs the
+ * reconstruction, KL and the method's own terms, saves reconstructions and
+ * latent traversals, and scores the mean representation with the
+ * disentanglement metrics.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { choice, integer, real } from "../lib/core/config.ts";
+import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { Rng, type RngState } from "../lib/core/rng.ts";
+import type { Image } from "../lib/core/png.ts";
+import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
+import { imageGrid } from "../lib/data/preview.ts";
+import { DATASET_NAMES, type DatasetName, loadDataset } from "../lib/data/registry.ts";
+import { evaluateArrays } from "../lib/metrics/evaluate.ts";
+import type { Matrix } from "../lib/metrics/mcc.ts";
+import { unsupervisedScores } from "../lib/metrics/unsupervised.ts";
+import {
+  convDecoder,
+  convEncoder,
+  type Decoder,
+  type Encoder,
+  mlpDecoder,
+  mlpEncoder,
+} from "../lib/models/dislib_vae.ts";
+import { optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import {
+  discriminatorLoss,
+  FactorDiscriminator,
+  permuteDims,
+  posterior,
+  VAE_METHODS,
+  vaeLoss,
+  type VaeMethod,
+} from "../lib/train/vae_objectives.ts";
+
+const SOURCE = "002_e32ada0b3d473046.md §2 (Locatello et al. 2019); targets: 000_306f4209a39c5a17.md Table 16";
+
+const config = {
+  method: choice("beta_vae", VAE_METHODS, "objective (Locatello et al. 2019 §2.3)"),
+  value: real(4, "the method's hyperparameter: β, c_max, γ or λ_od (Table 3 grid)", { min: 0 }),
+  dataset: choice("dsprites", DATASET_NAMES, "ground-truth dataset"),
+  resolution: choice("64", ["64", "32"], "image side; 32 drops one stride-2 stage"),
+  architecture: choice("conv", ["conv", "mlp"], "Table 2 conv nets, or the β-VAE paper's MLPs"),
+  latents: integer(10, "latent dimensions", { min: 1, max: 64 }),
+  steps: integer(300_000, "Adam steps", { min: 1 }),
+  batch: integer(64, "images per step", { min: 2 }),
+  lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
+  anneal_steps: integer(100_000, "AnnealedVAE: steps for the capacity to reach c_max", { min: 1 }),
+  eval_samples: integer(10_000, "observations scored by the metrics", { min: 20 }),
+  log_every: integer(100, "steps between logged losses", { min: 1 }),
+  media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
+  checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
+};
+type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
+
+/** Median scores of β-VAE on dSprites (Locatello et al. 2020 via Paper A Table 16), as fractions. */
+const targets: Target[] = [
+  { metric: "mig", paper: 0.102, source: "000_306f4209a39c5a17.md Table 16, β-VAE (i.i.d.) median", tolerance: 0.1 },
+  {
+    metric: "dci_disentanglement",
+    paper: 0.186,
+    source: "000_306f4209a39c5a17.md Table 16, β-VAE median",
+    tolerance: 0.1,
+  },
+  { metric: "modularity", paper: 0.822, source: "000_306f4209a39c5a17.md Table 16, β-VAE median", tolerance: 0.1 },
+  { metric: "sap", paper: 0.049, source: "000_306f4209a39c5a17.md Table 16, β-VAE median", tolerance: 0.05 },
+];
+
+const claims: Claim[] = [
+  {
+    text: "the Gaussian TC of the sampled representation is below that of the mean representation for β > 1",
+    source: "002_e32ada0b3d473046.md §5.3 (Figs. 2–4)",
+    holds: (m) => (m.beta === undefined || m.beta <= 1 ? undefined : m.tc_sampled < m.tc_mean),
+  },
+];
+
+/** Checkpoint state besides the arrays. */
+interface VaeState {
+  step: number;
+  batchRng: RngState;
+}
+
+function models(rng: Rng, cfg: Cfg, channels: number) {
+  const options = { size: Number(cfg.resolution) as 32 | 64, channels, latents: cfg.latents };
+  const encoder: Encoder = cfg.architecture === "conv" ? convEncoder(rng, options) : mlpEncoder(rng, options);
+  const decoder: Decoder = cfg.architecture === "conv" ? convDecoder(rng, options) : mlpDecoder(rng, options);
+  const discriminator = cfg.method === "factor_vae" ? new FactorDiscriminator(rng, cfg.latents) : null;
+  return { encoder, decoder, discriminator };
+}
+
+/** Mean (and one sampled) code of each observation, encoded in chunks. */
+async function represent(encoder: Encoder, images: Float32Array, n: number, shape: number[], rng: Rng) {
+  const d = encoder.params.list().at(-1)!.shape[0];
+  const mean = new Float64Array(n * d), sampled = new Float64Array(n * d);
+  const size = shape.reduce((a, b) => a * b, 1);
+  for (let start = 0; start < n; start += 256) {
+    const rows = Math.min(256, n - start);
+    const [mu, z] = tf.tidy(() => {
+      const x = tf.tensor4d(images.subarray(start * size, (start + rows) * size), [rows, shape[0], shape[1], shape[2]]);
+      const q = posterior(encoder, x, tf.tensor2d(rng.normalArray(rows * d), [rows, d]));
+      return [q.mean, q.z];
+    });
+    mean.set(await mu.data(), start * d);
+    sampled.set(await z.data(), start * d);
+    tf.dispose([mu, z]);
+  }
+  return { mean: { data: mean, rows: n, cols: d } as Matrix, sampled: { data: sampled, rows: n, cols: d } as Matrix };
+}
+
+/** Originals (top row) over their reconstructions, and one row per latent traversed over [−2, 2]. */
+async function mediaImages(encoder: Encoder, decoder: Decoder, dataset: GroundTruthDataset, rng: Rng) {
+  const [h, w, c] = dataset.imageShape;
+  const { observations } = sampleBatch(dataset, 8, rng);
+  const steps = 9;
+  const [reconstructions, traversals, d] = tf.tidy(() => {
+    const x = tf.tensor4d(observations.values, [8, h, w, c]);
+    const { mean } = encoder.encode(x);
+    const latents = mean.shape[1];
+    const anchor = tf.slice(mean, [0, 0], [1, latents]);
+    const offsets = new Float32Array(latents * steps * latents);
+    for (let l = 0; l < latents; l++) {
+      for (let s = 0; s < steps; s++) offsets[(l * steps + s) * latents + l] = -2 + (4 * s) / (steps - 1);
+    }
+    // Each traversal row sets one latent of the first image's mean code to −2 … 2.
+    const base = tf.tile(anchor, [latents * steps, 1]);
+    const mask = tf.tensor2d(offsets.map((v) => (v === 0 ? 1 : 0)), [latents * steps, latents]);
+    const codes = tf.add(tf.mul(base, mask), tf.tensor2d(offsets, [latents * steps, latents]));
+    return [tf.sigmoid(decoder.decode(mean)), tf.sigmoid(decoder.decode(codes as tf.Tensor2D)), latents] as const;
+  });
+  const recon = await reconstructions.data() as Float32Array;
+  const both = new Float32Array(16 * h * w * c);
+  both.set(observations.values);
+  both.set(recon, 8 * h * w * c);
+  const travel = await traversals.data() as Float32Array;
+  tf.dispose([reconstructions, traversals]);
+  const shape: [number, number, number] = [h, w, c];
+  return {
+    reconstructions: imageGrid(both, 16, shape, 8) as Image,
+    traversals: imageGrid(travel, d * steps, shape, steps) as Image,
+  };
+}
+
+async function train(ctx: RunContext, cfg: Cfg) {
+  const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
+  const [h, w, c] = dataset.imageShape;
+  const { encoder, decoder, discriminator } = models(Rng.derive(ctx.seed, "model"), cfg, c);
+  const vaeParams = [...encoder.params.list(), ...decoder.params.list()];
+  const optimizer = tf.train.adam(cfg.lr, 0.9, 0.999, 1e-8);
+  const discriminatorOptimizer = tf.train.adam(1e-4, 0.5, 0.9, 1e-8);
+  const saved = ctx.resumed?.state as VaeState | undefined;
+  const entries = () => ({
+    ...encoder.params.entries("encoder/"),
+    ...decoder.params.entries("decoder/"),
+    ...(discriminator?.params.entries("discriminator/") ?? {}),
+  });
+  if (ctx.resumed && saved) {
+    encoder.params.load(ctx.resumed.arrays, "encoder/");
+    decoder.params.load(ctx.resumed.arrays, "decoder/");
+    discriminator?.params.load(ctx.resumed.arrays, "discriminator/");
+    await restoreOptimizer(optimizer, ctx.resumed.arrays, "optimizer/");
+    if (discriminator) await restoreOptimizer(discriminatorOptimizer, ctx.resumed.arrays, "discriminator_optimizer/");
+  }
+  const batchRng = saved ? Rng.fromState(saved.batchRng) : Rng.derive(ctx.seed, "batches");
+  const mediaRng = Rng.derive(ctx.seed, "media");
+  let lastZ: tf.Tensor2D | null = null;
+
+  await trainPhase(ctx, {
+    label: cfg.method,
+    steps: cfg.steps,
+    startStep: saved?.step ?? 0,
+    variables: vaeParams,
+    optimizer,
+    logEvery: cfg.log_every,
+    loss: (step) => {
+      const { observations } = sampleBatch(dataset, cfg.batch, batchRng);
+      const x = tf.tensor4d(observations.values, [cfg.batch, h, w, c]);
+      const q = posterior(
+        encoder,
+        x,
+        tf.tensor2d(batchRng.normalArray(cfg.batch * cfg.latents), [cfg.batch, cfg.latents]),
+      );
+      if (discriminator) lastZ = tf.keep(q.z);
+      return vaeLoss(decoder, x, q, {
+        method: cfg.method as VaeMethod,
+        value: cfg.value,
+        step,
+        iterationThreshold: cfg.anneal_steps,
+        discriminator: discriminator ?? undefined,
+      });
+    },
+    afterStep: discriminator
+      ? () => {
+        // Same batch for the discriminator, as disentanglement_lib; z is a constant here.
+        const z = lastZ!;
+        const cost = discriminatorOptimizer.minimize(
+          () => discriminatorLoss(discriminator, z, permuteDims(z, batchRng)),
+          true,
+          discriminator.params.list(),
+        );
+        tf.dispose([cost!, z]);
+        lastZ = null;
+      }
+      : undefined,
+    evaluateEvery: cfg.media_every,
+    evaluate: async (step) => {
+      const images = await mediaImages(encoder, decoder, dataset, mediaRng);
+      ctx.image("reconstructions", step, images.reconstructions);
+      ctx.image("traversals", step, images.traversals);
+      return {};
+    },
+    checkpointEvery: cfg.checkpoint_every,
+    checkpoint: async (step) => {
+      const arrays = {
+        ...entries(),
+        ...await optimizerState(optimizer, "optimizer/"),
+        ...(discriminator ? await optimizerState(discriminatorOptimizer, "discriminator_optimizer/") : {}),
+      };
+      await ctx.checkpoint(step, arrays, { step, batchRng: batchRng.state() } satisfies VaeState);
+    },
+  });
+  return {
+    encoder,
+    decoder,
+    discriminator,
+    dataset,
+    dispose: () => {
+      optimizer.dispose();
+      discriminatorOptimizer.dispose();
+    },
+  };
+}
+
+/** One VAE-family model on a ground-truth dataset, trained and scored. */
+export const experiment = defineExperiment({
+  name: "vae-dsprites",
+  description: "One VAE-family model (β-VAE, FactorVAE, DIP-VAE-I/II, β-TCVAE, AnnealedVAE) on dSprites, scored",
+  source: SOURCE,
+  config,
+  presets: {
+    smoke: {
+      resolution: "32",
+      steps: 4,
+      batch: 8,
+      eval_samples: 100,
+      log_every: 2,
+      media_every: 4,
+      checkpoint_every: 2,
+    },
+    quick: {
+      resolution: "32",
+      steps: 2_000,
+      lr: 5e-4,
+      eval_samples: 2_000,
+      log_every: 50,
+      media_every: 500,
+      checkpoint_every: 500,
+    },
+    paper: {},
+  },
+  targets,
+  claims,
+  async run(ctx, cfg) {
+    const { encoder, decoder, discriminator, dataset, dispose } = await train(ctx, cfg);
+    // Score the mean representation on fresh i.i.d. samples (and the sampled one for TC).
+    const evalRng = Rng.derive(ctx.seed, "evaluation");
+    const { factors, observations } = sampleBatch(dataset, cfg.eval_samples, evalRng);
+    const codes = await represent(encoder, observations.values, observations.n, observations.shape, evalRng);
+    const factorMatrix: Matrix = {
+      data: Float64Array.from(factors.values),
+      rows: factors.n,
+      cols: dataset.factorSizes.length,
+    };
+    const { values, seconds } = evaluateArrays(codes.mean, factorMatrix, [
+      "mig",
+      "dci",
+      "sap",
+      "modularity",
+      "mcc",
+      "tc",
+    ]);
+    const dciScores = values.dci as Record<string, number>;
+    const metrics: Record<string, number> = {
+      mig: values.mig as number,
+      dci_disentanglement: dciScores.disentanglement,
+      dci_completeness: dciScores.completeness,
+      dci_informativeness_test: dciScores.informativeness_test,
+      sap: values.sap as number,
+      modularity: values.modularity as number,
+      explicitness: values.explicitness as number,
+      mcc: values.mcc as number,
+      tc_mean: values.tc as number,
+      tc_sampled: unsupervisedScores(codes.sampled).gaussian_total_correlation,
+    };
+    if (cfg.method === "beta_vae" || cfg.method === "beta_tc_vae") metrics.beta = cfg.value;
+    encoder.params.dispose();
+    decoder.params.dispose();
+    discriminator?.params.dispose();
+    dispose();
+    return { metrics, details: { metric_seconds: seconds, dataset: dataset.description } };
+  },
+});
+
+if (import.meta.main) await runFromCli(experiment, Deno.args);
