@@ -13,6 +13,7 @@ import type { Rng } from "../core/rng.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
 import type { Matrix } from "./mcc.ts";
 import { checkCount, encodeFactors, type Representation } from "./beta_vae_score.ts";
+import { histogramDiscretize } from "./discrete.ts";
 
 /** Options of {@linkcode irs}. */
 export interface IrsOptions {
@@ -36,26 +37,6 @@ export interface IrsResult {
   num_active_dims: number;
   /** Which code dimensions are active. */
   active: boolean[];
-}
-
-/**
- * np.histogram(x, bins) edges, then np.digitize(x, edges[:-1]): bin labels 1..bins
- * (all 1 for a constant column, whose histogram range is widened by ±0.5).
- */
-export function histogramDiscretize(x: ArrayLike<number>, bins: number): Int32Array {
-  let min = Infinity, max = -Infinity;
-  for (let i = 0; i < x.length; i++) {
-    min = Math.min(min, x[i]);
-    max = Math.max(max, x[i]);
-  }
-  if (min === max) return new Int32Array(x.length).fill(1);
-  const step = (max - min) / bins; // np.linspace's rounding: j·step + start
-  const edges = Float64Array.from({ length: bins }, (_, j) => j * step + min);
-  return Int32Array.from(x, (v) => {
-    let label = 0;
-    while (label < bins && edges[label] <= v) label++;
-    return label;
-  });
 }
 
 /** np.quantile with its default linear interpolation, of a sorted array. */
@@ -110,7 +91,7 @@ export function irs(codes: Matrix, factors: Matrix, { diffQuantile = 0.99, numBi
   const best = activeDims.map(() => -Infinity);
   for (let i = 0; i < k; i++) {
     const raw = column(factors, i);
-    const values = numBins === undefined ? raw : histogramDiscretize(raw, numBins);
+    const values = numBins === undefined ? raw : histogramDiscretize({ data: raw, rows: n, cols: 1 }, numBins);
     const groups = new Map<number, number[]>();
     for (let r = 0; r < n; r++) {
       const group = groups.get(values[r]);

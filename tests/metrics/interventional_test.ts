@@ -1,4 +1,4 @@
-import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { type Factors, FactorSpace, type GroundTruthDataset, type Observations } from "../../lib/data/ground_truth.ts";
 import { dsprites } from "../../lib/data/dsprites.ts";
@@ -145,16 +145,13 @@ Deno.test("interventional metrics on 32×32 dSprites with a hand-made position e
   };
   const options = { batchSize: 16, numTrain: 300, numEval: 200, numVarianceEstimate: 1000 };
   const factor = await factorVaeScore(dataset, centroid, new Rng(4), options);
-  console.log(factor);
   assertEquals(factor.num_active_dims, 3);
   // Three codes can win at most three of the five factors' votes.
-  assert(factor.eval_accuracy > 0.4 && factor.eval_accuracy <= 0.6 + 0.05, `FactorVAE ${factor.eval_accuracy}`);
+  assert(factor.eval_accuracy > 0.45 && factor.eval_accuracy <= 0.65, `FactorVAE ${factor.eval_accuracy}`);
   const beta = await betaVaeScore(dataset, centroid, new Rng(4), { batchSize: 16, numTrain: 300, numEval: 200 });
-  console.log(beta);
-  assert(beta.eval_accuracy > 0.4, `BetaVAE ${beta.eval_accuracy}`);
+  assert(beta.eval_accuracy > 0.6, `BetaVAE ${beta.eval_accuracy}`);
   const result = await irsScore(dataset, centroid, new Rng(4), { numTrain: 2000 });
-  console.log(result);
   assertEquals(result.num_active_dims, 3);
-  assert(result.avg_score > 0.3 && result.avg_score <= 1, `IRS ${result.avg_score}`);
-  assertAlmostEquals(result.disentanglement_scores.length, 3);
+  assert(result.avg_score > 0.5 && result.avg_score <= 1, `IRS ${result.avg_score}`);
+  assertEquals(result.disentanglement_scores.length, 3);
 });
