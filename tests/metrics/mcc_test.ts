@@ -1,6 +1,7 @@
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { correlationMatrix, meanCorrelationCoefficient, ranks } from "../../lib/metrics/mcc.ts";
 import { Rng } from "../../lib/core/rng.ts";
+import { REFERENCE } from "./helpers.ts";
 
 function laplaceMatrix(rng: Rng, rows: number, cols: number) {
   return { data: Float64Array.from({ length: rows * cols }, () => rng.laplace(1)), rows, cols };
@@ -57,4 +58,22 @@ Deno.test("correlationMatrix and ranks agree with hand-computed values", () => {
   assertEquals([...ranks([10, 20, 20, 5])], [2, 3.5, 3.5, 1]);
   // A constant column correlates 0 with everything.
   assertEquals(correlationMatrix({ data: [1, 1, 1, 1], rows: 4, cols: 1 }, y)[0][0], 0);
+});
+
+Deno.test("MCC matches scipy (corrcoef / spearmanr + linear_sum_assignment) within 1e-6", async () => {
+  const expected = JSON.parse(await Deno.readTextFile(new URL("./fixtures/reference_mcc.json", import.meta.url)));
+  REFERENCE.forEach((dataset, i) => {
+    const factors = {
+      data: dataset.train_factors.flat(),
+      rows: dataset.train_factors.length,
+      cols: dataset.train_factors[0].length,
+    };
+    const codes = {
+      data: dataset.train_codes.flat(),
+      rows: dataset.train_codes.length,
+      cols: dataset.train_codes[0].length,
+    };
+    assertAlmostEquals(meanCorrelationCoefficient(factors, codes).mcc, expected.datasets[i].pearson, 1e-6);
+    assertAlmostEquals(meanCorrelationCoefficient(factors, codes, "spearman").mcc, expected.datasets[i].spearman, 1e-6);
+  });
 });
