@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
+import { checkMatrix, type Matrix } from "./mcc.ts";
 import { fitGradientBoosting, type GradientBoostingOptions } from "../ml/gradient_boosting.ts";
 import { fitLasso } from "../ml/lasso.ts";
 
@@ -93,16 +93,6 @@ export function completenessScore(importance: number[][]): number {
   const columns = Array.from({ length: factors }, (_, j) => importance.map((row) => row[j]));
   const perFactor = columns.map((column) => 1 - entropy(column.map((v) => v + 1e-11), codes));
   return weighted(perFactor, columns.map((column) => column.reduce((s, v) => s + v, 0)));
-}
-
-function checkMatrix(m: Matrix, what: string): void {
-  if (m.data.length !== m.rows * m.cols) {
-    throw new Error(`${what}: data length ${m.data.length} does not match shape [${m.rows}, ${m.cols}]`);
-  }
-  if (m.cols < 1) throw new Error(`${what}: needs at least 1 column`);
-  for (let i = 0; i < m.data.length; i++) {
-    if (!Number.isFinite(m.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
 }
 
 function column(m: Matrix, j: number): Float64Array {

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
+import { checkMatrix, type Matrix } from "./mcc.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
 import { fitGradientBoosting } from "../ml/gradient_boosting.ts";
 
@@ -181,18 +181,6 @@ export interface DownstreamResult {
   skipped: number[];
 }
 
-function checkMatrix(m: Matrix, what: string): void {
-  if (!Number.isInteger(m.rows) || !Number.isInteger(m.cols) || m.rows < 1 || m.cols < 1) {
-    throw new Error(`${what}: invalid shape [${m.rows}, ${m.cols}]`);
-  }
-  if (m.data.length !== m.rows * m.cols) {
-    throw new Error(`${what}: data length ${m.data.length} does not match shape [${m.rows}, ${m.cols}]`);
-  }
-  for (let i = 0; i < m.data.length; i++) {
-    if (!Number.isFinite(m.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
-}
-
 function labels(factors: Matrix, j: number, rows: number): Int32Array {
   return Int32Array.from({ length: rows }, (_, i) => factors.data[i * factors.cols + j]);
 }
@@ -210,10 +198,10 @@ export function downstreamTask(
   { sizes = [10, 100, 1000, 10000], predictor = "logistic" }: DownstreamOptions = {},
 ): DownstreamResult {
   if (predictor !== "logistic" && predictor !== "gbt") throw new Error(`unknown predictor "${predictor}"`);
-  checkMatrix(trainCodes, "trainCodes");
-  checkMatrix(trainFactors, "trainFactors");
-  checkMatrix(testCodes, "testCodes");
-  checkMatrix(testFactors, "testFactors");
+  checkMatrix(trainCodes, "trainCodes", 1);
+  checkMatrix(trainFactors, "trainFactors", 1);
+  checkMatrix(testCodes, "testCodes", 1);
+  checkMatrix(testFactors, "testFactors", 1);
   if (trainCodes.rows !== trainFactors.rows) {
     throw new Error(`row counts differ: trainCodes has ${trainCodes.rows}, trainFactors has ${trainFactors.rows}`);
   }

@@ -11,7 +11,7 @@
  */
 import type { Rng } from "../core/rng.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
-import type { Matrix } from "./mcc.ts";
+import { checkMatrix, type Matrix } from "./mcc.ts";
 import { checkCount, encodeFactors, type Representation } from "./beta_vae_score.ts";
 import { histogramDiscretize } from "./discrete.ts";
 
@@ -46,18 +46,6 @@ function quantileSorted(sorted: Float64Array, q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (position - lo);
 }
 
-function checkMatrix(m: Matrix, what: string): void {
-  if (!Number.isInteger(m.rows) || !Number.isInteger(m.cols) || m.rows < 1 || m.cols < 1) {
-    throw new Error(`${what}: invalid shape [${m.rows}, ${m.cols}]`);
-  }
-  if (m.data.length !== m.rows * m.cols) {
-    throw new Error(`${what}: data length ${m.data.length} does not match shape [${m.rows}, ${m.cols}]`);
-  }
-  for (let i = 0; i < m.data.length; i++) {
-    if (!Number.isFinite(m.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
-}
-
 /**
  * IRS of codes `[n, d]` against ground-truth factors `[n, k]` (rows paired).
  * Rows are grouped by exact factor value (or by histogram bin with
@@ -65,8 +53,8 @@ function checkMatrix(m: Matrix, what: string): void {
  * whatever its size, as in disentanglement_lib.
  */
 export function irs(codes: Matrix, factors: Matrix, { diffQuantile = 0.99, numBins }: IrsOptions = {}): IrsResult {
-  checkMatrix(codes, "codes");
-  checkMatrix(factors, "factors");
+  checkMatrix(codes, "codes", 1);
+  checkMatrix(factors, "factors", 1);
   if (codes.rows !== factors.rows) {
     throw new Error(`row counts differ: codes has ${codes.rows}, factors has ${factors.rows}`);
   }

@@ -17,6 +17,22 @@ export interface Matrix {
   cols: number;
 }
 
+/**
+ * Checks that `m` is a well-formed matrix of finite values with at least
+ * `minRows` rows and one column; `what` names it in the error.
+ */
+export function checkMatrix(m: Matrix, what: string, minRows = 0): void {
+  if (!Number.isInteger(m.rows) || !Number.isInteger(m.cols) || m.rows < minRows || m.cols < 1) {
+    throw new Error(`${what}: needs at least ${minRows} rows and 1 column, got shape [${m.rows}, ${m.cols}]`);
+  }
+  if (m.data.length !== m.rows * m.cols) {
+    throw new Error(`${what}: data length ${m.data.length} does not match shape [${m.rows}, ${m.cols}]`);
+  }
+  for (let i = 0; i < m.data.length; i++) {
+    if (!Number.isFinite(m.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
+  }
+}
+
 /** Correlation flavours. */
 export type CorrelationMethod = "pearson" | "spearman";
 

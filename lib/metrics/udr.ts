@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { type Matrix, ranks } from "./mcc.ts";
+import { checkMatrix, type Matrix, ranks } from "./mcc.ts";
 
 /** Options of {@linkcode udr}. */
 export interface UdrOptions {
@@ -28,18 +28,6 @@ export interface UdrOptions {
   klThreshold?: number;
   /** "disentanglement_lib" (default): mean of the row and column means; "paper": Σ over both / (d_a + d_b). */
   normalization?: "disentanglement_lib" | "paper";
-}
-
-function checkMatrix(m: Matrix, what: string): void {
-  if (!Number.isInteger(m.rows) || !Number.isInteger(m.cols) || m.rows < 2 || m.cols < 1) {
-    throw new Error(`${what}: needs at least 2 rows and 1 column, got shape [${m.rows}, ${m.cols}]`);
-  }
-  if (m.data.length !== m.rows * m.cols) {
-    throw new Error(`${what}: data length ${m.data.length} does not match shape [${m.rows}, ${m.cols}]`);
-  }
-  for (let i = 0; i < m.data.length; i++) {
-    if (!Number.isFinite(m.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
 }
 
 /** Rank columns, centred and scaled to unit norm (all zeros for a constant column), so dot products are Spearman's ρ. */
@@ -65,8 +53,8 @@ function rankColumns(m: Matrix, keep: number[]): Float64Array[] {
  * code of `codesB` (columns), both `[n, *]` on the same observations.
  */
 export function spearmanAbsMatrix(codesA: Matrix, codesB: Matrix): number[][] {
-  checkMatrix(codesA, "codesA");
-  checkMatrix(codesB, "codesB");
+  checkMatrix(codesA, "codesA", 2);
+  checkMatrix(codesB, "codesB", 2);
   if (codesA.rows !== codesB.rows) throw new Error(`row counts differ: ${codesA.rows} vs ${codesB.rows}`);
   const all = (m: Matrix) => Array.from({ length: m.cols }, (_, c) => c);
   const a = rankColumns(codesA, all(codesA)), b = rankColumns(codesB, all(codesB));

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { Matrix } from "../metrics/mcc.ts";
+import { checkMatrix, type Matrix } from "../metrics/mcc.ts";
 
 /** Hyperparameters; the defaults are sklearn's. */
 export interface GradientBoostingOptions {
@@ -67,18 +67,6 @@ interface Binned {
   /** Smallest and largest training value (float32) in each bin, per feature. */
   lower: Float64Array[];
   upper: Float64Array[];
-}
-
-function validateMatrix(x: Matrix, what: string): void {
-  if (!Number.isInteger(x.rows) || !Number.isInteger(x.cols) || x.rows < 0 || x.cols < 1) {
-    throw new Error(`${what}: invalid shape [${x.rows}, ${x.cols}]`);
-  }
-  if (x.data.length !== x.rows * x.cols) {
-    throw new Error(`${what}: data length ${x.data.length} does not match shape [${x.rows}, ${x.cols}]`);
-  }
-  for (let i = 0; i < x.data.length; i++) {
-    if (!Number.isFinite(x.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
 }
 
 /** Bins every feature once; values are rounded to float32 first because sklearn fits trees on float32 input. */
@@ -340,7 +328,7 @@ export function fitGradientBoosting(
   if (!Number.isInteger(maxBins) || maxBins < 2 || maxBins > 256) {
     throw new Error(`maxBins must be an integer in [2, 256], got ${maxBins}`);
   }
-  validateMatrix(x, "x");
+  checkMatrix(x, "x");
   if (x.rows !== y.length) throw new Error(`row counts differ: x has ${x.rows}, y has ${y.length}`);
   if (x.rows < 2) throw new Error(`gradient boosting needs at least 2 rows, got ${x.rows}`);
   for (let i = 0; i < y.length; i++) {
@@ -427,7 +415,7 @@ export function fitGradientBoosting(
   // All trees packed into flat arrays with absolute child indices, so prediction walks typed arrays only.
   const packed = packTrees(trees);
   const predict = (q: Matrix): Int32Array => {
-    validateMatrix(q, "x");
+    checkMatrix(q, "x");
     if (q.cols !== d) throw new Error(`column counts differ: fitted on ${d}, got ${q.cols}`);
     const { roots, feature, threshold, left, right, value } = packed;
     const out = new Int32Array(q.rows);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Matrix } from "../metrics/mcc.ts";
+import { checkMatrix, type Matrix } from "../metrics/mcc.ts";
 
 /** Hyperparameters; the defaults are sklearn's except `alpha` (DCI's 0.01). */
 export interface LassoOptions {
@@ -28,15 +28,6 @@ export interface LassoModel {
   predict(x: Matrix): Float64Array;
   /** Coefficient of determination R² of the predictions on `(x, y)`. */
   r2(x: Matrix, y: ArrayLike<number>): number;
-}
-
-function checkMatrix(x: Matrix, what: string): void {
-  if (x.data.length !== x.rows * x.cols) {
-    throw new Error(`${what}: data length ${x.data.length} does not match shape [${x.rows}, ${x.cols}]`);
-  }
-  for (let i = 0; i < x.data.length; i++) {
-    if (!Number.isFinite(x.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
 }
 
 /**
