@@ -16,15 +16,7 @@ import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { choice, flag, integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { Rng } from "../lib/core/rng.ts";
-import {
-  betaVaeLoss,
-  convDecoder,
-  convEncoder,
-  type Decoder,
-  type Encoder,
-  mlpDecoder,
-  mlpEncoder,
-} from "../lib/models/dislib_vae.ts";
+import { betaVaeLoss, convDecoder, convEncoder, vaeNetworks } from "../lib/models/dislib_vae.ts";
 import { smallCnn } from "../lib/models/small_cnn.ts";
 import { sampleBatch } from "../lib/data/ground_truth.ts";
 import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
@@ -49,8 +41,7 @@ function vaeWorkload(name: string, size: 32 | 64, kind: "conv" | "mlp"): Workloa
     name,
     build(rng) {
       const options = { size, channels: 1, latents: 10 };
-      const encoder: Encoder = kind === "conv" ? convEncoder(rng, options) : mlpEncoder(rng, options);
-      const decoder: Decoder = kind === "conv" ? convDecoder(rng, options) : mlpDecoder(rng, options);
+      const { encoder, decoder } = vaeNetworks(rng, kind, options);
       const variables = [...encoder.params.list(), ...decoder.params.list()];
       const x = tf.tensor4d(Float32Array.from({ length: 64 * size * size }, () => rng.uniform() < 0.2 ? 1 : 0), [
         64,

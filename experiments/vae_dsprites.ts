@@ -23,14 +23,7 @@ import { unsupervisedScores } from "../lib/metrics/unsupervised.ts";
 import { betaVaeScore, type Representation } from "../lib/metrics/beta_vae_score.ts";
 import { factorVaeScore } from "../lib/metrics/factor_vae_score.ts";
 import { irs } from "../lib/metrics/irs.ts";
-import {
-  convDecoder,
-  convEncoder,
-  type Decoder,
-  type Encoder,
-  mlpDecoder,
-  mlpEncoder,
-} from "../lib/models/dislib_vae.ts";
+import { type Architecture, type Decoder, type Encoder, vaeNetworks } from "../lib/models/dislib_vae.ts";
 import { optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import {
   discriminatorLoss,
@@ -105,8 +98,7 @@ interface VaeState {
 
 function models(rng: Rng, cfg: Cfg, channels: number) {
   const options = { size: Number(cfg.resolution) as 32 | 64, channels, latents: cfg.latents };
-  const encoder: Encoder = cfg.architecture === "conv" ? convEncoder(rng, options) : mlpEncoder(rng, options);
-  const decoder: Decoder = cfg.architecture === "conv" ? convDecoder(rng, options) : mlpDecoder(rng, options);
+  const { encoder, decoder } = vaeNetworks(rng, cfg.architecture as Architecture, options);
   const discriminator = cfg.method === "factor_vae" ? new FactorDiscriminator(rng, cfg.latents) : null;
   return { encoder, decoder, discriminator };
 }

@@ -147,6 +147,19 @@ export function mlpDecoder(rng: Rng, options: ArchitectureOptions): Decoder {
   };
 }
 
+/** The two architectures of disentanglement_lib. */
+export type Architecture = "conv" | "mlp";
+
+/** An encoder and a decoder of the given architecture (encoder initialised first, from the same `rng`). */
+export function vaeNetworks(rng: Rng, architecture: Architecture, options: ArchitectureOptions): {
+  encoder: Encoder;
+  decoder: Decoder;
+} {
+  const encoder = architecture === "conv" ? convEncoder(rng, options) : mlpEncoder(rng, options);
+  const decoder = architecture === "conv" ? convDecoder(rng, options) : mlpDecoder(rng, options);
+  return { encoder, decoder };
+}
+
 /** Terms of the VAE objective, batch means in nats. */
 export type VaeTerms = { total: tf.Scalar; reconstruction: tf.Scalar; kl: tf.Scalar };
 
