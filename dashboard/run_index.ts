@@ -119,7 +119,8 @@ export interface RunRow {
   skipped: number;
 }
 
-function readJson<T>(path: string): T | null {
+/** A JSON file's value, or null when it is missing, half-written or deleted. */
+export function readJson<T>(path: string): T | null {
   try {
     return JSON.parse(Deno.readTextFileSync(path));
   } catch {

@@ -16,7 +16,7 @@ import { defaultRunsRoot } from "../lib/core/experiment.ts";
 import { effectiveStatus, type RunInfo } from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
 import { downsample, type Series } from "./downsample.ts";
-import { RunIndex } from "./run_index.ts";
+import { readJson, RunIndex } from "./run_index.ts";
 
 const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const RUN_ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/;
@@ -29,14 +29,6 @@ export interface AppOptions {
   pollMs?: number;
   /** Read every run's metrics before serving, so the first listing is as fast as later ones. */
   warm?: boolean;
-}
-
-function readJson(path: string): unknown {
-  try {
-    return JSON.parse(Deno.readTextFileSync(path));
-  } catch {
-    return null;
-  }
 }
 
 const PAGE = `<!doctype html>
@@ -81,7 +73,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   app.get("/api/runs/:exp/:id", (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
-    const info = readJson(join(found.dir, "run.json")) as RunInfo | null;
+    const info = readJson<RunInfo>(join(found.dir, "run.json"));
     if (!info) return c.json({ error: "run.json is missing or half-written" }, 404);
     let media: unknown[] = [];
     try {
@@ -165,7 +157,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
         const tail = index.tail(dir, offset);
         offset = tail.offset;
         if (tail.rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify(tail.rows) });
-        const info = readJson(join(dir, "run.json")) as RunInfo | null;
+        const info = readJson<RunInfo>(join(dir, "run.json"));
         const now = info ? effectiveStatus(info) : "deleted";
         if (now !== status) {
           status = now;

@@ -15,6 +15,7 @@ import type { Rng } from "../core/rng.ts";
 import type { Factors, GroundTruthDataset, Observations } from "../data/ground_truth.ts";
 import type { Matrix } from "./mcc.ts";
 import { fitLogisticOrConstant } from "./downstream.ts";
+import { accuracy } from "./discrete.ts";
 
 /**
  * An encoder: observations `[n, h, w, c]` → codes `[n, d]`. Async because
@@ -130,12 +131,6 @@ async function betaVaeFeatures(
     }
   }
   return { x: { data: features!, rows: numPoints, cols: d }, y };
-}
-
-function accuracy(predicted: Int32Array, y: Int32Array): number {
-  let correct = 0;
-  for (let i = 0; i < y.length; i++) if (predicted[i] === y[i]) correct++;
-  return correct / y.length;
 }
 
 /**

@@ -11,6 +11,10 @@
 import { checkMatrix, type Matrix } from "./mcc.ts";
 import { fitGradientBoosting, type GradientBoostingOptions } from "../ml/gradient_boosting.ts";
 import { fitLasso } from "../ml/lasso.ts";
+import { standardizeByTrain } from "../ml/linalg.ts";
+import { column } from "./discrete.ts";
+
+const factorColumn = (m: Matrix, j: number) => column(m.data, m.rows, m.cols, j);
 
 /** Options of {@linkcode dci}. */
 export interface DciOptions {
@@ -95,27 +99,6 @@ export function completenessScore(importance: number[][]): number {
   return weighted(perFactor, columns.map((column) => column.reduce((s, v) => s + v, 0)));
 }
 
-function column(m: Matrix, j: number): Float64Array {
-  return Float64Array.from({ length: m.rows }, (_, i) => m.data[i * m.cols + j]);
-}
-
-/** Codes standardised with the training mean and (population) std; a constant code keeps scale 1. */
-function standardize(train: Matrix, test: Matrix): [Matrix, Matrix] {
-  const d = train.cols;
-  const mean = new Float64Array(d), std = new Float64Array(d);
-  for (let j = 0; j < d; j++) {
-    const c = column(train, j);
-    mean[j] = c.reduce((s, v) => s + v, 0) / c.length;
-    std[j] = Math.sqrt(c.reduce((s, v) => s + (v - mean[j]) ** 2, 0) / c.length) || 1;
-  }
-  const apply = (m: Matrix): Matrix => ({
-    data: Float64Array.from(m.data, (v, k) => (v - mean[k % d]) / std[k % d]),
-    rows: m.rows,
-    cols: d,
-  });
-  return [apply(train), apply(test)];
-}
-
 /**
  * DCI scores of codes `[n, codes]` against discrete ground-truth factors
  * `[n, factors]` (integer labels), fitting on the training rows and reporting
@@ -160,9 +143,9 @@ export function dci(
   const codes = trainCodes.cols, factors = trainFactors.cols;
   const importance = Array.from({ length: codes }, () => new Array<number>(factors).fill(0));
   let trainScore = 0, testScore = 0;
-  const [trainX, testX] = method === "lasso" ? standardize(trainCodes, testCodes) : [trainCodes, testCodes];
+  const [trainX, testX] = method === "lasso" ? standardizeByTrain(trainCodes, testCodes) : [trainCodes, testCodes];
   for (let j = 0; j < factors; j++) {
-    const yTrain = column(trainFactors, j), yTest = column(testFactors, j);
+    const yTrain = factorColumn(trainFactors, j), yTest = factorColumn(testFactors, j);
     if (method === "gbt") {
       const model = fitGradientBoosting(trainX, Int32Array.from(yTrain), options.gradientBoosting);
       for (let i = 0; i < codes; i++) importance[i][j] = Math.abs(model.featureImportances[i]);

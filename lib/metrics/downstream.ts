@@ -21,6 +21,7 @@
 import { checkMatrix, type Matrix } from "./mcc.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
 import { fitGradientBoosting } from "../ml/gradient_boosting.ts";
+import { accuracy } from "./discrete.ts";
 
 /** A fitted classifier that predicts integer labels. */
 export interface LabelPredictor {
@@ -109,12 +110,6 @@ function rowsOf(x: Matrix, rows: number[]): Matrix {
     for (let j = 0; j < x.cols; j++) data[i * x.cols + j] = x.data[r * x.cols + j];
   });
   return { data, rows: rows.length, cols: x.cols };
-}
-
-function accuracy(predicted: Int32Array, y: ArrayLike<number>): number {
-  let correct = 0;
-  for (let i = 0; i < y.length; i++) if (predicted[i] === y[i]) correct++;
-  return correct / y.length;
 }
 
 /**

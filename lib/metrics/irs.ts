@@ -13,7 +13,7 @@ import type { Rng } from "../core/rng.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
 import { checkMatrix, type Matrix } from "./mcc.ts";
 import { checkCount, encodeFactors, type Representation } from "./beta_vae_score.ts";
-import { histogramDiscretize } from "./discrete.ts";
+import { column as matrixColumn, histogramDiscretize } from "./discrete.ts";
 
 /** Options of {@linkcode irs}. */
 export interface IrsOptions {
@@ -62,7 +62,7 @@ export function irs(codes: Matrix, factors: Matrix, { diffQuantile = 0.99, numBi
   if (numBins !== undefined) checkCount(numBins, "numBins", 1);
   const n = codes.rows, d = codes.cols, k = factors.cols;
 
-  const column = (m: Matrix, j: number) => Float64Array.from({ length: n }, (_, i) => m.data[i * m.cols + j]);
+  const column = (m: Matrix, j: number) => matrixColumn(m.data, m.rows, m.cols, j);
   const codeColumns = Array.from({ length: d }, (_, j) => column(codes, j));
   // A code is constant when all its values are equal (numpy's var > 0 test, without its rounding).
   const active = codeColumns.map((c) => c.some((v) => v !== c[0]));

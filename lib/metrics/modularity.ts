@@ -11,6 +11,7 @@ import type { Matrix } from "./mcc.ts";
 import { column, histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
 import { checkPaired } from "./mig.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
+import { standardizeByTrain } from "../ml/linalg.ts";
 import { macroRocAuc } from "../ml/roc_auc.ts";
 
 /**
@@ -48,28 +49,6 @@ export interface ModularityExplicitnessResult {
   explicitness_test: number;
 }
 
-/** Column means and population (ddof = 0) standard deviations `[d]` of `m`. */
-function columnMoments(m: Matrix): { mean: Float64Array; std: Float64Array } {
-  const mean = new Float64Array(m.cols);
-  const std = new Float64Array(m.cols);
-  for (let c = 0; c < m.cols; c++) {
-    const values = column(m.data, m.rows, m.cols, c);
-    const mu = values.reduce((s, v) => s + v, 0) / m.rows;
-    mean[c] = mu;
-    std[c] = Math.sqrt(values.reduce((s, v) => s + (v - mu) ** 2, 0) / m.rows);
-  }
-  return { mean, std };
-}
-
-function standardize(m: Matrix, mean: Float64Array, std: Float64Array): Matrix {
-  const data = new Float64Array(m.rows * m.cols);
-  for (let r = 0; r < m.rows; r++) {
-    // A constant training code would divide by 0 (NaN in disentanglement_lib); keep it centred instead.
-    for (let c = 0; c < m.cols; c++) data[r * m.cols + c] = (m.data[r * m.cols + c] - mean[c]) / (std[c] || 1);
-  }
-  return { data, rows: m.rows, cols: m.cols };
-}
-
 /**
  * Modularity of the train codes `[n, d]` against the train factors `[n, f]`
  * (discretised MI), and explicitness on train and test: per factor, a
@@ -95,9 +74,7 @@ export function modularityExplicitness(
     throw new Error(`factor counts differ: ${trainFactors.cols} vs ${testFactors.cols}`);
   }
   const mi = mutualInfoMatrix(histogramDiscretize(trainCodes, bins), trainCodes.cols, trainFactors);
-  const { mean, std } = columnMoments(trainCodes);
-  const xTrain = standardize(trainCodes, mean, std);
-  const xTest = standardize(testCodes, mean, std);
+  const [xTrain, xTest] = standardizeByTrain(trainCodes, testCodes);
   let sumTrain = 0;
   let sumTest = 0;
   for (let j = 0; j < trainFactors.cols; j++) {

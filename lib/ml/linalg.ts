@@ -189,3 +189,26 @@ export function traceSqrtmScaled(cov: number[][], d: ArrayLike<number>): number 
   const sym = cov.map((row, i) => row.map((v, j) => root[i] * v * root[j]));
   return symmetricEigen(sym).values.reduce((sum, value) => sum + Math.sqrt(Math.max(value, 0)), 0);
 }
+
+/**
+ * Standardises `train` and `others` `[n, d]` with the training mean and
+ * population standard deviation of each column; a constant training column
+ * keeps scale 1 (it would divide by 0, NaN in disentanglement_lib).
+ */
+export function standardizeByTrain(train: Matrix, ...others: Matrix[]): Matrix[] {
+  const d = train.cols;
+  const mean = new Float64Array(d), std = new Float64Array(d);
+  for (let c = 0; c < d; c++) {
+    let sum = 0;
+    for (let r = 0; r < train.rows; r++) sum += train.data[r * d + c];
+    mean[c] = sum / train.rows;
+    let squares = 0;
+    for (let r = 0; r < train.rows; r++) squares += (train.data[r * d + c] - mean[c]) ** 2;
+    std[c] = Math.sqrt(squares / train.rows) || 1;
+  }
+  return [train, ...others].map((m) => ({
+    data: Float64Array.from(m.data, (v, k) => (v - mean[k % d]) / std[k % d]),
+    rows: m.rows,
+    cols: d,
+  }));
+}
