@@ -6,9 +6,10 @@
 import type { AnyExperiment } from "../lib/core/experiment.ts";
 import { experiment as icaToy } from "./ica_toy.ts";
 import { experiment as vaeDsprites } from "./vae_dsprites.ts";
+import { experiment as dislibStudy } from "./dislib_study.ts";
 
 /** All registered experiments. */
-export const EXPERIMENTS: AnyExperiment[] = [icaToy, vaeDsprites];
+export const EXPERIMENTS: AnyExperiment[] = [icaToy, vaeDsprites, dislibStudy];
 
 /** The experiment called `name`, or undefined. */
 export function findExperiment(name: string): AnyExperiment | undefined {

@@ -12,7 +12,7 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { Rng, type RngState } from "../lib/core/rng.ts";
 import { join } from "node:path";
 import { UsageError } from "../lib/core/errors.ts";
-import { loadLatestCheckpoint, readRunInfo } from "../lib/core/run_store.ts";
+import { type LoadedCheckpoint, loadLatestCheckpoint, readRunInfo } from "../lib/core/run_store.ts";
 import type { Image } from "../lib/core/png.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
 import { imageGrid } from "../lib/data/preview.ts";
@@ -37,7 +37,7 @@ import {
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (Locatello et al. 2019); targets: 000_306f4209a39c5a17.md Table 16";
 
-const config = {
+export const VAE_CONFIG = {
   method: choice("beta_vae", VAE_METHODS, "objective (Locatello et al. 2019 §2.3)"),
   value: real(4, "the method's hyperparameter: β, c_max, γ or λ_od (Table 3 grid)", { min: 0 }),
   dataset: choice("dsprites", DATASET_NAMES, "ground-truth dataset"),
@@ -55,7 +55,7 @@ const config = {
   media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
   checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
 };
-type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
+type Cfg = { [K in keyof typeof VAE_CONFIG]: typeof VAE_CONFIG[K]["default"] };
 
 /** Median scores of β-VAE on dSprites (Locatello et al. 2020 via Paper A Table 16), as fractions. */
 const targets: Target[] = [
@@ -155,32 +155,47 @@ async function mediaImages(encoder: Encoder, decoder: Decoder, dataset: GroundTr
   };
 }
 
-async function train(ctx: RunContext, cfg: Cfg) {
-  const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
+/** How one model is trained inside a run: its metric label, seed, and what it saves. */
+export interface VaeTraining {
+  /** Metric prefix of its loss terms, e.g. "beta_vae". */
+  label: string;
+  /** Seed of its weights, batches and media. */
+  seed: number;
+  /** The checkpoint it continues from, or null. */
+  resumed: LoadedCheckpoint | null;
+  /** Whether it saves periodic and final checkpoints (a study keeps its own). */
+  checkpoints: boolean;
+  /** Prefix of its media names, so that many models share one run. */
+  mediaPrefix: string;
+}
+
+/** Trains one VAE-family model on `dataset`; returns its networks and last logged terms. */
+export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDataset, training: VaeTraining) {
   const [h, w, c] = dataset.imageShape;
-  const { encoder, decoder, discriminator } = models(Rng.derive(ctx.seed, "model"), cfg, c);
+  const { encoder, decoder, discriminator } = models(Rng.derive(training.seed, "model"), cfg, c);
   const vaeParams = [...encoder.params.list(), ...decoder.params.list()];
   const optimizer = tf.train.adam(cfg.lr, 0.9, 0.999, 1e-8);
   const discriminatorOptimizer = tf.train.adam(1e-4, 0.5, 0.9, 1e-8);
-  const saved = ctx.resumed?.state as VaeState | undefined;
+  const resumed = training.resumed;
+  const saved = resumed?.state as VaeState | undefined;
   const entries = () => ({
     ...encoder.params.entries("encoder/"),
     ...decoder.params.entries("decoder/"),
     ...(discriminator?.params.entries("discriminator/") ?? {}),
   });
-  if (ctx.resumed && saved) {
-    encoder.params.load(ctx.resumed.arrays, "encoder/");
-    decoder.params.load(ctx.resumed.arrays, "decoder/");
-    discriminator?.params.load(ctx.resumed.arrays, "discriminator/");
-    await restoreOptimizer(optimizer, ctx.resumed.arrays, "optimizer/");
-    if (discriminator) await restoreOptimizer(discriminatorOptimizer, ctx.resumed.arrays, "discriminator_optimizer/");
+  if (resumed && saved) {
+    encoder.params.load(resumed.arrays, "encoder/");
+    decoder.params.load(resumed.arrays, "decoder/");
+    discriminator?.params.load(resumed.arrays, "discriminator/");
+    await restoreOptimizer(optimizer, resumed.arrays, "optimizer/");
+    if (discriminator) await restoreOptimizer(discriminatorOptimizer, resumed.arrays, "discriminator_optimizer/");
   }
-  const batchRng = saved ? Rng.fromState(saved.batchRng) : Rng.derive(ctx.seed, "batches");
-  const mediaRng = Rng.derive(ctx.seed, "media");
+  const batchRng = saved ? Rng.fromState(saved.batchRng) : Rng.derive(training.seed, "batches");
+  const mediaRng = Rng.derive(training.seed, "media");
   let lastZ: tf.Tensor2D | null = null;
 
-  await trainPhase(ctx, {
-    label: cfg.method,
+  const last = await trainPhase(ctx, {
+    label: training.label,
     steps: cfg.steps,
     startStep: saved?.step ?? 0,
     variables: vaeParams,
@@ -219,11 +234,11 @@ async function train(ctx: RunContext, cfg: Cfg) {
     evaluateEvery: cfg.media_every,
     evaluate: async (step) => {
       const images = await mediaImages(encoder, decoder, dataset, mediaRng);
-      ctx.image("reconstructions", step, images.reconstructions);
-      ctx.image("traversals", step, images.traversals);
+      ctx.image(`${training.mediaPrefix}reconstructions`, step, images.reconstructions);
+      ctx.image(`${training.mediaPrefix}traversals`, step, images.traversals);
       return {};
     },
-    checkpointEvery: cfg.checkpoint_every,
+    checkpointEvery: training.checkpoints ? cfg.checkpoint_every : 0,
     checkpoint: async (step) => {
       const arrays = {
         ...entries(),
@@ -234,15 +249,18 @@ async function train(ctx: RunContext, cfg: Cfg) {
     },
   });
   // A final checkpoint holds the trained weights for export-codes and eval --run.
-  await ctx.checkpoint(cfg.steps, entries(), { step: cfg.steps, batchRng: batchRng.state() } satisfies VaeState);
+  if (training.checkpoints) {
+    await ctx.checkpoint(cfg.steps, entries(), { step: cfg.steps, batchRng: batchRng.state() } satisfies VaeState);
+  }
+  optimizer.dispose();
+  discriminatorOptimizer.dispose();
   return {
     encoder,
-    decoder,
-    discriminator,
-    dataset,
+    last,
     dispose: () => {
-      optimizer.dispose();
-      discriminatorOptimizer.dispose();
+      encoder.params.dispose();
+      decoder.params.dispose();
+      discriminator?.params.dispose();
     },
   };
 }
@@ -341,7 +359,7 @@ export const experiment = defineExperiment({
   name: "vae-dsprites",
   description: "One VAE-family model (β-VAE, FactorVAE, DIP-VAE-I/II, β-TCVAE, AnnealedVAE) on dSprites, scored",
   source: SOURCE,
-  config,
+  config: VAE_CONFIG,
   presets: {
     smoke: {
       resolution: "32",
@@ -369,11 +387,10 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const { encoder, decoder, discriminator, dataset, dispose } = await train(ctx, cfg);
+    const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
+    const training = { label: cfg.method, seed: ctx.seed, resumed: ctx.resumed, checkpoints: true, mediaPrefix: "" };
+    const { encoder, dispose } = await trainVae(ctx, cfg, dataset, training);
     const { metrics, seconds } = await scoreVae(encoder, dataset, cfg as VaeConfig, ctx.seed);
-    encoder.params.dispose();
-    decoder.params.dispose();
-    discriminator?.params.dispose();
     dispose();
     return { metrics, details: { metric_seconds: seconds, dataset: dataset.description } };
   },

@@ -22,8 +22,10 @@ export type NumbersParam = { type: "numbers"; default: number[]; doc: string } &
 export type BooleanParam = { type: "boolean"; default: boolean; doc: string };
 /** A string parameter with a fixed set of choices. */
 export type ChoiceParam = { type: "string"; default: string; doc: string; choices: readonly string[] };
+/** A list of strings, each from a fixed set of choices. */
+export type ChoicesParam = { type: "strings"; default: string[]; doc: string; choices: readonly string[] };
 /** One configuration parameter: its type, default, documentation and bounds. */
-export type ParamSpec = NumberParam | NumbersParam | BooleanParam | ChoiceParam;
+export type ParamSpec = NumberParam | NumbersParam | BooleanParam | ChoiceParam | ChoicesParam;
 
 /** A named set of parameter specs. */
 export type ConfigSpec = Record<string, ParamSpec>;
@@ -67,6 +69,11 @@ export function choice(def: string, choices: readonly string[], doc: string): Ch
   return { type: "string", default: def, doc, choices };
 }
 
+/** A list of strings from `allowed`, given on the command line as `a,b,c`. */
+export function choices(def: string[], allowed: readonly string[], doc: string): ChoicesParam {
+  return { type: "strings", default: def, doc, choices: allowed };
+}
+
 /** Parses a number as researchers write it: `1e-4`, `20_000`, `-3.5`. */
 export function parseNumber(text: string): number | null {
   const cleaned = text.trim();
@@ -83,6 +90,8 @@ export function describeAllowed(spec: ParamSpec): string {
       return "true or false";
     case "string":
       return `one of ${spec.choices.join(", ")}`;
+    case "strings":
+      return `a comma-separated list of ${spec.choices.join(", ")}`;
     case "number":
     case "numbers": {
       const kind = spec.integer ? "an integer" : "a number";
@@ -125,6 +134,17 @@ export function coerceValue(key: string, spec: ParamSpec, raw: unknown): ConfigO
         throw new UsageError(`--${key} ${shown}: not allowed; ${key} must be ${describeAllowed(spec)}`);
       }
       return raw;
+    case "strings": {
+      const items = Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",").map((v) => v.trim()) : null;
+      if (!items || items.length === 0 || items.some((v) => typeof v !== "string")) return wrongType();
+      const unknown = items.filter((v) => !spec.choices.includes(v));
+      if (unknown.length > 0) {
+        throw new UsageError(
+          `--${key} ${shown}: ${unknown.join(", ")} not allowed; ${key} must be ${describeAllowed(spec)}`,
+        );
+      }
+      return items as string[];
+    }
     case "number": {
       const value = typeof raw === "number" ? raw : typeof raw === "string" ? parseNumber(raw) : null;
       if (value === null) return wrongType();

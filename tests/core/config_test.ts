@@ -1,5 +1,5 @@
 import { assertEquals, assertThrows } from "../assert.ts";
-import { choice, flag, integer, integers, parseNumber, real, resolveConfig } from "../../lib/core/config.ts";
+import { choice, choices, flag, integer, integers, parseNumber, real, resolveConfig } from "../../lib/core/config.ts";
 import { parseCommandLine } from "../../lib/core/cli.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 
@@ -49,6 +49,17 @@ Deno.test("resolveConfig rejects wrong types and out-of-range values with what i
   assertThrows(() => resolveConfig(spec, {}, flags(["--method", "c"])), UsageError, "one of a, b");
   assertThrows(() => resolveConfig(spec, {}, flags(["--verbose", "maybe"])), UsageError, "true or false");
   assertThrows(() => resolveConfig(spec, {}, flags(["--lr"])), UsageError, "--lr needs a value");
+});
+
+Deno.test("a list of choices takes a comma-separated subset and names what is not allowed", () => {
+  const listSpec = { methods: choices(["a", "b"], ["a", "b", "c"], "methods") };
+  assertEquals(resolveConfig(listSpec, {}, flags(["--methods", "c,a"])).methods, ["c", "a"]);
+  assertEquals(resolveConfig(listSpec, {}, new Map()).methods, ["a", "b"]);
+  assertThrows(
+    () => resolveConfig(listSpec, {}, flags(["--methods", "a,x,y"])),
+    UsageError,
+    "--methods a,x,y: x, y not allowed; methods must be a comma-separated list of a, b, c",
+  );
 });
 
 Deno.test("parseCommandLine pairs flags with values and refuses repeats", () => {

@@ -1,0 +1,231 @@
+/**
+ * The study of Locatello et al. 2019 (002_e32ada0b3d473046.md §5–6) at
+ * small scale: methods × hyperparameter values × seeds on one dataset, every
+ * model scored by every metric, then the study's analyses — reconstruction
+ * per setting (§5.2), Gaussian TC of the sampled vs the mean representation
+ * (§5.3, Figs. 2–4), the Spearman rank correlation between metrics (§5.4,
+ * Fig. 6), the share of variance due to method, value and seed (§5.5,
+ * Fig. 7), and the Table 1 selection statistic (§5.6).
+ */
+import { choices, integer, integers } from "../lib/core/config.ts";
+import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { Rng } from "../lib/core/rng.ts";
+import { type DatasetName, loadDataset } from "../lib/data/registry.ts";
+import {
+  metricRankCorrelation,
+  selectionSuccess,
+  settingMedians,
+  type StudyModel,
+  varianceShares,
+} from "../lib/metrics/study.ts";
+import { VAE_GRID, VAE_METHODS } from "../lib/train/vae_objectives.ts";
+import { scoreVae, trainVae, VAE_CONFIG, type VaeConfig } from "./vae_dsprites.ts";
+
+const SOURCE = "002_e32ada0b3d473046.md §2 (methods, Table 3 grid), §5.2–5.6 (findings), Table 1";
+
+/** The disentanglement metrics the paper correlates (Fig. 6) and selects by (Table 1). */
+export const STUDY_METRICS = [
+  "beta_vae_score",
+  "factor_vae_score",
+  "mig",
+  "dci_disentanglement",
+  "modularity",
+  "sap",
+] as const;
+
+const { method: _method, value: _value, ...training } = VAE_CONFIG;
+
+const config = {
+  methods: choices([...VAE_METHODS], VAE_METHODS, "objectives to train (Locatello et al. 2019 §2.3)"),
+  grid: integers(
+    [0, 1, 2, 3, 4, 5],
+    "positions in each method's Table 3 grid (0–5): 0,4 = β 1 and 8, c_max 5 and 75, γ 10 and 50, λ_od 1 and 20",
+    { min: 0, max: 5 },
+  ),
+  seeds: integer(50, "seeds per setting: --seed, --seed + 1, …", { min: 2, max: 1000 }),
+  selection_draws: integer(10_000, "Monte-Carlo draws of the Table 1 statistic", { min: 1 }),
+  ...training,
+};
+type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
+
+const targets: Target[] = [
+  {
+    metric: "selection/same_metric",
+    paper: 0.773,
+    source: "002_e32ada0b3d473046.md Table 1, same data set, same metric",
+    tolerance: 0.1,
+  },
+  {
+    metric: "selection/different_metric",
+    paper: 0.518,
+    source: "002_e32ada0b3d473046.md Table 1, same data set, random different metric",
+    tolerance: 0.1,
+  },
+];
+
+const claims: Claim[] = [
+  {
+    text: "BetaVAE, FactorVAE and MIG are rank-correlated across models (mean pairwise Spearman > 0.5)",
+    source: "002_e32ada0b3d473046.md §5.4 (Figs. 5, 6)",
+    holds: (m) => {
+      const pairs = [
+        m["spearman/beta_vae_score~factor_vae_score"],
+        m["spearman/beta_vae_score~mig"],
+        m["spearman/factor_vae_score~mig"],
+      ];
+      return pairs.some((v) => v === undefined) ? undefined : pairs.reduce((a, b) => a + b, 0) / 3 > 0.5;
+    },
+  },
+  {
+    text: "for β-VAE, stronger regularization lowers TC of the sampled and raises TC of the mean representation",
+    source: "002_e32ada0b3d473046.md §5.3 (Figs. 2, 3)",
+    holds: (m) => {
+      const sampled = m["tc_trend/beta_vae/sampled"], mean = m["tc_trend/beta_vae/mean"];
+      return sampled === undefined || mean === undefined ? undefined : sampled < 0 && mean > 0;
+    },
+  },
+  {
+    text: "most models have TC(mean) > TC(sampled)",
+    source: "002_e32ada0b3d473046.md §5.3 (Fig. 4)",
+    holds: (m) => m["tc_mean_above_sampled"] === undefined ? undefined : m["tc_mean_above_sampled"] > 0.5,
+  },
+  {
+    text: "the hyperparameter value explains more of each metric's variance than the objective does",
+    source: "002_e32ada0b3d473046.md §5.5 (Fig. 7)",
+    holds: (m) => {
+      const gaps = STUDY_METRICS.map((k) => m[`value_share/${k}`] - m[`method_share/${k}`]);
+      return gaps.some((g) => !Number.isFinite(g)) ? undefined : gaps.filter((g) => g > 0).length > gaps.length / 2;
+    },
+  },
+  {
+    text: "choosing a setting by a metric on one seed beats a random model more often by that metric than by another",
+    source: "002_e32ada0b3d473046.md Table 1 (77.3% vs 51.8%)",
+    holds: (m) => m["selection/same_metric"] > m["selection/different_metric"],
+  },
+];
+
+/** Checkpoint state: the models finished so far, in plan order. */
+interface StudyState {
+  done: StudyModel[];
+}
+
+/** The models of a study, in training order: method, then value, then seed. */
+export function studyPlan(cfg: Pick<Cfg, "methods" | "grid" | "seeds">, firstSeed: number) {
+  return cfg.methods.flatMap((method) =>
+    cfg.grid.map((position) => VAE_GRID[method as keyof typeof VAE_GRID].values[position]).flatMap((value) =>
+      Array.from({ length: cfg.seeds }, (_, i) => ({ method, value, seed: firstSeed + i }))
+    )
+  );
+}
+
+/** The study's analyses of its finished models, as flat metrics plus tables. */
+export function analyseStudy(models: StudyModel[], draws: number, seed: number) {
+  const metrics: Record<string, number> = {};
+  const put = (key: string, value: number) => {
+    if (Number.isFinite(value)) metrics[key] = value;
+  };
+  const medians = Object.fromEntries(
+    ["reconstruction", "kl", "tc_mean", "tc_sampled", ...STUDY_METRICS].map((k) => [k, settingMedians(models, k)]),
+  );
+  for (const key of ["reconstruction", "tc_mean", "tc_sampled"]) {
+    for (const [method, byValue] of Object.entries(medians[key])) {
+      for (const [value, v] of Object.entries(byValue)) put(`${key}/${method}@${value}`, v);
+    }
+  }
+  for (const method of Object.keys(medians.tc_mean)) {
+    const values = Object.keys(medians.tc_mean[method]).map(Number).sort((a, b) => a - b);
+    if (values.length < 2) continue;
+    const [weakest, strongest] = [String(values[0]), String(values.at(-1))];
+    put(`tc_trend/${method}/mean`, medians.tc_mean[method][strongest] - medians.tc_mean[method][weakest]);
+    put(`tc_trend/${method}/sampled`, medians.tc_sampled[method][strongest] - medians.tc_sampled[method][weakest]);
+  }
+  put("tc_mean_above_sampled", models.filter((m) => m.metrics.tc_mean > m.metrics.tc_sampled).length / models.length);
+
+  const spearman = metricRankCorrelation(models, STUDY_METRICS);
+  STUDY_METRICS.forEach((a, i) => STUDY_METRICS.forEach((b, j) => j > i && put(`spearman/${a}~${b}`, spearman[i][j])));
+  const shares = Object.fromEntries(STUDY_METRICS.map((k) => [k, varianceShares(models, k)]));
+  for (const [k, s] of Object.entries(shares)) {
+    put(`method_share/${k}`, s.method);
+    put(`value_share/${k}`, s.value);
+    put(`seed_share/${k}`, s.seed);
+  }
+  for (const differentMetric of [false, true]) {
+    const rng = Rng.derive(seed, "selection", String(differentMetric));
+    const success = selectionSuccess(models, STUDY_METRICS, rng, { draws, differentMetric });
+    put(`selection/${differentMetric ? "different" : "same"}_metric`, success);
+  }
+  return { metrics, tables: { medians, spearman: { metrics: STUDY_METRICS, matrix: spearman }, shares } };
+}
+
+/** Many VAE-family models on one dataset, and the study's analyses of them. */
+export const experiment = defineExperiment({
+  name: "dislib-study",
+  description: "Locatello et al. 2019 at small scale: methods × values × seeds, metric agreement, TC, selection",
+  source: SOURCE,
+  config,
+  presets: {
+    smoke: {
+      methods: ["beta_vae", "dip_vae_i"],
+      grid: [0, 4],
+      seeds: 2,
+      resolution: "32",
+      steps: 4,
+      batch: 8,
+      eval_samples: 100,
+      score_points: 20,
+      score_batch: 4,
+      log_every: 2,
+      media_every: 4,
+      selection_draws: 500,
+    },
+    quick: {
+      grid: [0, 4],
+      seeds: 3,
+      resolution: "32",
+      steps: 600,
+      lr: 5e-4,
+      anneal_steps: 200,
+      eval_samples: 2_000,
+      score_points: 200,
+      log_every: 50,
+      media_every: 600,
+    },
+    paper: {},
+  },
+  targets,
+  claims,
+  async run(ctx, cfg) {
+    const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
+    const plan = studyPlan(cfg, ctx.seed);
+    const done = [...((ctx.resumed?.state as StudyState | undefined)?.done ?? [])];
+    for (let index = done.length; index < plan.length; index++) {
+      const { method, value, seed } = plan[index];
+      const modelCfg: VaeConfig = { ...cfg, method, value };
+      const label = `${method}@${value}/seed${seed}`;
+      const started = performance.now();
+      const { encoder, last, dispose } = await trainVae(ctx, modelCfg, dataset, {
+        label,
+        seed,
+        resumed: null,
+        checkpoints: false,
+        mediaPrefix: `${method}@${value}-seed${seed}-`,
+      });
+      const { metrics } = await scoreVae(encoder, dataset, modelCfg, seed);
+      dispose();
+      Object.assign(metrics, {
+        reconstruction: last.reconstruction,
+        kl: last.kl,
+        elbo: -(last.reconstruction + last.kl),
+        seconds: (performance.now() - started) / 1000,
+      });
+      done.push({ method, value, seed, metrics });
+      ctx.log(index + 1, Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`models/${k}`, v])));
+      // The study resumes at model granularity: a killed run retrains only the model it was on.
+      await ctx.checkpoint(index + 1, {}, { done } satisfies StudyState);
+    }
+    const { metrics, tables } = analyseStudy(done, cfg.selection_draws, ctx.seed);
+    return { metrics, details: { dataset: dataset.description, models: done, ...tables } };
+  },
+});
+
+if (import.meta.main) await runFromCli(experiment, Deno.args);
