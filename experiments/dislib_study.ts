@@ -7,7 +7,7 @@
  * Fig. 6), the share of variance due to method, value and seed (§5.5,
  * Fig. 7), and the Table 1 selection statistic (§5.6).
  */
-import { choices, integer, integers } from "../lib/core/config.ts";
+import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { type DatasetName, loadDataset } from "../lib/data/registry.ts";
@@ -46,7 +46,7 @@ const config = {
   selection_draws: integer(10_000, "Monte-Carlo draws of the Table 1 statistic", { min: 1 }),
   ...training,
 };
-type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
+type Cfg = ConfigOf<typeof config>;
 
 const targets: Target[] = [
   {

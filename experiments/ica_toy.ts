@@ -11,7 +11,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
-import { choice, flag, integer, integers, real } from "../lib/core/config.ts";
+import { choice, type ConfigOf, flag, integer, integers, real } from "../lib/core/config.ts";
 import { scatterPanels } from "../lib/core/plot.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
 import { laplaceArSources, mix, randomMixingMlp } from "../lib/data/laplace_ar.ts";
@@ -94,7 +94,7 @@ const claims: Claim[] = [
   },
 ];
 
-type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
+type Cfg = ConfigOf<typeof config>;
 
 /** Checkpoint state: where the run is and what finished phases measured. */
 interface ToyState {

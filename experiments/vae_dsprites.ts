@@ -7,7 +7,7 @@
  * disentanglement metrics.
  */
 import * as tf from "@tensorflow/tfjs";
-import { choice, integer, real } from "../lib/core/config.ts";
+import { choice, type ConfigOf, integer, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
 import { join } from "node:path";
@@ -18,7 +18,7 @@ import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.t
 import { imageGrid } from "../lib/data/preview.ts";
 import { DATASET_NAMES, type DatasetName, loadDataset } from "../lib/data/registry.ts";
 import { evaluateArrays } from "../lib/metrics/evaluate.ts";
-import type { Matrix } from "../lib/metrics/mcc.ts";
+import { type Matrix, meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { unsupervisedScores } from "../lib/metrics/unsupervised.ts";
 import { betaVaeScore, type Representation } from "../lib/metrics/beta_vae_score.ts";
 import { factorVaeScore } from "../lib/metrics/factor_vae_score.ts";
@@ -37,13 +37,19 @@ import {
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (Locatello et al. 2019); targets: 000_306f4209a39c5a17.md Table 16";
 
+/** The network keys every image experiment shares. */
+export const NETWORK_CONFIG = {
+  resolution: choice("64", ["64", "32"], "image side; 32 drops one stride-2 stage"),
+  architecture: choice("conv", ["conv", "mlp"], "Table 2 conv nets, or the β-VAE paper's MLPs"),
+  latents: integer(10, "latent dimensions", { min: 1, max: 64 }),
+};
+
+/** The keys of one VAE-family model's training and scoring. */
 export const VAE_CONFIG = {
   method: choice("beta_vae", VAE_METHODS, "objective (Locatello et al. 2019 §2.3)"),
   value: real(4, "the method's hyperparameter: β, c_max, γ or λ_od (Table 3 grid)", { min: 0 }),
   dataset: choice("dsprites", DATASET_NAMES, "ground-truth dataset"),
-  resolution: choice("64", ["64", "32"], "image side; 32 drops one stride-2 stage"),
-  architecture: choice("conv", ["conv", "mlp"], "Table 2 conv nets, or the β-VAE paper's MLPs"),
-  latents: integer(10, "latent dimensions", { min: 1, max: 64 }),
+  ...NETWORK_CONFIG,
   steps: integer(300_000, "Adam steps", { min: 1 }),
   batch: integer(64, "images per step", { min: 2 }),
   lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
@@ -55,7 +61,7 @@ export const VAE_CONFIG = {
   media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
   checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
 };
-type Cfg = { [K in keyof typeof VAE_CONFIG]: typeof VAE_CONFIG[K]["default"] };
+type Cfg = ConfigOf<typeof VAE_CONFIG>;
 
 /** Median scores of β-VAE on dSprites (Locatello et al. 2020 via Paper A Table 16), as fractions. */
 const targets: Target[] = [
@@ -280,12 +286,23 @@ export async function sampleCodes(encoder: Encoder, dataset: GroundTruthDataset,
   return { ...codes, factors: factorMatrix, factorValues: factors.values };
 }
 
+/** |corr| of each factor with the code matched to it by MCC's assignment, as `mcc/<factor>`. */
+export function perFactorCorrelation(factors: Matrix, codes: Matrix, names: readonly string[]) {
+  const { perSource } = meanCorrelationCoefficient(factors, codes);
+  return Object.fromEntries(names.map((name, i) => [`mcc/${name}`, perSource[i]]));
+}
+
 /**
  * Every metric of a trained encoder: the array metrics on the mean code of
  * `eval_samples` fresh samples, TC of the mean and the sampled code, and the
  * BetaVAE, FactorVAE and IRS scores.
  */
-export async function scoreVae(encoder: Encoder, dataset: GroundTruthDataset, cfg: Cfg, seed: number) {
+export async function scoreVae(
+  encoder: Encoder,
+  dataset: GroundTruthDataset,
+  cfg: Pick<Cfg, "eval_samples" | "score_points" | "score_batch" | "latents" | "method" | "value">,
+  seed: number,
+) {
   const codes = await sampleCodes(encoder, dataset, cfg.eval_samples, Rng.derive(seed, "evaluation"));
   const { values, seconds } = evaluateArrays(codes.mean, codes.factors, [
     "mig",
@@ -305,6 +322,7 @@ export async function scoreVae(encoder: Encoder, dataset: GroundTruthDataset, cf
     modularity: values.modularity as number,
     explicitness: values.explicitness as number,
     mcc: values.mcc as number,
+    ...perFactorCorrelation(codes.factors, codes.mean, dataset.factorNames),
     tc_mean: values.tc as number,
     tc_sampled: unsupervisedScores(codes.sampled).gaussian_total_correlation,
   };

@@ -9,6 +9,7 @@
  */
 import type { Rng } from "../core/rng.ts";
 import { correlationMatrix, type Matrix } from "./mcc.ts";
+import { udr } from "./udr.ts";
 
 /** One trained model of a study: its setting and its scores. */
 export interface StudyModel {
@@ -169,4 +170,54 @@ export function selectionSuccess(
   }
   if (counted === 0) throw new RangeError("no draw found the chosen setting on another seed");
   return wins / counted;
+}
+
+/** A model's mean codes of the study's shared probe images, with each code's average KL. */
+export interface ProbeCodes {
+  codes: Matrix;
+  klPerCode: ArrayLike<number>;
+}
+
+/**
+ * Each model's UDR score (Duan et al. 2020, as Paper A selects SlowVAE's γ
+ * and λ): the median of its pairwise UDR with every other seed of the same
+ * setting, on the same probe images. A setting with one seed gets NaN.
+ */
+export function udrPerModel(models: readonly StudyModel[], probes: readonly ProbeCodes[]): number[] {
+  if (probes.length !== models.length) throw new RangeError(`${probes.length} probe codes for ${models.length} models`);
+  return models.map((model, i) => {
+    const pairwise = models.flatMap((other, j) =>
+      j !== i && settingOf(other) === settingOf(model)
+        ? [udr(probes[i].codes, probes[j].codes, { kl: { a: probes[i].klPerCode, b: probes[j].klPerCode } })]
+        : []
+    );
+    return median(pairwise);
+  });
+}
+
+/**
+ * The setting each criterion would choose (highest median over seeds), and
+ * where the unsupervised choice ranks by the supervised metric: the
+ * comparison of UDR-based with metric-based selection.
+ */
+export function compareSelection(models: readonly StudyModel[], unsupervised: string, supervised: string) {
+  const medianOf = (metric: string) =>
+    [...groupBy(models, settingOf).entries()].map(([setting, ms]) => ({
+      setting,
+      score: median(finiteScores(ms, metric)),
+    })).filter((s) => Number.isFinite(s.score)).sort((a, b) => b.score - a.score);
+  const byUnsupervised = medianOf(unsupervised), bySupervised = medianOf(supervised);
+  if (byUnsupervised.length === 0 || bySupervised.length === 0) {
+    throw new RangeError(`no setting has a finite median ${byUnsupervised.length ? supervised : unsupervised}`);
+  }
+  const chosen = byUnsupervised[0].setting;
+  const rank = bySupervised.findIndex((s) => s.setting === chosen) + 1;
+  return {
+    byUnsupervised: chosen,
+    bySupervised: bySupervised[0].setting,
+    /** 1 when both agree; 0 when the unsupervised choice has no supervised score. */
+    supervisedRankOfUnsupervisedChoice: rank,
+    medians: Object.fromEntries(bySupervised.map((s) => [s.setting, s.score])),
+    unsupervisedMedians: Object.fromEntries(byUnsupervised.map((s) => [s.setting, s.score])),
+  };
 }

@@ -6,3 +6,5 @@
 export * from "./loop.ts";
 export * from "./pcl.ts";
 export * from "./slow_flow.ts";
+export * from "./slow_vae.ts";
+export * from "./pair_model.ts";

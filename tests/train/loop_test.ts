@@ -1,8 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
-import type { RunContext } from "../../lib/core/experiment.ts";
-import { Progress } from "../../lib/core/progress.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { laplaceArSources, mix, randomMixingMlp } from "../../lib/data/laplace_ar.ts";
 import { CouplingFlow } from "../../lib/models/coupling_flow.ts";
@@ -11,23 +9,9 @@ import { Params } from "../../lib/models/params.ts";
 import { type TrainPhase, trainPhase } from "../../lib/train/loop.ts";
 import { PclHead, pclLoss } from "../../lib/train/pcl.ts";
 import { slowFlowNll } from "../../lib/train/slow_flow.ts";
+import { fakeContext } from "./fake_context.ts";
 
 await selectBackend("wasm");
-
-function fakeContext(logged: { step: number; values: Record<string, number> }[]): RunContext {
-  return {
-    rng: new Rng(0),
-    seed: 0,
-    preset: "smoke",
-    backend: { name: "wasm", adapter: null, softwareAdapter: null, requested: "wasm" },
-    dir: "",
-    resumed: null,
-    log: (step, values) => logged.push({ step, values }),
-    image: () => {},
-    progress: (label, total) => new Progress(label, total, { write: () => {} }),
-    checkpoint: () => Promise.resolve(),
-  };
-}
 
 const dim = 4;
 const data = (() => {

@@ -1,0 +1,146 @@
+/**
+ * The shared driver of the pair experiments (slowvae-dsprites,
+ * slowvae-kitti): trains a plan of models × seeds, scores each, encodes the
+ * shared probe images for UDR, resumes at model granularity, and summarises
+ * each model over seeds (mean and s.d., as Paper A's tables).
+ */
+import { type ConfigOf, integer, real } from "../lib/core/config.ts";
+import type { RunContext } from "../lib/core/experiment.ts";
+import type { Encoder } from "../lib/models/dislib_vae.ts";
+import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../lib/metrics/study.ts";
+import {
+  meanCodes,
+  type PairModelConfig,
+  type PairModelMethod,
+  type PairSource,
+  trainPairModel,
+} from "../lib/train/pair_model.ts";
+import { NETWORK_CONFIG } from "./vae_dsprites.ts";
+
+/** Config keys every pair experiment shares: the network, the optimizer, the schedule and the UDR probe. */
+export const PAIR_TRAINING_CONFIG = {
+  ...NETWORK_CONFIG,
+  steps: integer(300_000, "Adam steps per model", { min: 1 }),
+  pairs: integer(32, "pairs per step (64 images)", { min: 2 }),
+  lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
+  probe_images: integer(1_000, "shared images every model encodes for UDR", { min: 10 }),
+  log_every: integer(100, "steps between logged losses", { min: 1 }),
+};
+type TrainingCfg = ConfigOf<typeof PAIR_TRAINING_CONFIG>;
+
+/** A model's settings from the shared keys and its method's weights. */
+export function pairModelConfig(
+  cfg: TrainingCfg,
+  method: PairModelMethod,
+  weights: { beta: number; gamma: number; rate: number },
+): PairModelConfig {
+  return {
+    method,
+    ...weights,
+    architecture: cfg.architecture as "conv" | "mlp",
+    latents: cfg.latents,
+    steps: cfg.steps,
+    pairs: cfg.pairs,
+    lr: cfg.lr,
+    logEvery: cfg.log_every,
+  };
+}
+
+/** One entry of a plan: a named model setting and a seed. */
+export interface PlannedModel {
+  /** Setting name, e.g. "slowvae_lap" or "slowvae_lap(γ=10,λ=6)". */
+  name: string;
+  /** Its swept value, for the study tables (0 when it has none). */
+  value: number;
+  seed: number;
+  config: PairModelConfig;
+  source: PairSource;
+}
+
+/** What the driver needs besides the plan. */
+export interface PairStudyOptions {
+  /** Scores of a trained encoder. */
+  score(encoder: Encoder, seed: number): Promise<Record<string, number>>;
+  /** The shared probe images `[n, h, w, c]` for UDR. */
+  probe: { images: Float32Array; n: number; shape: [number, number, number] };
+}
+
+interface PairStudyState {
+  done: StudyModel[];
+}
+
+/**
+ * Trains and scores every planned model not yet done; returns every model,
+ * the per-setting mean and s.d. over seeds with UDR, and the comparison of
+ * selection by UDR with selection by MCC.
+ */
+export async function runPairStudy(ctx: RunContext, plan: PlannedModel[], options: PairStudyOptions) {
+  const done = [...((ctx.resumed?.state as PairStudyState | undefined)?.done ?? [])];
+  const probes: ProbeCodes[] = done.map((_, i) => {
+    const codes = ctx.resumed!.arrays[`probe/${i}/codes`];
+    const kl = ctx.resumed!.arrays[`probe/${i}/kl`];
+    return {
+      codes: { data: Float64Array.from(codes.data as Float32Array), rows: codes.shape[0], cols: codes.shape[1] },
+      klPerCode: Float64Array.from(kl.data as Float32Array),
+    };
+  });
+  for (let index = done.length; index < plan.length; index++) {
+    const { name, value, seed, config, source } = plan[index];
+    const started = performance.now();
+    const { encoder, last } = await trainPairModel(ctx, source, config, { label: `${name}/seed${seed}`, seed });
+    const metrics = await options.score(encoder, seed);
+    probes.push(await meanCodes(encoder, options.probe.images, options.probe.n, options.probe.shape));
+    encoder.params.dispose();
+    for (const key of ["reconstruction", "kl_normal", "kl", "transition", "kl_pair", "accuracy"]) {
+      if (Number.isFinite(last[key])) metrics[`train_${key}`] = last[key];
+    }
+    metrics.seconds = (performance.now() - started) / 1000;
+    done.push({ method: name, value, seed, metrics });
+    ctx.log(index + 1, Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`models/${k}`, v])));
+    // Resume at model granularity: the finished models' scores and probe codes.
+    const arrays = Object.fromEntries(probes.flatMap((p, i) => [
+      [`probe/${i}/codes`, { data: Float32Array.from(p.codes.data), shape: [p.codes.rows, p.codes.cols] }],
+      [`probe/${i}/kl`, { data: Float32Array.from(p.klPerCode), shape: [p.codes.cols] }],
+    ]));
+    await ctx.checkpoint(index + 1, arrays, { done } satisfies PairStudyState);
+  }
+  const selection = udrSelection(done, probes, "mcc");
+  const metrics = seedSummary(done);
+  if (selection) metrics["selection/mcc_rank_of_udr_choice"] = selection.supervisedRankOfUnsupervisedChoice;
+  return { metrics, models: done, selection };
+}
+
+/** Mean and s.d. over seeds of each metric, per setting, as `<setting>/<metric>` and `<setting>/<metric>_sd`. */
+export function seedSummary(models: readonly StudyModel[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const settings = [...new Set(models.map((m) => m.method))];
+  for (const setting of settings) {
+    const ofSetting = models.filter((m) => m.method === setting);
+    for (const metric of Object.keys(ofSetting[0].metrics)) {
+      const values = ofSetting.map((m) => m.metrics[metric]).filter(Number.isFinite);
+      if (values.length === 0) continue;
+      const mean = values.reduce((a, b) => a + b, 0) / values.length;
+      out[`${setting}/${metric}`] = mean;
+      if (values.length > 1) {
+        out[`${setting}/${metric}_sd`] = Math.sqrt(
+          values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1),
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * UDR of every model among its setting's seeds, and model selection by UDR
+ * beside selection by a supervised metric (Paper A §2.1 selects γ, λ by UDR).
+ */
+export function udrSelection(models: StudyModel[], probes: ProbeCodes[], supervised: string) {
+  const scores = udrPerModel(models, probes);
+  models.forEach((m, i) => {
+    if (Number.isFinite(scores[i])) m.metrics.udr = scores[i];
+  });
+  const settings = new Set(models.map(settingOf));
+  if (settings.size < 2 || !models.some((m) => Number.isFinite(m.metrics.udr))) return null;
+  return compareSelection(models, "udr", supervised);
+}

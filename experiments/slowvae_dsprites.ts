@@ -1,0 +1,230 @@
+/**
+ * SlowVAE on dSprites pairs (Klindt et al. 2021, 000_306f4209a39c5a17.md
+ * §2.1–2.4 methods, §5.1 Table 1 and Tables 14–16 targets, §7.1 item 3):
+ * SlowVAE on LAP and UNI transitions, the PM-VAE ablation, Ada-GVAE, PCL and
+ * the i.i.d. β-VAE, over seeds; every disentanglement metric, per-factor
+ * correlations, and selection by UDR beside selection by MCC.
+ */
+import { choices, type ConfigOf, integer, integers, real } from "../lib/core/config.ts";
+import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { Rng } from "../lib/core/rng.ts";
+import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
+import { type FactorPairs, lapPairs, uniPairs } from "../lib/data/pair_samplers.ts";
+import { loadDataset } from "../lib/data/registry.ts";
+import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
+import { PAIR_TRAINING_CONFIG, pairModelConfig, type PlannedModel, runPairStudy } from "./pair_study.ts";
+import { scoreVae } from "./vae_dsprites.ts";
+
+const SOURCE = "000_306f4209a39c5a17.md §2.1–2.4 (Klindt et al. 2021, SlowVAE), targets §5.1 Tables 1, 14";
+
+/** Model settings: method and transitions. */
+export const DSPRITES_PAIR_MODELS: Record<string, { method: PairModelMethod; transitions: "lap" | "uni" | "iid" }> = {
+  slowvae_lap: { method: "slow_vae", transitions: "lap" },
+  slowvae_uni: { method: "slow_vae", transitions: "uni" },
+  pmvae_lap: { method: "pm_vae", transitions: "lap" },
+  adagvae_lap: { method: "ada_gvae", transitions: "lap" },
+  adagvae_uni: { method: "ada_gvae", transitions: "uni" },
+  adamlvae_lap: { method: "ada_mlvae", transitions: "lap" },
+  pcl_lap: { method: "pcl", transitions: "lap" },
+  pcl_uni: { method: "pcl", transitions: "uni" },
+  betavae: { method: "beta_vae", transitions: "iid" },
+};
+
+const config = {
+  models: choices(
+    ["slowvae_lap", "slowvae_uni", "pmvae_lap", "adagvae_lap", "pcl_lap", "betavae"],
+    Object.keys(DSPRITES_PAIR_MODELS),
+    "model settings: method_transitions (LAP, UNI; the β-VAE sees i.i.d. images)",
+  ),
+  seeds: integer(10, "seeds per model: --seed, --seed + 1, … (Paper A: 10)", { min: 1, max: 1000 }),
+  gammas: integers([10], "SlowVAE γ values; several with --rates form the grid UDR selects from", { min: 1 }),
+  rates: integers([6], "SlowVAE Laplace rates λ", { min: 1 }),
+  pm_gamma: real(10, "PM-VAE γ (Tables 14–15 sweep 1–16)", { min: 0 }),
+  ada_beta: real(4, "Ada-GVAE/-MLVAE β (Paper A selects from 1–16 by reconstruction)", { min: 0 }),
+  vae_beta: real(4, "β of the i.i.d. β-VAE", { min: 0 }),
+  lap_rate: real(1, "LAP data rate λ: scale ln(n)/λ per factor (App. D.2)", { min: 0.01 }),
+  eval_samples: integer(10_000, "observations scored by MCC, MIG, DCI, SAP, Modularity", { min: 20 }),
+  score_points: integer(10_000, "BetaVAE/FactorVAE training points", { min: 2 }),
+  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
+  ...PAIR_TRAINING_CONFIG,
+};
+type Cfg = ConfigOf<typeof config>;
+
+const TABLE_1 = "000_306f4209a39c5a17.md §5.1 Table 1";
+const targets: Target[] = [
+  {
+    metric: "slowvae_lap/mcc",
+    paper: 0.698,
+    source: `${TABLE_1}, SlowVAE dSprites (LAP) MCC 69.8 (2.3)`,
+    tolerance: 0.05,
+  },
+  {
+    metric: "slowvae_lap/dci_disentanglement",
+    paper: 0.654,
+    source: `${TABLE_1}, SlowVAE (LAP) DCI 65.4 (3.6)`,
+    tolerance: 0.05,
+  },
+  {
+    metric: "slowvae_lap/beta_vae_score",
+    paper: 1.0,
+    source: `${TABLE_1}, SlowVAE (LAP) BetaVAE 100.0 (0.0)`,
+    tolerance: 0.05,
+  },
+  {
+    metric: "slowvae_lap/factor_vae_score",
+    paper: 0.975,
+    source: `${TABLE_1}, SlowVAE (LAP) FactorVAE 97.5 (3.0)`,
+    tolerance: 0.05,
+  },
+  { metric: "slowvae_lap/mig", paper: 0.295, source: `${TABLE_1}, SlowVAE (LAP) MIG 29.5 (9.3)`, tolerance: 0.05 },
+  {
+    metric: "slowvae_uni/mcc",
+    paper: 0.588,
+    source: `${TABLE_1}, SlowVAE dSprites (UNI) MCC 58.8 (8.9)`,
+    tolerance: 0.05,
+  },
+  {
+    metric: "pmvae_lap/mcc",
+    paper: 0.492,
+    source: "000_306f4209a39c5a17.md §5.1 Table 14, PM-VAE(γ=10) dSprites (LAP) MCC 49.2",
+    tolerance: 0.05,
+  },
+  {
+    metric: "pmvae_lap/dci_disentanglement",
+    paper: 0.136,
+    source: "000_306f4209a39c5a17.md §5.1 Table 14, PM-VAE(γ=10) DCI 13.6",
+    tolerance: 0.05,
+  },
+  {
+    metric: "adagvae_lap/mcc",
+    paper: 0.569,
+    source: `${TABLE_1}, Ada-GVAE dSprites (LAP) MCC 56.9 (4.2)`,
+    tolerance: 0.05,
+  },
+  { metric: "pcl_lap/mcc", paper: 0.679, source: `${TABLE_1}, PCL dSprites (LAP) MCC 67.9 (3.3)`, tolerance: 0.05 },
+];
+
+const above = (m: Record<string, number>, a: string, b: string) =>
+  m[a] === undefined || m[b] === undefined ? undefined : m[a] > m[b];
+const claims: Claim[] = [
+  {
+    text: "SlowVAE (LAP) has a higher MCC than PM-VAE and the β-VAE",
+    source: "000_306f4209a39c5a17.md §5.1 Tables 1, 14, §7.1 item 3",
+    holds: (m) => {
+      const [pm, vae] = [above(m, "slowvae_lap/mcc", "pmvae_lap/mcc"), above(m, "slowvae_lap/mcc", "betavae/mcc")];
+      return pm === undefined || vae === undefined ? undefined : pm && vae;
+    },
+  },
+  {
+    text: "SlowVAE (LAP) has a higher DCI disentanglement than PM-VAE and the β-VAE",
+    source: "000_306f4209a39c5a17.md §5.1 Tables 1, 14",
+    holds: (m) => {
+      const pm = above(m, "slowvae_lap/dci_disentanglement", "pmvae_lap/dci_disentanglement");
+      const vae = above(m, "slowvae_lap/dci_disentanglement", "betavae/dci_disentanglement");
+      return pm === undefined || vae === undefined ? undefined : pm && vae;
+    },
+  },
+  {
+    text: "SlowVAE (LAP) recovers x, y and scale: per-factor correlation > 0.9 each",
+    source: "000_306f4209a39c5a17.md §7.1 item 3",
+    holds: (m) => {
+      const values = ["pos_x", "pos_y", "scale"].map((f) => m[`slowvae_lap/mcc/${f}`]);
+      return values.some((v) => v === undefined) ? undefined : values.every((v) => v > 0.9);
+    },
+  },
+  {
+    text: "SlowVAE scores a higher MCC on LAP than on UNI transitions",
+    source: `${TABLE_1} (69.8 vs 58.8)`,
+    holds: (m) => above(m, "slowvae_lap/mcc", "slowvae_uni/mcc"),
+  },
+];
+
+/** Pairs of dSprites images whose factors move by the given transition sampler. */
+export function dspritesPairSource(dataset: GroundTruthDataset, transitions: "lap" | "uni" | "iid", lapRate: number) {
+  const space = { sizes: dataset.factorSizes, categorical: dataset.categorical };
+  const sample = (n: number, rng: Rng): FactorPairs => {
+    if (transitions === "uni") return uniPairs(space, n, rng);
+    // The i.i.d. baseline draws frames, never pairs; LAP stands in so the source is total.
+    return lapPairs(space, n, rng, { rate: lapRate });
+  };
+  const source: PairSource = {
+    imageShape: dataset.imageShape,
+    pairs: (n, rng) => {
+      const { first, second } = sample(n, rng);
+      return { x0: dataset.observations(first, rng).values, x1: dataset.observations(second, rng).values };
+    },
+    frames: (n, rng) => sampleBatch(dataset, n, rng).observations.values,
+  };
+  return source;
+}
+
+/** The plan: each model setting (SlowVAE once per γ, λ of the grid) × seeds. */
+export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: number): PlannedModel[] {
+  const grid = cfg.gammas.flatMap((gamma) => cfg.rates.map((rate) => ({ gamma, rate })));
+  return cfg.models.flatMap((name) => {
+    const { method, transitions } = DSPRITES_PAIR_MODELS[name];
+    const settings = method === "slow_vae"
+      ? grid.map(({ gamma, rate }) => ({ name: grid.length > 1 ? `${name}(γ=${gamma},λ=${rate})` : name, gamma, rate }))
+      : [{ name, gamma: cfg.pm_gamma, rate: 6 }];
+    const beta = method === "beta_vae" ? cfg.vae_beta : method.startsWith("ada_") ? cfg.ada_beta : 1;
+    const source = dspritesPairSource(dataset, transitions, cfg.lap_rate);
+    return settings.flatMap((setting) =>
+      Array.from({ length: cfg.seeds }, (_, i) => ({
+        name: setting.name,
+        value: 0,
+        seed: firstSeed + i,
+        source,
+        config: pairModelConfig(cfg, method, { beta, gamma: setting.gamma, rate: setting.rate }),
+      }))
+    );
+  });
+}
+
+/** SlowVAE and its baselines on dSprites pairs, over seeds. */
+export const experiment = defineExperiment({
+  name: "slowvae-dsprites",
+  description: "SlowVAE (LAP, UNI) vs PM-VAE, Ada-GVAE, PCL and β-VAE on dSprites pairs (Klindt et al. 2021 Table 1)",
+  source: SOURCE,
+  config,
+  presets: {
+    smoke: {
+      models: ["slowvae_lap", "pmvae_lap", "betavae"],
+      seeds: 2,
+      resolution: "32",
+      steps: 4,
+      pairs: 4,
+      eval_samples: 100,
+      score_points: 20,
+      score_batch: 4,
+      probe_images: 50,
+      log_every: 2,
+    },
+    quick: {
+      models: ["slowvae_lap", "slowvae_uni", "pmvae_lap", "adagvae_lap", "betavae"],
+      seeds: 3,
+      resolution: "32",
+      steps: 1_000,
+      lr: 5e-4,
+      eval_samples: 2_000,
+      score_points: 200,
+      probe_images: 500,
+      log_every: 50,
+    },
+    paper: {},
+  },
+  targets,
+  claims,
+  async run(ctx, cfg) {
+    const dataset = loadDataset("dsprites", { size: Number(cfg.resolution) as 32 | 64 });
+    const plan = dspritesPlan(cfg, dataset, ctx.seed);
+    const probe = sampleBatch(dataset, cfg.probe_images, Rng.derive(ctx.seed, "probe")).observations;
+    const scoring = { ...cfg, method: "", value: 0 };
+    const { metrics, models, selection } = await runPairStudy(ctx, plan, {
+      score: async (encoder, seed) => (await scoreVae(encoder, dataset, scoring, seed)).metrics,
+      probe: { images: probe.values, n: probe.n, shape: probe.shape },
+    });
+    return { metrics, details: { dataset: dataset.description, models, selection } };
+  },
+});
+
+if (import.meta.main) await runFromCli(experiment, Deno.args);

@@ -1,0 +1,144 @@
+/**
+ * Training of one model on pairs of temporally adjacent images
+ * (000_306f4209a39c5a17.md §2.1–2.3): SlowVAE, PM-VAE, Ada-GVAE/-MLVAE and
+ * PCL on the pairs a source gives, and the β-VAE baseline on i.i.d. images
+ * from the same source, all with the Locatello et al. encoder/decoder.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { RunContext } from "../core/experiment.ts";
+import { Rng } from "../core/rng.ts";
+import { type Architecture, type Encoder, vaeNetworks } from "../models/dislib_vae.ts";
+import { Params } from "../models/params.ts";
+import type { Matrix } from "../metrics/mcc.ts";
+import { trainPhase } from "./loop.ts";
+import { PclHead } from "./pcl.ts";
+import { PAIR_METHODS, pairLoss, type PairMethod } from "./slow_vae.ts";
+import { posterior, vaeLoss } from "./vae_objectives.ts";
+
+/** Pair methods plus the i.i.d. β-VAE baseline. */
+export const PAIR_MODEL_METHODS = [...PAIR_METHODS, "beta_vae"] as const;
+/** A method of {@linkcode PAIR_MODEL_METHODS}. */
+export type PairModelMethod = typeof PAIR_MODEL_METHODS[number];
+
+/** Where training images come from: pairs `(x_{t−1}, x_t)` and i.i.d. frames, flat `[n, h, w, c]`. */
+export interface PairSource {
+  imageShape: [number, number, number];
+  pairs(n: number, rng: Rng): { x0: Float32Array; x1: Float32Array };
+  frames(n: number, rng: Rng): Float32Array;
+}
+
+/** The settings of one pair model. */
+export interface PairModelConfig {
+  method: PairModelMethod;
+  /** Weight of KL(q ‖ N(0, I)); β of the β-VAE and Ada-GVAE baselines. */
+  beta: number;
+  /** Weight of the transition prior (SlowVAE, PM-VAE). */
+  gamma: number;
+  /** Rate λ of SlowVAE's Laplace transition prior. */
+  rate: number;
+  architecture: Architecture;
+  latents: number;
+  steps: number;
+  /** Pairs per step (the β-VAE sees twice as many i.i.d. images, the same image count). */
+  pairs: number;
+  lr: number;
+  logEvery: number;
+}
+
+/** Trains one model; returns its encoder and the last logged terms. */
+export async function trainPairModel(
+  ctx: RunContext,
+  source: PairSource,
+  cfg: PairModelConfig,
+  training: { label: string; seed: number },
+) {
+  const [h, w, c] = source.imageShape;
+  const { encoder, decoder } = vaeNetworks(Rng.derive(training.seed, "model"), cfg.architecture, {
+    size: h as 32 | 64,
+    channels: c,
+    latents: cfg.latents,
+  });
+  const headParams = new Params();
+  const pclHead = cfg.method === "pcl" ? new PclHead(headParams, cfg.latents) : undefined;
+  // PCL trains the encoder and its regression head only.
+  const variables = [
+    ...encoder.params.list(),
+    ...(cfg.method === "pcl" ? headParams.list() : decoder.params.list()),
+  ];
+  const optimizer = tf.train.adam(cfg.lr, 0.9, 0.999, 1e-8);
+  const rng = Rng.derive(training.seed, "batches");
+  const n = cfg.pairs;
+  const last = await trainPhase(ctx, {
+    label: training.label,
+    steps: cfg.steps,
+    startStep: 0,
+    variables,
+    optimizer,
+    logEvery: cfg.logEvery,
+    loss: () => {
+      const noise = tf.tensor2d(rng.normalArray(2 * n * cfg.latents), [2 * n, cfg.latents]);
+      if (cfg.method === "beta_vae") {
+        const x = tf.tensor4d(source.frames(2 * n, rng), [2 * n, h, w, c]);
+        return vaeLoss(decoder, x, posterior(encoder, x, noise), { method: "beta_vae", value: cfg.beta, step: 0 });
+      }
+      const { x0, x1 } = source.pairs(n, rng);
+      return pairLoss(
+        cfg.method as PairMethod,
+        encoder,
+        decoder,
+        tf.tensor4d(x0, [n, h, w, c]),
+        tf.tensor4d(x1, [n, h, w, c]),
+        noise,
+        { beta: cfg.beta, gamma: cfg.gamma, rate: cfg.rate, pclHead, permutation: derangement(n, rng) },
+      );
+    },
+  });
+  optimizer.dispose();
+  decoder.params.dispose();
+  headParams.dispose();
+  return { encoder, last };
+}
+
+/** A uniformly random permutation of 0..n−1 without fixed points (PCL's shuffled pairs). */
+function derangement(n: number, rng: Rng): Int32Array {
+  for (;;) {
+    const p = Int32Array.from({ length: n }, (_, i) => i);
+    for (let i = n - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [p[i], p[j]] = [p[j], p[i]];
+    }
+    if (p.every((v, i) => v !== i)) return p;
+  }
+}
+
+/**
+ * Mean codes of `images` `[n, h, w, c]` and the average KL to N(0, 1) of
+ * each code (UDR's informativeness test), encoded in chunks.
+ */
+export async function meanCodes(encoder: Encoder, images: Float32Array, n: number, shape: [number, number, number]) {
+  const size = shape[0] * shape[1] * shape[2];
+  const chunks: { mean: Float32Array; kl: Float32Array }[] = [];
+  for (let start = 0; start < n; start += 256) {
+    const rows = Math.min(256, n - start);
+    const [mean, kl] = tf.tidy(() => {
+      const x = tf.tensor4d(images.subarray(start * size, (start + rows) * size), [rows, ...shape]);
+      const q = encoder.encode(x);
+      const perCode = tf.mul(0.5, tf.sub(tf.add(tf.square(q.mean), tf.exp(q.logVar)), tf.add(q.logVar, 1)));
+      return [q.mean, tf.sum(perCode, 0)];
+    });
+    chunks.push({ mean: await mean.data() as Float32Array, kl: await kl.data() as Float32Array });
+    tf.dispose([mean, kl]);
+  }
+  const d = chunks[0].kl.length;
+  const data = new Float64Array(n * d);
+  const klPerCode = new Float64Array(d);
+  let offset = 0;
+  for (const chunk of chunks) {
+    data.set(chunk.mean, offset);
+    offset += chunk.mean.length;
+    chunk.kl.forEach((v, i) => (klPerCode[i] += v / n));
+  }
+  return { codes: { data, rows: n, cols: d } as Matrix, klPerCode };
+}
