@@ -54,6 +54,8 @@ export const VAE_CONFIG = {
   batch: integer(64, "images per step", { min: 2 }),
   lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
   anneal_steps: integer(100_000, "AnnealedVAE: steps for the capacity to reach c_max", { min: 1 }),
+  discriminator_hidden: integer(1_000, "FactorVAE discriminator units per layer (Table 4b: 1,000)", { min: 1 }),
+  discriminator_layers: integer(6, "FactorVAE discriminator hidden layers (disentanglement_lib: 6)", { min: 1 }),
   eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", { min: 20 }),
   score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", { min: 2 }),
   score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
@@ -105,7 +107,9 @@ interface VaeState {
 function models(rng: Rng, cfg: Cfg, channels: number) {
   const options = { size: Number(cfg.resolution) as 32 | 64, channels, latents: cfg.latents };
   const { encoder, decoder } = vaeNetworks(rng, cfg.architecture as Architecture, options);
-  const discriminator = cfg.method === "factor_vae" ? new FactorDiscriminator(rng, cfg.latents) : null;
+  const discriminator = cfg.method === "factor_vae"
+    ? new FactorDiscriminator(rng, cfg.latents, cfg.discriminator_hidden, cfg.discriminator_layers)
+    : null;
   return { encoder, decoder, discriminator };
 }
 

@@ -71,8 +71,9 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
       ctx.log(step, Object.fromEntries(Object.entries(values).map(([k, v]) => [`${phase.label}/${k}`, v])));
       last = { ...last, ...values };
       progress.update(step, last.total);
-      await yieldToEventLoop();
     }
+    // Every step, so that Ctrl-C is handled within one step even between logged steps.
+    await yieldToEventLoop();
     if (phase.checkpoint && phase.checkpointEvery && step % phase.checkpointEvery === 0 && step < phase.steps) {
       await phase.checkpoint(step);
     }
