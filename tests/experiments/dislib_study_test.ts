@@ -4,21 +4,14 @@
  * analyses as an uninterrupted study.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns, loadLatestCheckpoint, readRunInfo } from "../../lib/core/run_store.ts";
 import { studyPlan } from "../../experiments/dislib_study.ts";
+import { projectPath, scriptCommand } from "./cli.ts";
 
-const SCRIPT = fileURLToPath(new URL("../../experiments/dislib_study.ts", import.meta.url));
+const SCRIPT = projectPath("experiments/dislib_study.ts");
 
-function command(root: string, args: string[]): Deno.Command {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, ...args],
-    env: { LATENTLAB_RUNS: root, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  });
-}
+const command = (root: string, args: string[]) => scriptCommand(SCRIPT, root, args);
 
 const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
 

@@ -4,7 +4,6 @@
  * leave behind.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import {
   listRuns,
@@ -13,18 +12,12 @@ import {
   readRunInfo,
   STALE_HEARTBEAT_MS,
 } from "../../lib/core/run_store.ts";
+import { projectPath, scriptCommand } from "./cli.ts";
 
-const SCRIPT = fileURLToPath(new URL("../../experiments/ica_toy.ts", import.meta.url));
+const SCRIPT = projectPath("experiments/ica_toy.ts");
 const decoder = new TextDecoder();
 
-function command(root: string, args: string[]): Deno.Command {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, ...args],
-    env: { LATENTLAB_RUNS: root, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  });
-}
+const command = (root: string, args: string[]) => scriptCommand(SCRIPT, root, args);
 
 async function run(root: string, args: string[]) {
   const out = await command(root, args).output();

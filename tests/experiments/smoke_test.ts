@@ -1,21 +1,16 @@
 /** Every registered experiment's smoke preset completes through `deno task run` and writes its summary. */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { listRuns, readMetrics } from "../../lib/core/run_store.ts";
+import { projectPath, scriptCommand } from "./cli.ts";
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+const MAIN = projectPath("main.ts");
 
 for (const experiment of EXPERIMENTS) {
   Deno.test(`${experiment.name} --preset smoke completes and writes a full summary`, async () => {
     const root = Deno.makeTempDirSync();
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", MAIN, "run", experiment.name, "--preset", "smoke"],
-      env: { LATENTLAB_RUNS: root },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await scriptCommand(MAIN, root, ["run", experiment.name, "--preset", "smoke"]).output();
     assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
     const [run] = listRuns(root);
     assertEquals(run.status, "completed");

@@ -3,19 +3,14 @@
  * run shows the collapse direction of Fig. 6, and bad input is refused.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { projectPath, scriptCommand } from "./cli.ts";
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns, parseMetrics } from "../../lib/core/run_store.ts";
 
-const SCRIPT = fileURLToPath(new URL("../../experiments/vae_collapse_toy.ts", import.meta.url));
+const SCRIPT = projectPath("experiments/vae_collapse_toy.ts");
 
 async function run(root: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, ...args],
-    env: { LATENTLAB_RUNS: root, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const out = await scriptCommand(SCRIPT, root, args).output();
   return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
 }
 

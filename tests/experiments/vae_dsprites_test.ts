@@ -4,7 +4,6 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { resolveConfig } from "../../lib/core/config.ts";
@@ -14,6 +13,7 @@ import { loadDataset } from "../../lib/data/registry.ts";
 import { VAE_METHODS } from "../../lib/train/vae_objectives.ts";
 import { experiment, trainVae, VAE_CONFIG } from "../../experiments/vae_dsprites.ts";
 import { fakeContext } from "../train/fake_context.ts";
+import { projectPath, scriptCommand } from "./cli.ts";
 
 await selectBackend("wasm");
 
@@ -47,15 +47,10 @@ Deno.test("200 steps on dSprites raise the ELBO and leave no tensors, for every 
   }
 });
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+const MAIN = projectPath("main.ts");
 
 async function cli(args: string[], root: string) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
-    env: { LATENTLAB_RUNS: root },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const out = await scriptCommand(MAIN, root, args).output();
   return { code: out.code, stdout: new TextDecoder().decode(out.stdout), stderr: new TextDecoder().decode(out.stderr) };
 }
 
