@@ -29,7 +29,7 @@
  * collapsing.
  */
 import * as tf from "@tensorflow/tfjs";
-import { choice, integer, integers, type NumbersParam, real } from "../lib/core/config.ts";
+import { choice, integer, integers, real, reals } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { scatterPanels } from "../lib/core/plot.ts";
 import { Rng } from "../lib/core/rng.ts";
@@ -45,17 +45,12 @@ import { pairLoss } from "../lib/train/slow_vae.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md, Paper A App. B Figs. 6–7";
 
-const kappas: NumbersParam = {
-  type: "numbers",
-  default: [0.2, 0.4, 0.6, 0.8, 1.0],
-  doc: "scales κ of the second axis, x = diag(1, κ) z (Fig. 6 rows)",
-  min: 0.01,
-  max: 1,
-};
-
 const config = {
   part: choice("both", ["both", "a", "b"], "A: 2-D linear toy per κ (Fig. 6); B: 20-D latents per dim(x) (Fig. 7)"),
-  kappas,
+  kappas: reals([0.2, 0.4, 0.6, 0.8, 1.0], "scales κ of the second axis, x = diag(1, κ) z (Fig. 6 rows)", {
+    min: 0.01,
+    max: 1,
+  }),
   x_dims: integers([20, 200, 2000], "Part B: observed dimensions (Fig. 7)", { min: 20, max: 5000 }),
   latents_b: integer(20, "Part B: latent dimensions dim(z)", { min: 2, max: 100 }),
   rate: real(1, "λ of the Laplace transitions, in the data and in both models' priors", { min: 0.01 }),

@@ -59,6 +59,11 @@ export function integers(
   return { type: "numbers", default: def, doc, ...bounds, integer: true };
 }
 
+/** A list of real numbers, given on the command line as `0.2,0.4`. */
+export function reals(def: number[], doc: string, bounds: Omit<NumberBounds, "integer"> = {}): NumbersParam {
+  return { type: "numbers", default: def, doc, ...bounds };
+}
+
 /** A boolean parameter (`--key`, `--key true`, `--key false`). */
 export function flag(def: boolean, doc: string): BooleanParam {
   return { type: "boolean", default: def, doc };

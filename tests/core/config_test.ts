@@ -1,5 +1,15 @@
 import { assertEquals, assertThrows } from "../assert.ts";
-import { choice, choices, flag, integer, integers, parseNumber, real, resolveConfig } from "../../lib/core/config.ts";
+import {
+  choice,
+  choices,
+  flag,
+  integer,
+  integers,
+  parseNumber,
+  real,
+  reals,
+  resolveConfig,
+} from "../../lib/core/config.ts";
 import { parseCommandLine } from "../../lib/core/cli.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 
@@ -49,6 +59,16 @@ Deno.test("resolveConfig rejects wrong types and out-of-range values with what i
   assertThrows(() => resolveConfig(spec, {}, flags(["--method", "c"])), UsageError, "one of a, b");
   assertThrows(() => resolveConfig(spec, {}, flags(["--verbose", "maybe"])), UsageError, "true or false");
   assertThrows(() => resolveConfig(spec, {}, flags(["--lr"])), UsageError, "--lr needs a value");
+});
+
+Deno.test("a list of reals takes decimals and checks each against the bounds", () => {
+  const listSpec = { scales: reals([0.5], "scales", { min: 0.01, max: 1 }) };
+  assertEquals(resolveConfig(listSpec, {}, flags(["--scales", "0.2,1e-1,1"])).scales, [0.2, 0.1, 1]);
+  assertThrows(
+    () => resolveConfig(listSpec, {}, flags(["--scales", "0.2,2"])),
+    UsageError,
+    "scales must be a comma-separated list of numbers ≥ 0.01 and ≤ 1",
+  );
 });
 
 Deno.test("a list of choices takes a comma-separated subset and names what is not allowed", () => {
