@@ -4,8 +4,9 @@
  * model scored by every metric, then the study's analyses — reconstruction
  * per setting (§5.2), Gaussian TC of the sampled vs the mean representation
  * (§5.3, Figs. 2–4), the Spearman rank correlation between metrics (§5.4,
- * Fig. 6), the share of variance due to method, value and seed (§5.5,
- * Fig. 7), and the Table 1 selection statistic (§5.6).
+ * Fig. 6) and between unsupervised scores and metrics (§5.6, Fig. 9), the
+ * share of variance due to method, value and seed (§5.5, Fig. 7), and the
+ * Table 1 selection statistic (§5.6).
  */
 import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
@@ -32,6 +33,9 @@ export const STUDY_METRICS = [
   "modularity",
   "sap",
 ] as const;
+
+/** Scores that need no labels, which §5.6 (Fig. 9) tests as selection criteria. */
+export const UNSUPERVISED_SCORES = ["reconstruction", "kl", "elbo", "tc_sampled"] as const;
 
 const { method: _method, value: _value, ...training } = VAE_CONFIG;
 
@@ -143,6 +147,12 @@ export function analyseStudy(models: StudyModel[], draws: number, seed: number) 
 
   const spearman = metricRankCorrelation(models, STUDY_METRICS);
   STUDY_METRICS.forEach((a, i) => STUDY_METRICS.forEach((b, j) => j > i && put(`spearman/${a}~${b}`, spearman[i][j])));
+  // Fig. 9: would an unsupervised score pick the models the metrics favour? (lower reconstruction is better)
+  const withUnsupervised = metricRankCorrelation(models, [...UNSUPERVISED_SCORES, ...STUDY_METRICS]);
+  const unsupervised = UNSUPERVISED_SCORES.map((_, i) => withUnsupervised[i].slice(UNSUPERVISED_SCORES.length));
+  UNSUPERVISED_SCORES.forEach((u, i) =>
+    STUDY_METRICS.forEach((k, j) => put(`unsupervised/${u}~${k}`, unsupervised[i][j]))
+  );
   const shares = Object.fromEntries(STUDY_METRICS.map((k) => [k, varianceShares(models, k)]));
   for (const [k, s] of Object.entries(shares)) {
     put(`method_share/${k}`, s.method);
@@ -154,7 +164,15 @@ export function analyseStudy(models: StudyModel[], draws: number, seed: number) 
     const success = selectionSuccess(models, STUDY_METRICS, rng, { draws, differentMetric });
     put(`selection/${differentMetric ? "different" : "same"}_metric`, success);
   }
-  return { metrics, tables: { medians, spearman: { metrics: STUDY_METRICS, matrix: spearman }, shares } };
+  return {
+    metrics,
+    tables: {
+      medians,
+      spearman: { metrics: STUDY_METRICS, matrix: spearman },
+      unsupervised: { scores: UNSUPERVISED_SCORES, metrics: STUDY_METRICS, matrix: unsupervised },
+      shares,
+    },
+  };
 }
 
 /** Many VAE-family models on one dataset, and the study's analyses of them. */

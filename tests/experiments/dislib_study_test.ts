@@ -4,9 +4,10 @@
  * analyses as an uninterrupted study.
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { listRuns, loadLatestCheckpoint, readRunInfo } from "../../lib/core/run_store.ts";
-import { studyPlan } from "../../experiments/dislib_study.ts";
+import { analyseStudy, STUDY_METRICS, studyPlan } from "../../experiments/dislib_study.ts";
+import { Rng } from "../../lib/core/rng.ts";
 import { projectPath, scriptCommand } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/dislib_study.ts");
@@ -27,6 +28,27 @@ Deno.test("studyPlan orders models by method, then Table 3 value, then seed", ()
     "beta_vae@8/7",
     "beta_vae@8/8",
   ]);
+});
+
+Deno.test("analyseStudy ranks unsupervised scores against metrics (Fig. 9) and reads TC trends per method", () => {
+  const rng = new Rng(3);
+  const models = studyPlan({ methods: ["beta_vae", "dip_vae_i"], grid: [0, 4], seeds: 3 }, 0).map((m, i) => {
+    const metrics: Record<string, number> = Object.fromEntries(STUDY_METRICS.map((k) => [k, rng.uniform()]));
+    // Reconstruction falls exactly as MIG rises; TC of β-VAE's mean rises and its sampled TC falls with β.
+    Object.assign(metrics, {
+      reconstruction: 100 - metrics.mig,
+      kl: rng.uniform(),
+      elbo: -rng.uniform(),
+      tc_sampled: m.value === 1 ? 2 + rng.uniform() : rng.uniform(),
+      tc_mean: m.value === 1 ? rng.uniform() : 2 + rng.uniform() + i,
+    });
+    return { ...m, metrics };
+  });
+  const { metrics, tables } = analyseStudy(models, 200, 0);
+  assertAlmostEquals(metrics["unsupervised/reconstruction~mig"], -1, 1e-12);
+  assertEquals(tables.unsupervised.matrix.length, 4);
+  assert(metrics["tc_trend/beta_vae/mean"] > 0 && metrics["tc_trend/beta_vae/sampled"] < 0);
+  assertEquals(metrics.tc_mean_above_sampled, 0.5);
 });
 
 Deno.test("a study interrupted between models resumes to the same analyses as an uninterrupted one", async () => {
