@@ -36,9 +36,8 @@ import { Rng } from "../lib/core/rng.ts";
 import { randomMixingMlp, randomOrthogonal } from "../lib/data/laplace_ar.ts";
 import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { CouplingFlow } from "../lib/models/coupling_flow.ts";
-import type { Decoder, Encoder } from "../lib/models/dislib_vae.ts";
-import { Mlp } from "../lib/models/mlp.ts";
-import { Params } from "../lib/models/params.ts";
+import type { Encoder } from "../lib/models/dislib_vae.ts";
+import { mlpVae } from "../lib/models/mlp.ts";
 import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { pairLoss } from "../lib/train/slow_vae.ts";
@@ -152,29 +151,6 @@ function gatherRows(values: Float32Array, dim: number, index: Int32Array): tf.Te
   return tf.tensor4d(out, [index.length, 1, 1, dim]);
 }
 
-/**
- * A Gaussian MLP encoder and a mean decoder on vectors, carried as
- * `[n, 1, 1, dim]` so that the image objectives apply unchanged.
- */
-function vectorVae(rng: Rng, dim: number, latents: number, hidden: number, layers: number) {
-  const encoderParams = new Params(), decoderParams = new Params();
-  const widths = Array(layers).fill(hidden);
-  const enc = new Mlp(rng, encoderParams, "enc/", [dim, ...widths, 2 * latents], { activation: "leaky_relu" });
-  const dec = new Mlp(rng, decoderParams, "dec/", [latents, ...widths, dim], { activation: "leaky_relu" });
-  const encoder: Encoder = {
-    params: encoderParams,
-    encode: (x) => {
-      const out = enc.apply(tf.reshape(x, [x.shape[0], dim]) as tf.Tensor2D);
-      return { mean: tf.slice(out, [0, 0], [-1, latents]), logVar: tf.slice(out, [0, latents], [-1, latents]) };
-    },
-  };
-  const decoder: Decoder = {
-    params: decoderParams,
-    decode: (z) => tf.reshape(dec.apply(z), [z.shape[0], 1, 1, dim]) as tf.Tensor4D,
-  };
-  return { encoder, decoder, dispose: () => (encoderParams.dispose(), decoderParams.dispose()) };
-}
-
 /** −log N(x; x̂, σ_x² I) without its constant, summed over dimensions, mean over the batch. */
 function gaussianReconstruction(std: number) {
   return (mean: tf.Tensor4D, x: tf.Tensor4D) =>
@@ -221,7 +197,16 @@ async function trainSlowVae(
   observe: (index: Int32Array) => [tf.Tensor4D, tf.Tensor4D],
 ) {
   const { latents, dimX, hidden, steps, lr } = shape;
-  const vae = vectorVae(Rng.derive(ctx.seed, "model", ...seedLabels), dimX, latents, hidden, cfg.hidden_layers);
+  // Vectors are carried as [n, 1, 1, dim] so that the image objectives apply unchanged.
+  const vae = mlpVae(
+    Rng.derive(ctx.seed, "model", ...seedLabels),
+    [1, 1, dimX],
+    latents,
+    Array(cfg.hidden_layers).fill(hidden),
+    {
+      activation: "leaky_relu",
+    },
+  );
   const batchRng = Rng.derive(ctx.seed, "batches", ...seedLabels);
   const optimizer = tf.train.adam(lr);
   const reconstruction = gaussianReconstruction(cfg.decoder_std);

@@ -5,6 +5,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
+import type { Decoder, Encoder } from "./dislib_vae.ts";
 import { Params } from "./params.ts";
 
 /** Hidden-layer nonlinearities. */
@@ -47,4 +48,34 @@ export class Mlp {
     }
     return h;
   }
+}
+
+/**
+ * A Gaussian encoder (mean and log-variance heads as one output layer) and a
+ * decoder, each an {@linkcode Mlp} over the flattened `shape`: the small VAEs
+ * of the toy experiments and tests, in the same interface as the image VAEs.
+ */
+export function mlpVae(
+  rng: Rng,
+  shape: [number, number, number],
+  latents: number,
+  hidden: number[],
+  options: MlpOptions = {},
+): { encoder: Encoder; decoder: Decoder; dispose(): void } {
+  const size = shape[0] * shape[1] * shape[2];
+  const encoderParams = new Params(), decoderParams = new Params();
+  const enc = new Mlp(rng, encoderParams, "enc/", [size, ...hidden, 2 * latents], options);
+  const dec = new Mlp(rng, decoderParams, "dec/", [latents, ...hidden, size], options);
+  const encoder: Encoder = {
+    params: encoderParams,
+    encode: (x) => {
+      const out = enc.apply(tf.reshape(x, [x.shape[0], size]) as tf.Tensor2D);
+      return { mean: tf.slice(out, [0, 0], [-1, latents]), logVar: tf.slice(out, [0, latents], [-1, latents]) };
+    },
+  };
+  const decoder: Decoder = {
+    params: decoderParams,
+    decode: (z) => tf.reshape(dec.apply(z), [z.shape[0], ...shape]) as tf.Tensor4D,
+  };
+  return { encoder, decoder, dispose: () => (encoderParams.dispose(), decoderParams.dispose()) };
 }

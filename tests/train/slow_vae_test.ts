@@ -3,7 +3,7 @@ import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import type { Decoder, Encoder } from "../../lib/models/dislib_vae.ts";
-import { Mlp } from "../../lib/models/mlp.ts";
+import { mlpVae } from "../../lib/models/mlp.ts";
 import { Params } from "../../lib/models/params.ts";
 import { PclHead } from "../../lib/train/pcl.ts";
 import {
@@ -243,26 +243,6 @@ Deno.test("PCL on encoder means: ln 2 for constant features, hand values for ide
   params.dispose();
 });
 
-/** An MLP Gaussian encoder and logit decoder on `[n, side, side, 1]` images. */
-function tinyVae(rng: Rng, side: number, latents: number) {
-  const pixels = side * side;
-  const encoderParams = new Params(), decoderParams = new Params();
-  const enc = new Mlp(rng, encoderParams, "enc/", [pixels, 32, 2 * latents]);
-  const dec = new Mlp(rng, decoderParams, "dec/", [latents, 32, pixels]);
-  const encoder: Encoder = {
-    params: encoderParams,
-    encode: (x) => {
-      const out = enc.apply(tf.reshape(x, [x.shape[0], pixels]) as tf.Tensor2D);
-      return { mean: tf.slice(out, [0, 0], [-1, latents]), logVar: tf.slice(out, [0, latents], [-1, latents]) };
-    },
-  };
-  const decoder: Decoder = {
-    params: decoderParams,
-    decode: (z) => tf.reshape(dec.apply(z), [z.shape[0], side, side, 1]) as tf.Tensor4D,
-  };
-  return { encoder, decoder };
-}
-
 /** 4×4 images of a 2×2 block at (row, col); the pair's second block moves by one step in one coordinate. */
 function blockPairs(rng: Rng, n: number): [tf.Tensor4D, tf.Tensor4D] {
   const inBlock = (offset: number) => offset === 0 || offset === 1;
@@ -281,7 +261,7 @@ function blockPairs(rng: Rng, n: number): [tf.Tensor4D, tf.Tensor4D] {
 Deno.test("every pair objective trains a tiny MLP VAE: the loss falls and tensors stay flat", async () => {
   for (const method of PAIR_METHODS) {
     const rng = new Rng(11);
-    const { encoder, decoder } = tinyVae(rng, 4, 3);
+    const { encoder, decoder } = mlpVae(rng, [4, 4, 1], 3, [32]);
     const headParams = new Params();
     const head = new PclHead(headParams, 3);
     const [x0, x1] = blockPairs(rng, 32);
