@@ -9,12 +9,12 @@ import type { RunContext } from "../lib/core/experiment.ts";
 import type { Encoder } from "../lib/models/dislib_vae.ts";
 import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../lib/metrics/study.ts";
 import {
-  meanCodes,
   type PairModelConfig,
   type PairModelMethod,
   type PairSource,
   trainPairModel,
 } from "../lib/train/pair_model.ts";
+import { encodeImages } from "../lib/train/vae_objectives.ts";
 import { NETWORK_CONFIG } from "./vae_dsprites.ts";
 
 /** Config keys every pair experiment shares: the network, the optimizer, the schedule and the UDR probe. */
@@ -89,7 +89,8 @@ export async function runPairStudy(ctx: RunContext, plan: PlannedModel[], option
     const started = performance.now();
     const { encoder, last } = await trainPairModel(ctx, source, config, { label: `${name}/seed${seed}`, seed });
     const metrics = await options.score(encoder, seed);
-    probes.push(await meanCodes(encoder, options.probe.images, options.probe.n, options.probe.shape));
+    const { mean, klPerCode } = await encodeImages(encoder, options.probe.images, options.probe.n, options.probe.shape);
+    probes.push({ codes: mean, klPerCode });
     encoder.params.dispose();
     for (const key of ["reconstruction", "kl_normal", "kl", "transition", "kl_pair", "accuracy"]) {
       if (Number.isFinite(last[key])) metrics[`train_${key}`] = last[key];

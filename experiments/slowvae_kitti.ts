@@ -8,10 +8,10 @@ import { choices, type ConfigOf, flag, integer, integers, real } from "../lib/co
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { KittiMasksPairs } from "../lib/data/kitti_masks.ts";
-import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
-import { meanCodes, type PairModelMethod, type PairSource } from "../lib/train/pair_model.ts";
+import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
+import { encodeImages } from "../lib/train/vae_objectives.ts";
 import { PAIR_TRAINING_CONFIG, pairModelConfig, type PlannedModel, runPairStudy } from "./pair_study.ts";
-import { perFactorCorrelation } from "./vae_dsprites.ts";
+import { mccWithFactors } from "./vae_dsprites.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 14";
 
@@ -161,11 +161,8 @@ export const experiment = defineExperiment({
     const probe = dataset.sampleFrames(cfg.probe_images, Rng.derive(ctx.seed, "probe"));
     const { metrics, models, selection } = await runPairStudy(ctx, plan, {
       score: async (encoder) => {
-        const { codes } = await meanCodes(encoder, evaluation.observations, evaluation.n, evaluation.shape);
-        return {
-          mcc: meanCorrelationCoefficient(factors, codes).mcc,
-          ...perFactorCorrelation(factors, codes, dataset.factorNames),
-        };
+        const { mean } = await encodeImages(encoder, evaluation.observations, evaluation.n, evaluation.shape);
+        return mccWithFactors(factors, mean, dataset.factorNames);
       },
       probe: { images: probe.observations, n: probe.n, shape: probe.shape },
     });

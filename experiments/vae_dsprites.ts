@@ -27,6 +27,7 @@ import { type Architecture, type Decoder, type Encoder, vaeNetworks } from "../l
 import { optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import {
   discriminatorLoss,
+  encodeImages,
   FactorDiscriminator,
   permuteDims,
   posterior,
@@ -111,25 +112,6 @@ function models(rng: Rng, cfg: Cfg, channels: number) {
     ? new FactorDiscriminator(rng, cfg.latents, cfg.discriminator_hidden, cfg.discriminator_layers)
     : null;
   return { encoder, decoder, discriminator };
-}
-
-/** Mean (and one sampled) code of each observation, encoded in chunks. */
-async function represent(encoder: Encoder, images: Float32Array, n: number, shape: number[], rng: Rng) {
-  const d = encoder.params.list().at(-1)!.shape[0];
-  const mean = new Float64Array(n * d), sampled = new Float64Array(n * d);
-  const size = shape.reduce((a, b) => a * b, 1);
-  for (let start = 0; start < n; start += 256) {
-    const rows = Math.min(256, n - start);
-    const [mu, z] = tf.tidy(() => {
-      const x = tf.tensor4d(images.subarray(start * size, (start + rows) * size), [rows, shape[0], shape[1], shape[2]]);
-      const q = posterior(encoder, x, tf.tensor2d(rng.normalArray(rows * d), [rows, d]));
-      return [q.mean, q.z];
-    });
-    mean.set(await mu.data(), start * d);
-    sampled.set(await z.data(), start * d);
-    tf.dispose([mu, z]);
-  }
-  return { mean: { data: mean, rows: n, cols: d } as Matrix, sampled: { data: sampled, rows: n, cols: d } as Matrix };
 }
 
 /** Originals (top row) over their reconstructions, and one row per latent traversed over [−2, 2]. */
@@ -281,19 +263,19 @@ export type VaeConfig = Cfg;
 /** Mean and sampled codes of fresh i.i.d. samples, with their factors (the representation every metric reads). */
 export async function sampleCodes(encoder: Encoder, dataset: GroundTruthDataset, samples: number, rng: Rng) {
   const { factors, observations } = sampleBatch(dataset, samples, rng);
-  const codes = await represent(encoder, observations.values, observations.n, observations.shape, rng);
+  const codes = await encodeImages(encoder, observations.values, observations.n, observations.shape, rng);
   const factorMatrix: Matrix = {
     data: Float64Array.from(factors.values),
     rows: factors.n,
     cols: dataset.factorSizes.length,
   };
-  return { ...codes, factors: factorMatrix, factorValues: factors.values };
+  return { mean: codes.mean, sampled: codes.sampled!, factors: factorMatrix, factorValues: factors.values };
 }
 
-/** |corr| of each factor with the code matched to it by MCC's assignment, as `mcc/<factor>`. */
-export function perFactorCorrelation(factors: Matrix, codes: Matrix, names: readonly string[]) {
-  const { perSource } = meanCorrelationCoefficient(factors, codes);
-  return Object.fromEntries(names.map((name, i) => [`mcc/${name}`, perSource[i]]));
+/** MCC, and as `mcc/<factor>` the |corr| of each factor with the code matched to it by MCC's assignment. */
+export function mccWithFactors(factors: Matrix, codes: Matrix, names: readonly string[]): Record<string, number> {
+  const { mcc, perSource } = meanCorrelationCoefficient(factors, codes);
+  return { mcc, ...Object.fromEntries(names.map((name, i) => [`mcc/${name}`, perSource[i]])) };
 }
 
 /**
@@ -313,7 +295,6 @@ export async function scoreVae(
     "dci",
     "sap",
     "modularity",
-    "mcc",
     "tc",
   ]);
   const dciScores = values.dci as Record<string, number>;
@@ -325,8 +306,7 @@ export async function scoreVae(
     sap: values.sap as number,
     modularity: values.modularity as number,
     explicitness: values.explicitness as number,
-    mcc: values.mcc as number,
-    ...perFactorCorrelation(codes.factors, codes.mean, dataset.factorNames),
+    ...mccWithFactors(codes.factors, codes.mean, dataset.factorNames),
     tc_mean: values.tc as number,
     tc_sampled: unsupervisedScores(codes.sampled).gaussian_total_correlation,
   };

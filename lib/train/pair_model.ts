@@ -9,9 +9,8 @@
 import * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import { Rng } from "../core/rng.ts";
-import { type Architecture, type Encoder, vaeNetworks } from "../models/dislib_vae.ts";
+import { type Architecture, vaeNetworks } from "../models/dislib_vae.ts";
 import { Params } from "../models/params.ts";
-import type { Matrix } from "../metrics/mcc.ts";
 import { trainPhase } from "./loop.ts";
 import { PclHead } from "./pcl.ts";
 import { PAIR_METHODS, pairLoss, type PairMethod } from "./slow_vae.ts";
@@ -111,34 +110,4 @@ function derangement(n: number, rng: Rng): Int32Array {
     }
     if (p.every((v, i) => v !== i)) return p;
   }
-}
-
-/**
- * Mean codes of `images` `[n, h, w, c]` and the average KL to N(0, 1) of
- * each code (UDR's informativeness test), encoded in chunks.
- */
-export async function meanCodes(encoder: Encoder, images: Float32Array, n: number, shape: [number, number, number]) {
-  const size = shape[0] * shape[1] * shape[2];
-  const chunks: { mean: Float32Array; kl: Float32Array }[] = [];
-  for (let start = 0; start < n; start += 256) {
-    const rows = Math.min(256, n - start);
-    const [mean, kl] = tf.tidy(() => {
-      const x = tf.tensor4d(images.subarray(start * size, (start + rows) * size), [rows, ...shape]);
-      const q = encoder.encode(x);
-      const perCode = tf.mul(0.5, tf.sub(tf.add(tf.square(q.mean), tf.exp(q.logVar)), tf.add(q.logVar, 1)));
-      return [q.mean, tf.sum(perCode, 0)];
-    });
-    chunks.push({ mean: await mean.data() as Float32Array, kl: await kl.data() as Float32Array });
-    tf.dispose([mean, kl]);
-  }
-  const d = chunks[0].kl.length;
-  const data = new Float64Array(n * d);
-  const klPerCode = new Float64Array(d);
-  let offset = 0;
-  for (const chunk of chunks) {
-    data.set(chunk.mean, offset);
-    offset += chunk.mean.length;
-    chunk.kl.forEach((v, i) => (klPerCode[i] += v / n));
-  }
-  return { codes: { data, rows: n, cols: d } as Matrix, klPerCode };
 }

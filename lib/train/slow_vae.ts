@@ -16,7 +16,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Decoder, Encoder } from "../models/dislib_vae.ts";
 import type { LossTerms } from "./loop.ts";
 import { type PclHead, pclLoss } from "./pcl.ts";
-import { bernoulliReconstruction, gaussianKl, posterior } from "./vae_objectives.ts";
+import { bernoulliReconstruction, gaussianKl, posterior, reparameterize } from "./vae_objectives.ts";
 
 /** Pair objectives, SlowVAE first. */
 export const PAIR_METHODS = ["slow_vae", "pm_vae", "ada_gvae", "ada_mlvae", "pcl"] as const;
@@ -193,9 +193,7 @@ export function pairLoss(
     const merged = adaPosteriors(pairs, shared, method === "ada_gvae" ? "gvae" : "mlvae");
     const mean = tf.concat([merged.mean0, merged.mean1], 0) as tf.Tensor2D;
     const logVar = tf.concat([merged.logVar0, merged.logVar1], 0) as tf.Tensor2D;
-    // posterior() samples z = μ + σ·ε; an encoder that returns the merged posterior reuses it.
-    const sampled = posterior({ params: encoder.params, encode: () => ({ mean, logVar }) }, x, noise);
-    const reconstruction = reconstructionLoss(decoder.decode(sampled.z), x);
+    const reconstruction = reconstructionLoss(decoder.decode(reparameterize(mean, logVar, noise)), x);
     const klNormal = gaussianKl(mean, logVar);
     return {
       total: tf.add(reconstruction, tf.mul(beta, klNormal)) as tf.Scalar,

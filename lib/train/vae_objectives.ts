@@ -11,6 +11,7 @@ import type { Rng } from "../core/rng.ts";
 import type { Decoder, Encoder } from "../models/dislib_vae.ts";
 import { Mlp } from "../models/mlp.ts";
 import { Params } from "../models/params.ts";
+import type { Matrix } from "../metrics/mcc.ts";
 import type { LossTerms } from "./loop.ts";
 
 /** Method names, in disentanglement_lib's sweep order. */
@@ -59,7 +60,67 @@ export function gaussianKl(mean: tf.Tensor2D, logVar: tf.Tensor2D): tf.Scalar {
 /** Encodes and draws z = μ + σ·ε with ε given (drawn by the caller from the run's seed). */
 export function posterior(encoder: Encoder, x: tf.Tensor4D, noise: tf.Tensor2D): Posterior {
   const { mean, logVar } = encoder.encode(x);
-  return { mean, logVar, z: tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise)) as tf.Tensor2D };
+  return { mean, logVar, z: reparameterize(mean, logVar, noise) };
+}
+
+/** z = μ + σ·ε, the reparameterized sample of N(μ, exp(logVar)). */
+export function reparameterize(mean: tf.Tensor2D, logVar: tf.Tensor2D, noise: tf.Tensor2D): tf.Tensor2D {
+  return tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise)) as tf.Tensor2D;
+}
+
+/** Codes of a set of images: the mean code, a sampled code when asked, and each code's average KL to N(0, 1). */
+export interface ImageCodes {
+  mean: Matrix;
+  /** z = μ + σ·ε, present when {@linkcode encodeImages} was given a noise generator. */
+  sampled: Matrix | null;
+  /** Average KL(q(z_i|x) ‖ N(0, 1)) per code (UDR's informativeness test). */
+  klPerCode: Float64Array;
+}
+
+/**
+ * Encodes `images` `[n, h, w, c]` in chunks of 256. With `noise`, also draws
+ * one sampled code per image, ε from `noise` chunk by chunk.
+ */
+export async function encodeImages(
+  encoder: Encoder,
+  images: Float32Array,
+  n: number,
+  shape: [number, number, number],
+  noise?: Rng,
+): Promise<ImageCodes> {
+  const size = shape[0] * shape[1] * shape[2];
+  const chunks: { mean: Float32Array; z: Float32Array | null; kl: Float32Array }[] = [];
+  for (let start = 0; start < n; start += 256) {
+    const rows = Math.min(256, n - start);
+    const [mean, z, kl] = tf.tidy(() => {
+      const q = encoder.encode(tf.tensor4d(images.subarray(start * size, (start + rows) * size), [rows, ...shape]));
+      const d = q.mean.shape[1];
+      const perCode = tf.mul(0.5, tf.sub(tf.add(tf.square(q.mean), tf.exp(q.logVar)), tf.add(q.logVar, 1)));
+      const sampled = noise
+        ? reparameterize(q.mean, q.logVar, tf.tensor2d(noise.normalArray(rows * d), [rows, d]))
+        : null;
+      return [q.mean, sampled, tf.sum(perCode, 0)];
+    });
+    chunks.push({
+      mean: await mean.data() as Float32Array,
+      z: z ? await z.data() as Float32Array : null,
+      kl: await kl.data() as Float32Array,
+    });
+    tf.dispose([mean, kl, ...(z ? [z] : [])]);
+  }
+  const d = chunks[0].kl.length;
+  const mean = new Float64Array(n * d), sampled = noise ? new Float64Array(n * d) : null;
+  const klPerCode = new Float64Array(d);
+  chunks.forEach((chunk, i) => {
+    mean.set(chunk.mean, i * 256 * d);
+    if (chunk.z) sampled!.set(chunk.z, i * 256 * d);
+    chunk.kl.forEach((v, j) => (klPerCode[j] += v / n));
+  });
+  return {
+    mean: { data: mean, rows: n, cols: d },
+    sampled: sampled && { data: sampled, rows: n, cols: d },
+    klPerCode,
+  };
 }
 
 /** Biased minibatch covariance E[μμᵀ] − E[μ]E[μ]ᵀ `[d, d]`. */

@@ -5,7 +5,8 @@ import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { loadDataset } from "../../lib/data/registry.ts";
 import { Params } from "../../lib/models/params.ts";
-import { meanCodes, PAIR_MODEL_METHODS, trainPairModel } from "../../lib/train/pair_model.ts";
+import { PAIR_MODEL_METHODS, trainPairModel } from "../../lib/train/pair_model.ts";
+import { encodeImages } from "../../lib/train/vae_objectives.ts";
 import { dspritesPairSource } from "../../experiments/slowvae_dsprites.ts";
 import { seedSummary, udrSelection } from "../../experiments/pair_study.ts";
 import type { StudyModel } from "../../lib/metrics/study.ts";
@@ -39,7 +40,7 @@ for (const method of PAIR_MODEL_METHODS) {
   });
 }
 
-Deno.test("meanCodes returns the means and each code's average KL to N(0, 1)", async () => {
+Deno.test("encodeImages returns the means, sampled codes and each code's average KL to N(0, 1)", async () => {
   // An encoder with fixed outputs: mean = row index per code, logVar = log 4.
   const fixed = {
     params: new Params(),
@@ -49,8 +50,15 @@ Deno.test("meanCodes returns the means and each code's average KL to N(0, 1)", a
       return { mean, logVar: tf.fill([n, 2], Math.log(4)) as tf.Tensor2D };
     },
   };
-  const { codes, klPerCode } = await meanCodes(fixed, new Float32Array(3 * 4), 3, [2, 2, 1]);
-  assertEquals(Array.from(codes.data), [0, 0, 1, 1, 2, 2]);
+  const { mean, sampled, klPerCode } = await encodeImages(fixed, new Float32Array(3 * 4), 3, [2, 2, 1]);
+  assertEquals(Array.from(mean.data), [0, 0, 1, 1, 2, 2]);
+  assertEquals(sampled, null);
+  // With a noise generator, z = μ + 2ε with ε drawn from it in order.
+  const withNoise = await encodeImages(fixed, new Float32Array(3 * 4), 3, [2, 2, 1], new Rng(8));
+  const epsilon = new Rng(8).normalArray(6);
+  Array.from(withNoise.sampled!.data).forEach((z, i) =>
+    assertAlmostEquals(z, Math.floor(i / 2) + 2 * epsilon[i], 1e-5)
+  );
   // KL(N(μ, 4) ‖ N(0, 1)) = ½(μ² + 4 − 1 − ln 4), averaged over μ = 0, 1, 2.
   const expected = [0, 1, 2].reduce((a, mu) => a + 0.5 * (mu * mu + 3 - Math.log(4)), 0) / 3;
   assertAlmostEquals(klPerCode[0], expected, 1e-5);
