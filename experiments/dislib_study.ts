@@ -19,6 +19,7 @@ import {
   type StudyModel,
   varianceShares,
 } from "../lib/metrics/study.ts";
+import { runModelPlan } from "../lib/train/model_plan.ts";
 import { VAE_GRID, VAE_METHODS } from "../lib/train/vae_objectives.ts";
 import { scoreVae, trainVae, VAE_CONFIG, type VaeConfig } from "./vae_dsprites.ts";
 
@@ -107,11 +108,6 @@ const claims: Claim[] = [
     holds: (m) => m["selection/same_metric"] > m["selection/different_metric"],
   },
 ];
-
-/** Checkpoint state: the models finished so far, in plan order. */
-interface StudyState {
-  done: StudyModel[];
-}
 
 /** The models of a study, in training order: method, then value, then seed. */
 export function studyPlan(cfg: Pick<Cfg, "methods" | "grid" | "seeds">, firstSeed: number) {
@@ -217,15 +213,10 @@ export const experiment = defineExperiment({
   claims,
   async run(ctx, cfg) {
     const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
-    const plan = studyPlan(cfg, ctx.seed);
-    const done = [...((ctx.resumed?.state as StudyState | undefined)?.done ?? [])];
-    for (let index = done.length; index < plan.length; index++) {
-      const { method, value, seed } = plan[index];
+    const { models } = await runModelPlan(ctx, studyPlan(cfg, ctx.seed), async ({ method, value, seed }) => {
       const modelCfg: VaeConfig = { ...cfg, method, value };
-      const label = `${method}@${value}/seed${seed}`;
-      const started = performance.now();
       const { encoder, last, dispose } = await trainVae(ctx, modelCfg, dataset, {
-        label,
+        label: `${method}@${value}/seed${seed}`,
         seed,
         resumed: null,
         checkpoints: false,
@@ -233,19 +224,17 @@ export const experiment = defineExperiment({
       });
       const { metrics } = await scoreVae(encoder, dataset, modelCfg, seed);
       dispose();
-      Object.assign(metrics, {
-        reconstruction: last.reconstruction,
-        kl: last.kl,
-        elbo: -(last.reconstruction + last.kl),
-        seconds: (performance.now() - started) / 1000,
-      });
-      done.push({ method, value, seed, metrics });
-      ctx.log(index + 1, Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`models/${k}`, v])));
-      // The study resumes at model granularity: a killed run retrains only the model it was on.
-      await ctx.checkpoint(index + 1, {}, { done } satisfies StudyState);
-    }
-    const { metrics, tables } = analyseStudy(done, cfg.selection_draws, ctx.seed);
-    return { metrics, details: { dataset: dataset.description, models: done, ...tables } };
+      return {
+        metrics: {
+          ...metrics,
+          reconstruction: last.reconstruction,
+          kl: last.kl,
+          elbo: -(last.reconstruction + last.kl),
+        },
+      };
+    });
+    const { metrics, tables } = analyseStudy(models, cfg.selection_draws, ctx.seed);
+    return { metrics, details: { dataset: dataset.description, models, ...tables } };
   },
 });
 

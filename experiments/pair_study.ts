@@ -8,6 +8,7 @@ import { type ConfigOf, integer, real } from "../lib/core/config.ts";
 import type { RunContext } from "../lib/core/experiment.ts";
 import type { Encoder } from "../lib/models/dislib_vae.ts";
 import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../lib/metrics/study.ts";
+import { runModelPlan } from "../lib/train/model_plan.ts";
 import {
   type PairModelConfig,
   type PairModelMethod,
@@ -48,8 +49,8 @@ export function pairModelConfig(
 
 /** One entry of a plan: a named model setting and a seed. */
 export interface PlannedModel {
-  /** Setting name, e.g. "slowvae_lap" or "slowvae_lap(γ=10,λ=6)". */
-  name: string;
+  /** Setting name, recorded as the study model's method: e.g. "slowvae_lap" or "slowvae_lap(γ=10,λ=6)". */
+  method: string;
   /** Its swept value, for the study tables (0 when it has none). */
   value: number;
   seed: number;
@@ -65,50 +66,40 @@ export interface PairStudyOptions {
   probe: { images: Float32Array; n: number; shape: [number, number, number] };
 }
 
-interface PairStudyState {
-  done: StudyModel[];
-}
-
 /**
  * Trains and scores every planned model not yet done; returns every model,
  * the per-setting mean and s.d. over seeds with UDR, and the comparison of
  * selection by UDR with selection by MCC.
  */
 export async function runPairStudy(ctx: RunContext, plan: PlannedModel[], options: PairStudyOptions) {
-  const done = [...((ctx.resumed?.state as PairStudyState | undefined)?.done ?? [])];
-  const probes: ProbeCodes[] = done.map((_, i) => {
-    const codes = ctx.resumed!.arrays[`probe/${i}/codes`];
-    const kl = ctx.resumed!.arrays[`probe/${i}/kl`];
-    return {
-      codes: { data: Float64Array.from(codes.data as Float32Array), rows: codes.shape[0], cols: codes.shape[1] },
-      klPerCode: Float64Array.from(kl.data as Float32Array),
-    };
-  });
-  for (let index = done.length; index < plan.length; index++) {
-    const { name, value, seed, config, source } = plan[index];
-    const started = performance.now();
-    const { encoder, last } = await trainPairModel(ctx, source, config, { label: `${name}/seed${seed}`, seed });
+  const { models, arrays } = await runModelPlan(ctx, plan, async ({ method, seed, config, source }, index) => {
+    const { encoder, last } = await trainPairModel(ctx, source, config, { label: `${method}/seed${seed}`, seed });
     const metrics = await options.score(encoder, seed);
     const { mean, klPerCode } = await encodeImages(encoder, options.probe.images, options.probe.n, options.probe.shape);
-    probes.push({ codes: mean, klPerCode });
     encoder.params.dispose();
     for (const key of ["reconstruction", "kl_normal", "kl", "transition", "kl_pair", "accuracy"]) {
       if (Number.isFinite(last[key])) metrics[`train_${key}`] = last[key];
     }
-    metrics.seconds = (performance.now() - started) / 1000;
-    done.push({ method: name, value, seed, metrics });
-    ctx.log(index + 1, Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`models/${k}`, v])));
-    // Resume at model granularity: the finished models' scores and probe codes.
-    const arrays = Object.fromEntries(probes.flatMap((p, i) => [
-      [`probe/${i}/codes`, { data: Float32Array.from(p.codes.data), shape: [p.codes.rows, p.codes.cols] }],
-      [`probe/${i}/kl`, { data: Float32Array.from(p.klPerCode), shape: [p.codes.cols] }],
-    ]));
-    await ctx.checkpoint(index + 1, arrays, { done } satisfies PairStudyState);
-  }
-  const selection = udrSelection(done, probes, "mcc");
-  const metrics = seedSummary(done);
+    // The probe codes of each model, kept for UDR at the end.
+    return {
+      metrics,
+      arrays: {
+        [`probe/${index}/codes`]: { data: Float32Array.from(mean.data), shape: [mean.rows, mean.cols] },
+        [`probe/${index}/kl`]: { data: Float32Array.from(klPerCode), shape: [mean.cols] },
+      },
+    };
+  });
+  const probes: ProbeCodes[] = models.map((_, i) => {
+    const codes = arrays[`probe/${i}/codes`], kl = arrays[`probe/${i}/kl`];
+    return {
+      codes: { data: Float64Array.from(codes.data), rows: codes.shape[0], cols: codes.shape[1] },
+      klPerCode: Float64Array.from(kl.data),
+    };
+  });
+  const selection = udrSelection(models, probes, "mcc");
+  const metrics = seedSummary(models);
   if (selection) metrics["selection/mcc_rank_of_udr_choice"] = selection.supervisedRankOfUnsupervisedChoice;
-  return { metrics, models: done, selection };
+  return { metrics, models, selection };
 }
 
 /** Mean and s.d. over seeds of each metric, per setting, as `<setting>/<metric>` and `<setting>/<metric>_sd`. */

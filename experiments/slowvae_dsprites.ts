@@ -170,7 +170,7 @@ export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: n
     const source = dspritesPairSource(dataset, transitions, cfg.lap_rate);
     return settings.flatMap((setting) =>
       Array.from({ length: cfg.seeds }, (_, i) => ({
-        name: setting.name,
+        method: setting.name,
         value: 0,
         seed: firstSeed + i,
         source,

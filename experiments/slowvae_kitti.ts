@@ -141,7 +141,7 @@ export const experiment = defineExperiment({
         Array.from({ length: cfg.seeds }, (_, i) => {
           const method = KITTI_MODELS[model];
           return {
-            name: `${model}_d${maxDelta}`,
+            method: `${model}_d${maxDelta}`,
             value: 0,
             seed: ctx.seed + i,
             source: kittiSource(byDelta.get(maxDelta)!),
