@@ -38,6 +38,43 @@ function useHash() {
   return { ...hash, update };
 }
 
+/** What a control bound to one URL parameter needs: the current parameters and the updater of useHash. */
+interface ParamControl {
+  name: string;
+  label: string;
+  params: URLSearchParams;
+  update: (changes: Record<string, string | null>) => void;
+}
+
+/** A checkbox stored in the URL as `name=1` (absent when off). */
+function ParamCheckbox({ name, label, params, update }: ParamControl) {
+  return (
+    <label>
+      <input
+        type="checkbox"
+        checked={params.get(name) === "1"}
+        onChange={(e) => update({ [name]: (e.target as HTMLInputElement).checked ? "1" : null })}
+      />
+      {label}
+    </label>
+  );
+}
+
+/** A select stored in the URL as `name=option`; the first option is the default. */
+function ParamSelect({ name, label, options, params, update }: ParamControl & { options: string[] }) {
+  return (
+    <label>
+      {label}{" "}
+      <select
+        value={params.get(name) ?? options[0]}
+        onChange={(e) => update({ [name]: (e.target as HTMLSelectElement).value })}
+      >
+        {options.map((option) => <option key={option}>{option}</option>)}
+      </select>
+    </label>
+  );
+}
+
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: ${res.status}`);
@@ -341,25 +378,8 @@ function RunsPage(props: { hash: ReturnType<typeof useHash>; runs: RunRow[] }) {
           value={params.get("q") ?? ""}
           onInput={(e) => update({ q: (e.target as HTMLInputElement).value })}
         />
-        <label>
-          <input
-            type="checkbox"
-            checked={params.get("diff") === "1"}
-            onChange={(e) => update({ diff: (e.target as HTMLInputElement).checked ? "1" : null })}
-          />
-          only keys that differ
-        </label>
-        <label>
-          reducer{" "}
-          <select
-            value={params.get("reduce") ?? "last"}
-            onChange={(e) => update({ reduce: (e.target as HTMLSelectElement).value })}
-          >
-            <option>last</option>
-            <option>min</option>
-            <option>max</option>
-          </select>
-        </label>
+        <ParamCheckbox name="diff" label="only keys that differ" params={params} update={update} />
+        <ParamSelect name="reduce" label="reducer" options={["last", "min", "max"]} params={params} update={update} />
         <label>
           smoothing{" "}
           <input
@@ -372,32 +392,9 @@ function RunsPage(props: { hash: ReturnType<typeof useHash>; runs: RunRow[] }) {
           />
           {smoothing.toFixed(2)}
         </label>
-        <label>
-          <input
-            type="checkbox"
-            checked={params.get("log") === "1"}
-            onChange={(e) => update({ log: (e.target as HTMLInputElement).checked ? "1" : null })}
-          />
-          log y
-        </label>
-        <label>
-          x{" "}
-          <select
-            value={params.get("x") ?? "step"}
-            onChange={(e) => update({ x: (e.target as HTMLSelectElement).value })}
-          >
-            <option>step</option>
-            <option>time</option>
-          </select>
-        </label>
-        <label>
-          <input
-            type="checkbox"
-            checked={group}
-            onChange={(e) => update({ group: (e.target as HTMLInputElement).checked ? "1" : null })}
-          />
-          group seeds (mean ± sd)
-        </label>
+        <ParamCheckbox name="log" label="log y" params={params} update={update} />
+        <ParamSelect name="x" label="x" options={["step", "time"]} params={params} update={update} />
+        <ParamCheckbox name="group" label="group seeds (mean ± sd)" params={params} update={update} />
         <button
           type="button"
           disabled={!selectedRuns.length}

@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
 import { bundleUi, createApp } from "../../dashboard/server.ts";
 import { listRuns } from "../../lib/core/run_store.ts";
 import { Browser, findChromium } from "./cdp.ts";
@@ -74,8 +74,15 @@ Deno.test({
         "the targets table",
       );
       assert(targets.includes("0.997") && targets.includes("Table 5"), targets);
-      await browser.evaluate(`location.hash = '#/?sel=${row}'`);
+      // The view controls read their state from the URL and write it back.
+      await browser.evaluate(`location.hash = '#/?sel=${row}&log=1&x=time&reduce=max'`);
       await browser.waitFor(`document.querySelectorAll('.card[data-metric]').length > 2`, "the charts");
+      const controls = await browser.evaluate<string>(`JSON.stringify([
+        [...document.querySelectorAll('.controls input[type=checkbox]')].map((c) => c.checked),
+        [...document.querySelectorAll('.controls select')].map((s) => s.value)])`);
+      assertEquals(JSON.parse(controls), [[false, true, false], ["max", "time"]]);
+      await browser.evaluate(`document.querySelectorAll('.controls input[type=checkbox]')[2].click()`);
+      await browser.waitFor(`location.hash.includes('group=1')`, "the group toggle in the URL");
       Deno.mkdirSync(join(PROJECT, "data", "cache"), { recursive: true });
       Deno.writeFileSync(join(PROJECT, "data", "cache", "dashboard.png"), await browser.screenshot());
     } finally {
