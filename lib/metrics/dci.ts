@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { checkMatrix, type Matrix } from "./mcc.ts";
+import { checkIntegerLabels, checkSplit, type Matrix } from "./mcc.ts";
 import { fitGradientBoosting, type GradientBoostingOptions } from "../ml/gradient_boosting.ts";
 import { fitLasso } from "../ml/lasso.ts";
 import { standardizeByTrain } from "../ml/linalg.ts";
@@ -113,32 +113,11 @@ export function dci(
 ): DciResult {
   const method = options.method ?? "gbt";
   if (method !== "gbt" && method !== "lasso") throw new Error(`unknown DCI method "${method}"`);
-  checkMatrix(trainCodes, "trainCodes");
-  checkMatrix(trainFactors, "trainFactors");
-  checkMatrix(testCodes, "testCodes");
-  checkMatrix(testFactors, "testFactors");
-  if (trainCodes.rows !== trainFactors.rows) {
-    throw new Error(`row counts differ: trainCodes has ${trainCodes.rows}, trainFactors has ${trainFactors.rows}`);
-  }
-  if (testCodes.rows !== testFactors.rows) {
-    throw new Error(`row counts differ: testCodes has ${testCodes.rows}, testFactors has ${testFactors.rows}`);
-  }
+  checkSplit(trainCodes, trainFactors, testCodes, testFactors);
   if (trainCodes.rows < 2 || testCodes.rows < 2) {
     throw new Error(`DCI needs at least 2 rows per split, got ${trainCodes.rows} train and ${testCodes.rows} test`);
   }
-  if (trainCodes.cols !== testCodes.cols) {
-    throw new Error(`code counts differ: train has ${trainCodes.cols}, test has ${testCodes.cols}`);
-  }
-  if (trainFactors.cols !== testFactors.cols) {
-    throw new Error(`factor counts differ: train has ${trainFactors.cols}, test has ${testFactors.cols}`);
-  }
-  if (method === "gbt") {
-    for (const [m, what] of [[trainFactors, "trainFactors"], [testFactors, "testFactors"]] as const) {
-      for (let i = 0; i < m.data.length; i++) {
-        if (!Number.isInteger(m.data[i])) throw new Error(`${what}: factor labels must be integers, got ${m.data[i]}`);
-      }
-    }
-  }
+  if (method === "gbt") checkIntegerLabels({ trainFactors, testFactors });
 
   const codes = trainCodes.cols, factors = trainFactors.cols;
   const importance = Array.from({ length: codes }, () => new Array<number>(factors).fill(0));

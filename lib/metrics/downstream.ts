@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { checkMatrix, type Matrix } from "./mcc.ts";
+import { checkIntegerLabels, checkSplit, type Matrix } from "./mcc.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
 import { fitGradientBoosting } from "../ml/gradient_boosting.ts";
 import { accuracy } from "./discrete.ts";
@@ -193,27 +193,8 @@ export function downstreamTask(
   { sizes = [10, 100, 1000, 10000], predictor = "logistic" }: DownstreamOptions = {},
 ): DownstreamResult {
   if (predictor !== "logistic" && predictor !== "gbt") throw new Error(`unknown predictor "${predictor}"`);
-  checkMatrix(trainCodes, "trainCodes", 1);
-  checkMatrix(trainFactors, "trainFactors", 1);
-  checkMatrix(testCodes, "testCodes", 1);
-  checkMatrix(testFactors, "testFactors", 1);
-  if (trainCodes.rows !== trainFactors.rows) {
-    throw new Error(`row counts differ: trainCodes has ${trainCodes.rows}, trainFactors has ${trainFactors.rows}`);
-  }
-  if (testCodes.rows !== testFactors.rows) {
-    throw new Error(`row counts differ: testCodes has ${testCodes.rows}, testFactors has ${testFactors.rows}`);
-  }
-  if (trainCodes.cols !== testCodes.cols) {
-    throw new Error(`code counts differ: train has ${trainCodes.cols}, test has ${testCodes.cols}`);
-  }
-  if (trainFactors.cols !== testFactors.cols) {
-    throw new Error(`factor counts differ: train has ${trainFactors.cols}, test has ${testFactors.cols}`);
-  }
-  for (const [m, what] of [[trainFactors, "trainFactors"], [testFactors, "testFactors"]] as const) {
-    for (let i = 0; i < m.data.length; i++) {
-      if (!Number.isInteger(m.data[i])) throw new Error(`${what}: factor labels must be integers, got ${m.data[i]}`);
-    }
-  }
+  checkSplit(trainCodes, trainFactors, testCodes, testFactors, 1);
+  checkIntegerLabels({ trainFactors, testFactors });
   for (const size of sizes) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`sizes must be positive integers, got ${size}`);
   }

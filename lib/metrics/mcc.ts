@@ -33,6 +33,45 @@ export function checkMatrix(m: Matrix, what: string, minRows = 0): void {
   }
 }
 
+/**
+ * Checks a train/test split of codes and factors: each a valid matrix with
+ * at least `minRows` rows, codes and factors of a split with equal row
+ * counts, and both splits with the same code and factor counts.
+ */
+export function checkSplit(
+  trainCodes: Matrix,
+  trainFactors: Matrix,
+  testCodes: Matrix,
+  testFactors: Matrix,
+  minRows = 0,
+): void {
+  checkMatrix(trainCodes, "trainCodes", minRows);
+  checkMatrix(trainFactors, "trainFactors", minRows);
+  checkMatrix(testCodes, "testCodes", minRows);
+  checkMatrix(testFactors, "testFactors", minRows);
+  if (trainCodes.rows !== trainFactors.rows) {
+    throw new Error(`row counts differ: trainCodes has ${trainCodes.rows}, trainFactors has ${trainFactors.rows}`);
+  }
+  if (testCodes.rows !== testFactors.rows) {
+    throw new Error(`row counts differ: testCodes has ${testCodes.rows}, testFactors has ${testFactors.rows}`);
+  }
+  if (trainCodes.cols !== testCodes.cols) {
+    throw new Error(`code counts differ: train has ${trainCodes.cols}, test has ${testCodes.cols}`);
+  }
+  if (trainFactors.cols !== testFactors.cols) {
+    throw new Error(`factor counts differ: train has ${trainFactors.cols}, test has ${testFactors.cols}`);
+  }
+}
+
+/** Throws unless every factor value of the named matrices is an integer class label. */
+export function checkIntegerLabels(named: Record<string, Matrix>): void {
+  for (const [what, m] of Object.entries(named)) {
+    for (let i = 0; i < m.data.length; i++) {
+      if (!Number.isInteger(m.data[i])) throw new Error(`${what}: factor labels must be integers, got ${m.data[i]}`);
+    }
+  }
+}
+
 /** Correlation flavours. */
 export type CorrelationMethod = "pearson" | "spearman";
 
