@@ -40,6 +40,46 @@ export interface RunInfo {
   resumes?: { step: number; at: string }[];
 }
 
+/** How a published number is compared: within tolerance, or at least as good in a stated direction. */
+export type TargetDirection = "match" | "higher" | "lower";
+
+/** Verdict of a target or claim in summary.json. */
+export type Verdict = "reproduced" | "not reproduced" | "not measured";
+
+/** One target of summary.json: the published number beside ours. */
+export interface SummaryTarget {
+  metric: string;
+  paper: number;
+  source: string;
+  tolerance: number;
+  direction: TargetDirection;
+  ours: number | null;
+  verdict: Verdict;
+}
+
+/** One claim of summary.json. */
+export interface SummaryClaim {
+  text: string;
+  source: string;
+  verdict: Verdict;
+}
+
+/** The contents of summary.json, written once when a run completes. */
+export interface RunSummary {
+  experiment: string;
+  description: string;
+  source: string;
+  run_id: string;
+  preset: string;
+  seed: number;
+  backend: string;
+  wall_time_s: number;
+  metrics: Record<string, number>;
+  targets: SummaryTarget[];
+  claims: SummaryClaim[];
+  details: unknown;
+}
+
 /** A heartbeat older than this marks a `running` run as crashed. */
 export const STALE_HEARTBEAT_MS = 2 * 60 * 1000;
 const HEARTBEAT_INTERVAL_MS = 15 * 1000;
