@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli } from "./lib/core/experiment.ts";
-import { latestSummaries, replaceScorecard, type RunSummary, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { latestSummaries, replaceScorecard, scorecardMarkdown } from "./lib/core/scorecard.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
@@ -18,11 +18,14 @@ import { KittiMasksPairs, kittiMasksPreview } from "./lib/data/kitti_masks.ts";
 import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 import { NpyError, readNpy } from "./lib/core/npy.ts";
 import { UsageError } from "./lib/core/errors.ts";
-import { ARRAY_METRICS, type ArrayMetric, evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
+import { evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
+import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
+import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
+import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
 import { formatNpy } from "./lib/core/npy.ts";
-import { writeJsonAtomic } from "./lib/core/run_store.ts";
+import { readRunInfo, type RunSummary, writeJsonAtomic } from "./lib/core/run_store.ts";
 import { selectBackend } from "./lib/core/backend.ts";
-import { loadTrainedVae, sampleCodes, scoreVae } from "./experiments/vae_dsprites.ts";
+import { sampleCodes, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
@@ -36,11 +39,14 @@ commands:
   demo [options]               the quick ica-toy reproduction, then where its results are
   scorecard [--write]          latest completed run per experiment and preset vs the published
                                numbers; --write puts the table into README.md
-  eval --codes c.npy --factors f.npy [--metrics mig,dci,sap,modularity,mcc,tc] [--out result.json]
+  eval --codes c.npy --factors f.npy [--metrics ${CODES_METRICS.join(",")}] [--out result.json]
                                disentanglement metrics of any representation: codes float [n, d],
                                factors integer [n, k]; rows [0, 0.8 n) train, the rest test
-  eval --run <run dir>         every metric (interventional ones included) of a trained vae-dsprites
-                               model, added to its summary.json
+  eval --run <run dir>         every metric (interventional ones included) of a run's trained encoder
+                               (experiments that keep one: ${
+  EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ")
+}),
+                               added to its summary.json
   export-codes <run dir> [--samples N]
                                mean and sampled codes of a trained model with their factors, as .npy
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
@@ -58,10 +64,19 @@ function usageError(message: string): never {
 
 function list(): void {
   const width = Math.max(...EXPERIMENTS.map((e) => e.name.length));
+  console.log("experiments (deno task run <name> --help):");
   for (const e of EXPERIMENTS) {
-    console.log(`${e.name.padEnd(width)}  ${e.description}`);
-    console.log(`${"".padEnd(width)}  source: ${e.source}`);
+    console.log(`  ${e.name.padEnd(width)}  ${e.description}`);
+    console.log(`  ${"".padEnd(width)}  source: ${e.source}`);
   }
+  const section = (title: string, entries: readonly { name: string; description: string }[], note = "") => {
+    const w = Math.max(...entries.map((e) => e.name.length));
+    console.log(`\n${title}:`);
+    for (const e of entries) console.log(`  ${e.name.padEnd(w)}  ${e.description}${note}`);
+  };
+  section("VAE objectives (--method, grids of Locatello et al. Table 3)", VAE_OBJECTIVES.entries);
+  section("pair objectives", PAIR_OBJECTIVES.entries);
+  section("metrics", METRICS.entries.map((m) => ({ ...m, description: `${m.description} → ${m.outputs.join(", ")}` })));
 }
 
 async function demo(args: string[]): Promise<void> {
@@ -122,11 +137,17 @@ function datasets(args: string[]): void {
   console.log(`${kittiPath}  ${kitti.description}; pairs side by side; factors x, y, area (continuous)`);
 }
 
-/** Loads a finished vae-dsprites run, or exits 2 naming what is wrong with it. */
-async function trainedRun(dir: string) {
+/** The trained encoder of a completed run, through its experiment's `load`, or exit 2 naming what is wrong. */
+async function trainedRun(dir: string): Promise<TrainedEncoder> {
   try {
+    const info = readRunInfo(dir);
+    const experiment = findExperiment(info.experiment);
+    if (!experiment?.load) {
+      const keeping = EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ");
+      throw new UsageError(`${dir}: a ${info.experiment} run keeps no trained encoder; runs that do: ${keeping}`);
+    }
     await selectBackend("auto");
-    return loadTrainedVae(dir);
+    return experiment.load(dir);
   } catch (error) {
     if (error instanceof UsageError) usageError(error.message);
     if (error instanceof Deno.errors.NotFound) usageError(`${dir}: not a run directory`);
@@ -135,8 +156,9 @@ async function trainedRun(dir: string) {
 }
 
 async function evaluateRun(dir: string): Promise<void> {
-  const { encoder, dataset, cfg, seed } = await trainedRun(dir);
-  const { metrics, seconds } = await scoreVae(encoder, dataset, cfg, seed);
+  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir);
+  const { metrics, seconds } = await scoreVae(encoder, dataset, scoring, seed);
+  dispose();
   const path = join(dir, "summary.json");
   const summary = JSON.parse(Deno.readTextFileSync(path));
   writeJsonAtomic(path, { ...summary, evaluation: { metrics, seconds, at: new Date().toISOString() } });
@@ -155,8 +177,9 @@ async function exportCodes(args: string[]): Promise<void> {
   if (samples !== undefined && !(Number.isInteger(samples) && samples >= 2)) {
     usageError(`--samples ${raw}: must be an integer ≥ 2`);
   }
-  const { encoder, dataset, cfg, seed } = await trainedRun(positionals[0]);
-  const codes = await sampleCodes(encoder, dataset, samples ?? cfg.eval_samples, Rng.derive(seed, "export"));
+  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(positionals[0]);
+  const codes = await sampleCodes(encoder, dataset, samples ?? scoring.eval_samples, Rng.derive(seed, "export"));
+  dispose();
   const folder = join(positionals[0], "exports");
   Deno.mkdirSync(folder, { recursive: true });
   const files = {
@@ -171,7 +194,7 @@ async function exportCodes(args: string[]): Promise<void> {
 }
 
 async function evaluate(args: string[]): Promise<void> {
-  let inputs, metrics: ArrayMetric[], out: string | undefined;
+  let inputs, metrics: string[], out: string | undefined;
   try {
     const { flags, positionals } = parseCommandLine(args);
     const run = flags.get("run");
@@ -194,12 +217,10 @@ async function evaluate(args: string[]): Promise<void> {
     const codesPath = path("codes", true)!, factorsPath = path("factors", true)!;
     out = path("out", false);
     const wanted = flags.get("metrics");
-    metrics = wanted === undefined
-      ? [...ARRAY_METRICS]
-      : String(wanted).split(",").map((m) => m.trim()) as ArrayMetric[];
-    const unknown = metrics.find((m) => !ARRAY_METRICS.includes(m));
+    metrics = wanted === undefined ? [...CODES_METRICS] : String(wanted).split(",").map((m) => m.trim());
+    const unknown = metrics.find((m) => !(CODES_METRICS as string[]).includes(m));
     if (unknown !== undefined || metrics.length === 0) {
-      throw new UsageError(`unknown metric "${unknown ?? ""}"; choose from ${ARRAY_METRICS.join(", ")}`);
+      throw new UsageError(`unknown metric "${unknown ?? ""}"; choose from ${CODES_METRICS.join(", ")}`);
     }
     const read = async (file: string) => {
       try {

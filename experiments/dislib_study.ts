@@ -10,33 +10,14 @@
  */
 import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
-import { Rng } from "../lib/core/rng.ts";
-import { type DatasetName, loadDataset } from "../lib/data/registry.ts";
-import {
-  metricRankCorrelation,
-  selectionSuccess,
-  settingMedians,
-  type StudyModel,
-  varianceShares,
-} from "../lib/metrics/study.ts";
+import { loadDataset } from "../lib/data/registry.ts";
+import { scoreVae } from "../lib/metrics/score.ts";
+import { analyseStudy, STUDY_METRICS } from "../lib/metrics/vae_study.ts";
 import { runModelPlan } from "../lib/train/model_plan.ts";
-import { VAE_GRID, VAE_METHODS } from "../lib/train/vae_objectives.ts";
-import { scoreVae, trainVae, VAE_CONFIG, type VaeConfig } from "./vae_dsprites.ts";
+import { trainVae, VAE_CONFIG, type VaeConfig, vaeStudyPlan } from "../lib/train/vae.ts";
+import { VAE_METHODS } from "../lib/train/vae_objectives.ts";
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (methods, Table 3 grid), §5.2–5.6 (findings), Table 1";
-
-/** The disentanglement metrics the paper correlates (Fig. 6) and selects by (Table 1). */
-export const STUDY_METRICS = [
-  "beta_vae_score",
-  "factor_vae_score",
-  "mig",
-  "dci_disentanglement",
-  "modularity",
-  "sap",
-] as const;
-
-/** Scores that need no labels, which §5.6 (Fig. 9) tests as selection criteria. */
-export const UNSUPERVISED_SCORES = ["reconstruction", "kl", "elbo", "tc_sampled"] as const;
 
 const { method: _method, value: _value, ...training } = VAE_CONFIG;
 
@@ -53,22 +34,24 @@ const config = {
 };
 type Cfg = ConfigOf<typeof config>;
 
-const targets: Target[] = [
+const targets: Target<Cfg>[] = [
   {
     metric: "selection/same_metric",
     paper: 0.773,
     source: "002_e32ada0b3d473046.md Table 1, same data set, same metric",
     tolerance: 0.1,
+    direction: "match",
   },
   {
     metric: "selection/different_metric",
     paper: 0.518,
     source: "002_e32ada0b3d473046.md Table 1, same data set, random different metric",
     tolerance: 0.1,
+    direction: "match",
   },
 ];
 
-const claims: Claim[] = [
+const claims: Claim<Cfg>[] = [
   {
     text: "BetaVAE, FactorVAE and MIG are rank-correlated across models (mean pairwise Spearman > 0.5)",
     source: "002_e32ada0b3d473046.md §5.4 (Figs. 5, 6)",
@@ -109,68 +92,6 @@ const claims: Claim[] = [
   },
 ];
 
-/** The models of a study, in training order: method, then value, then seed. */
-export function studyPlan(cfg: Pick<Cfg, "methods" | "grid" | "seeds">, firstSeed: number) {
-  return cfg.methods.flatMap((method) =>
-    cfg.grid.map((position) => VAE_GRID[method as keyof typeof VAE_GRID].values[position]).flatMap((value) =>
-      Array.from({ length: cfg.seeds }, (_, i) => ({ method, value, seed: firstSeed + i }))
-    )
-  );
-}
-
-/** The study's analyses of its finished models, as flat metrics plus tables. */
-export function analyseStudy(models: StudyModel[], draws: number, seed: number) {
-  const metrics: Record<string, number> = {};
-  const put = (key: string, value: number) => {
-    if (Number.isFinite(value)) metrics[key] = value;
-  };
-  const medians = Object.fromEntries(
-    ["reconstruction", "kl", "tc_mean", "tc_sampled", ...STUDY_METRICS].map((k) => [k, settingMedians(models, k)]),
-  );
-  for (const key of ["reconstruction", "tc_mean", "tc_sampled"]) {
-    for (const [method, byValue] of Object.entries(medians[key])) {
-      for (const [value, v] of Object.entries(byValue)) put(`${key}/${method}@${value}`, v);
-    }
-  }
-  for (const method of Object.keys(medians.tc_mean)) {
-    const values = Object.keys(medians.tc_mean[method]).map(Number).sort((a, b) => a - b);
-    if (values.length < 2) continue;
-    const [weakest, strongest] = [String(values[0]), String(values.at(-1))];
-    put(`tc_trend/${method}/mean`, medians.tc_mean[method][strongest] - medians.tc_mean[method][weakest]);
-    put(`tc_trend/${method}/sampled`, medians.tc_sampled[method][strongest] - medians.tc_sampled[method][weakest]);
-  }
-  put("tc_mean_above_sampled", models.filter((m) => m.metrics.tc_mean > m.metrics.tc_sampled).length / models.length);
-
-  const spearman = metricRankCorrelation(models, STUDY_METRICS);
-  STUDY_METRICS.forEach((a, i) => STUDY_METRICS.forEach((b, j) => j > i && put(`spearman/${a}~${b}`, spearman[i][j])));
-  // Fig. 9: would an unsupervised score pick the models the metrics favour? (lower reconstruction is better)
-  const withUnsupervised = metricRankCorrelation(models, [...UNSUPERVISED_SCORES, ...STUDY_METRICS]);
-  const unsupervised = UNSUPERVISED_SCORES.map((_, i) => withUnsupervised[i].slice(UNSUPERVISED_SCORES.length));
-  UNSUPERVISED_SCORES.forEach((u, i) =>
-    STUDY_METRICS.forEach((k, j) => put(`unsupervised/${u}~${k}`, unsupervised[i][j]))
-  );
-  const shares = Object.fromEntries(STUDY_METRICS.map((k) => [k, varianceShares(models, k)]));
-  for (const [k, s] of Object.entries(shares)) {
-    put(`method_share/${k}`, s.method);
-    put(`value_share/${k}`, s.value);
-    put(`seed_share/${k}`, s.seed);
-  }
-  for (const differentMetric of [false, true]) {
-    const rng = Rng.derive(seed, "selection", String(differentMetric));
-    const success = selectionSuccess(models, STUDY_METRICS, rng, { draws, differentMetric });
-    put(`selection/${differentMetric ? "different" : "same"}_metric`, success);
-  }
-  return {
-    metrics,
-    tables: {
-      medians,
-      spearman: { metrics: STUDY_METRICS, matrix: spearman },
-      unsupervised: { scores: UNSUPERVISED_SCORES, metrics: STUDY_METRICS, matrix: unsupervised },
-      shares,
-    },
-  };
-}
-
 /** Many VAE-family models on one dataset, and the study's analyses of them. */
 export const experiment = defineExperiment({
   name: "dislib-study",
@@ -182,7 +103,7 @@ export const experiment = defineExperiment({
       methods: ["beta_vae", "dip_vae_i"],
       grid: [0, 4],
       seeds: 2,
-      resolution: "32",
+      resolution: 32,
       steps: 4,
       batch: 8,
       eval_samples: 100,
@@ -195,7 +116,7 @@ export const experiment = defineExperiment({
     quick: {
       grid: [0, 4],
       seeds: 3,
-      resolution: "32",
+      resolution: 32,
       steps: 400,
       lr: 5e-4,
       anneal_steps: 133,
@@ -212,8 +133,8 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const dataset = loadDataset(cfg.dataset as DatasetName, { size: Number(cfg.resolution) as 32 | 64 });
-    const { models } = await runModelPlan(ctx, studyPlan(cfg, ctx.seed), async ({ method, value, seed }) => {
+    const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
+    const { models } = await runModelPlan(ctx, vaeStudyPlan(cfg, ctx.seed), async ({ method, value, seed }) => {
       const modelCfg: VaeConfig = { ...cfg, method, value };
       const { encoder, last, dispose } = await trainVae(ctx, modelCfg, dataset, {
         label: `${method}@${value}/seed${seed}`,

@@ -1,9 +1,11 @@
 /**
- * Every experiment of latentlab, in the order `deno task list` shows them.
+ * The registry of experiments, in the order `deno task list` shows them.
+ * Experiments are leaves: this is the one file that imports them.
  *
  * @module
  */
 import type { AnyExperiment } from "../lib/core/experiment.ts";
+import type { TrainedEncoder } from "../lib/metrics/score.ts";
 import { experiment as icaToy } from "./ica_toy.ts";
 import { experiment as vaeDsprites } from "./vae_dsprites.ts";
 import { experiment as dislibStudy } from "./dislib_study.ts";
@@ -11,8 +13,8 @@ import { experiment as slowvaeDsprites } from "./slowvae_dsprites.ts";
 import { experiment as slowvaeKitti } from "./slowvae_kitti.ts";
 import { experiment as vaeCollapseToy } from "./vae_collapse_toy.ts";
 
-/** All registered experiments. */
-export const EXPERIMENTS: AnyExperiment[] = [
+/** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
+export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   icaToy,
   vaeDsprites,
   dislibStudy,
@@ -22,6 +24,6 @@ export const EXPERIMENTS: AnyExperiment[] = [
 ];
 
 /** The experiment called `name`, or undefined. */
-export function findExperiment(name: string): AnyExperiment | undefined {
+export function findExperiment(name: string): AnyExperiment<TrainedEncoder> | undefined {
   return EXPERIMENTS.find((e) => e.name === name);
 }

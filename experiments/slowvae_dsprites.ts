@@ -9,11 +9,16 @@ import { choices, type ConfigOf, integer, integers, real } from "../lib/core/con
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
-import { type FactorPairs, lapPairs, uniPairs } from "../lib/data/pair_samplers.ts";
 import { loadDataset } from "../lib/data/registry.ts";
-import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
-import { PAIR_TRAINING_CONFIG, pairModelConfig, type PlannedModel, runPairStudy } from "./pair_study.ts";
-import { scoreVae } from "./vae_dsprites.ts";
+import { scoreVae } from "../lib/metrics/score.ts";
+import type { PairModelMethod } from "../lib/train/pair_model.ts";
+import {
+  groundTruthPairSource,
+  PAIR_TRAINING_CONFIG,
+  pairModelConfig,
+  type PlannedModel,
+  runPairStudy,
+} from "../lib/train/pair_study.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.1–2.4 (Klindt et al. 2021, SlowVAE), targets §5.1 Tables 1, 14";
 
@@ -51,62 +56,84 @@ const config = {
 type Cfg = ConfigOf<typeof config>;
 
 const TABLE_1 = "000_306f4209a39c5a17.md §5.1 Table 1";
-const targets: Target[] = [
+// SlowVAE's rows are reproduced when reached or beaten; a baseline's when matched, since a baseline beating its
+// published number changes the comparison the paper makes.
+const targets: Target<Cfg>[] = [
   {
     metric: "slowvae_lap/mcc",
     paper: 0.698,
     source: `${TABLE_1}, SlowVAE dSprites (LAP) MCC 69.8 (2.3)`,
     tolerance: 0.05,
+    direction: "higher",
   },
   {
     metric: "slowvae_lap/dci_disentanglement",
     paper: 0.654,
     source: `${TABLE_1}, SlowVAE (LAP) DCI 65.4 (3.6)`,
     tolerance: 0.05,
+    direction: "higher",
   },
   {
     metric: "slowvae_lap/beta_vae_score",
     paper: 1.0,
     source: `${TABLE_1}, SlowVAE (LAP) BetaVAE 100.0 (0.0)`,
     tolerance: 0.05,
+    direction: "higher",
   },
   {
     metric: "slowvae_lap/factor_vae_score",
     paper: 0.975,
     source: `${TABLE_1}, SlowVAE (LAP) FactorVAE 97.5 (3.0)`,
     tolerance: 0.05,
+    direction: "higher",
   },
-  { metric: "slowvae_lap/mig", paper: 0.295, source: `${TABLE_1}, SlowVAE (LAP) MIG 29.5 (9.3)`, tolerance: 0.05 },
+  {
+    metric: "slowvae_lap/mig",
+    paper: 0.295,
+    source: `${TABLE_1}, SlowVAE (LAP) MIG 29.5 (9.3)`,
+    tolerance: 0.05,
+    direction: "higher",
+  },
   {
     metric: "slowvae_uni/mcc",
     paper: 0.588,
     source: `${TABLE_1}, SlowVAE dSprites (UNI) MCC 58.8 (8.9)`,
     tolerance: 0.05,
+    direction: "higher",
   },
   {
     metric: "pmvae_lap/mcc",
     paper: 0.492,
     source: "000_306f4209a39c5a17.md §5.1 Table 14, PM-VAE(γ=10) dSprites (LAP) MCC 49.2",
     tolerance: 0.05,
+    direction: "match",
   },
   {
     metric: "pmvae_lap/dci_disentanglement",
     paper: 0.136,
     source: "000_306f4209a39c5a17.md §5.1 Table 14, PM-VAE(γ=10) DCI 13.6",
     tolerance: 0.05,
+    direction: "match",
   },
   {
     metric: "adagvae_lap/mcc",
     paper: 0.569,
     source: `${TABLE_1}, Ada-GVAE dSprites (LAP) MCC 56.9 (4.2)`,
     tolerance: 0.05,
+    direction: "match",
   },
-  { metric: "pcl_lap/mcc", paper: 0.679, source: `${TABLE_1}, PCL dSprites (LAP) MCC 67.9 (3.3)`, tolerance: 0.05 },
+  {
+    metric: "pcl_lap/mcc",
+    paper: 0.679,
+    source: `${TABLE_1}, PCL dSprites (LAP) MCC 67.9 (3.3)`,
+    tolerance: 0.05,
+    direction: "match",
+  },
 ];
 
 const above = (m: Record<string, number>, a: string, b: string) =>
   m[a] === undefined || m[b] === undefined ? undefined : m[a] > m[b];
-const claims: Claim[] = [
+const claims: Claim<Cfg>[] = [
   {
     text: "SlowVAE (LAP) has a higher MCC than PM-VAE and the β-VAE",
     source: "000_306f4209a39c5a17.md §5.1 Tables 1, 14, §7.1 item 3",
@@ -139,25 +166,6 @@ const claims: Claim[] = [
   },
 ];
 
-/** Pairs of dSprites images whose factors move by the given transition sampler. */
-export function dspritesPairSource(dataset: GroundTruthDataset, transitions: "lap" | "uni" | "iid", lapRate: number) {
-  const space = { sizes: dataset.factorSizes, categorical: dataset.categorical };
-  const sample = (n: number, rng: Rng): FactorPairs => {
-    if (transitions === "uni") return uniPairs(space, n, rng);
-    // The i.i.d. baseline draws frames, never pairs; LAP stands in so the source is total.
-    return lapPairs(space, n, rng, { rate: lapRate });
-  };
-  const source: PairSource = {
-    imageShape: dataset.imageShape,
-    pairs: (n, rng) => {
-      const { first, second } = sample(n, rng);
-      return { x0: dataset.observations(first, rng).values, x1: dataset.observations(second, rng).values };
-    },
-    frames: (n, rng) => sampleBatch(dataset, n, rng).observations.values,
-  };
-  return source;
-}
-
 /** The plan: each model setting (SlowVAE once per γ, λ of the grid) × seeds. */
 export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: number): PlannedModel[] {
   const grid = cfg.gammas.flatMap((gamma) => cfg.rates.map((rate) => ({ gamma, rate })));
@@ -167,7 +175,7 @@ export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: n
       ? grid.map(({ gamma, rate }) => ({ name: grid.length > 1 ? `${name}(γ=${gamma},λ=${rate})` : name, gamma, rate }))
       : [{ name, gamma: cfg.pm_gamma, rate: 6 }];
     const beta = method === "beta_vae" ? cfg.vae_beta : method.startsWith("ada_") ? cfg.ada_beta : 1;
-    const source = dspritesPairSource(dataset, transitions, cfg.lap_rate);
+    const source = groundTruthPairSource(dataset, transitions, cfg.lap_rate);
     return settings.flatMap((setting) =>
       Array.from({ length: cfg.seeds }, (_, i) => ({
         method: setting.name,
@@ -190,7 +198,7 @@ export const experiment = defineExperiment({
     smoke: {
       models: ["slowvae_lap", "pmvae_lap", "betavae"],
       seeds: 2,
-      resolution: "32",
+      resolution: 32,
       steps: 4,
       pairs: 4,
       eval_samples: 100,
@@ -202,7 +210,7 @@ export const experiment = defineExperiment({
     quick: {
       models: ["slowvae_lap", "slowvae_uni", "pmvae_lap", "adagvae_lap", "betavae"],
       seeds: 3,
-      resolution: "32",
+      resolution: 32,
       steps: 1_000,
       lr: 5e-4,
       eval_samples: 2_000,
@@ -215,12 +223,11 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const dataset = loadDataset("dsprites", { size: Number(cfg.resolution) as 32 | 64 });
+    const dataset = loadDataset("dsprites", { size: cfg.resolution });
     const plan = dspritesPlan(cfg, dataset, ctx.seed);
     const probe = sampleBatch(dataset, cfg.probe_images, Rng.derive(ctx.seed, "probe")).observations;
-    const scoring = { ...cfg, method: "", value: 0 };
     const { metrics, models, selection } = await runPairStudy(ctx, plan, {
-      score: async (encoder, seed) => (await scoreVae(encoder, dataset, scoring, seed)).metrics,
+      score: async (encoder, seed) => (await scoreVae(encoder, dataset, cfg, seed)).metrics,
       probe: { images: probe.values, n: probe.n, shape: probe.shape },
     });
     return { metrics, details: { dataset: dataset.description, models, selection } };

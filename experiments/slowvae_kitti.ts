@@ -8,12 +8,12 @@ import { choices, type ConfigOf, flag, integer, integers, real } from "../lib/co
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { KittiMasksPairs } from "../lib/data/kitti_masks.ts";
+import { mccWithFactors } from "../lib/metrics/score.ts";
+import { encodeImages } from "../lib/models/vae.ts";
 import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
-import { encodeImages } from "../lib/train/vae_objectives.ts";
-import { PAIR_TRAINING_CONFIG, pairModelConfig, type PlannedModel, runPairStudy } from "./pair_study.ts";
-import { mccWithFactors } from "./vae_dsprites.ts";
+import { PAIR_TRAINING_CONFIG, pairModelConfig, type PlannedModel, runPairStudy } from "../lib/train/pair_study.ts";
 
-const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 14";
+const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 15";
 
 const KITTI_MODELS: Record<string, PairModelMethod> = {
   slowvae: "slow_vae",
@@ -40,13 +40,15 @@ const config = {
 type Cfg = ConfigOf<typeof config>;
 
 const TABLE_2 = "000_306f4209a39c5a17.md §5.1 Table 2";
-const target = (metric: string, paper: number, what: string): Target => ({
+// SlowVAE's rows are reproduced when reached or beaten; a baseline's when matched.
+const target = (metric: string, paper: number, what: string): Target<Cfg> => ({
   metric,
   paper,
-  source: `${metric.startsWith("pmvae") ? "000_306f4209a39c5a17.md §5.1 Table 14" : TABLE_2}, ${what}`,
+  source: `${metric.startsWith("pmvae") ? "000_306f4209a39c5a17.md §5.1 Table 15" : TABLE_2}, ${what}`,
   tolerance: 0.05,
+  direction: metric.startsWith("slowvae") ? "higher" : "match",
 });
-const targets: Target[] = [
+const targets: Target<Cfg>[] = [
   target("slowvae_d1/mcc", 0.661, "SlowVAE KITTI mean(Δt)=0.05 s MCC 66.1 (4.5)"),
   target("slowvae_d5/mcc", 0.796, "SlowVAE KITTI mean(Δt)=0.15 s MCC 79.6 (5.8)"),
   target("pmvae_d1/mcc", 0.574, "PM-VAE(γ=10) KITTI 0.05 s MCC 57.4"),
@@ -57,7 +59,7 @@ const targets: Target[] = [
   target("pcl_d5/mcc", 0.585, "PCL KITTI 0.15 s MCC 58.5 (3.3)"),
 ];
 
-const claims: Claim[] = [
+const claims: Claim<Cfg>[] = [
   {
     text: "SlowVAE's MCC rises from max Δ = 1 to max Δ = 5 (66.1 → 79.6)",
     source: TABLE_2,
@@ -68,7 +70,7 @@ const claims: Claim[] = [
   },
   {
     text: "SlowVAE has a higher MCC than PM-VAE at both Δ",
-    source: "000_306f4209a39c5a17.md §5.1 Tables 2, 14",
+    source: "000_306f4209a39c5a17.md §5.1 Tables 2, 15",
     holds: (m) => {
       const pairs = [1, 5].map((d) => [m[`slowvae_d${d}/mcc`], m[`pmvae_d${d}/mcc`]]);
       return pairs.some(([a, b]) => a === undefined || b === undefined) ? undefined : pairs.every(([a, b]) => a > b);
@@ -93,7 +95,7 @@ function datasets(cfg: Cfg, seed: number): Map<number, KittiMasksPairs> {
   return new Map(cfg.max_deltas.map((maxDelta) => [
     maxDelta,
     new KittiMasksPairs({
-      size: Number(cfg.resolution) as 32 | 64,
+      size: cfg.resolution,
       sequences: cfg.sequences,
       length: cfg.length,
       maxDelta,
@@ -113,7 +115,7 @@ export const experiment = defineExperiment({
       models: ["slowvae", "pmvae"],
       seeds: 2,
       sequences: 20,
-      resolution: "32",
+      resolution: 32,
       steps: 4,
       pairs: 4,
       eval_samples: 100,
@@ -123,7 +125,7 @@ export const experiment = defineExperiment({
     quick: {
       models: ["slowvae", "pmvae"],
       seeds: 2,
-      resolution: "32",
+      resolution: 32,
       steps: 600,
       lr: 5e-4,
       eval_samples: 2_000,

@@ -3,6 +3,10 @@
  * exposes software rasterisers (llvmpipe, lavapipe, SwiftShader) through
  * WebGPU too, and those are several times slower than the wasm backend.
  *
+ * The decision is the pure {@linkcode chooseBackend}; {@linkcode selectBackend}
+ * probes the adapter, activates what it decides and asks again, with the
+ * failed backend marked unavailable, when initialisation fails.
+ *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
@@ -15,6 +19,8 @@ import { registerWasmKernels } from "./kernels/mod.ts";
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm", "cpu"] as const;
 /** A backend preference as given by `--backend`. */
 export type BackendChoice = typeof BACKEND_CHOICES[number];
+/** A TF.js backend this project activates. */
+export type BackendName = "webgpu" | "wasm" | "cpu";
 
 /** What a run records about the backend it ran on (goes into run.json). */
 export interface BackendInfo {
@@ -28,70 +34,141 @@ export interface BackendInfo {
   requested: BackendChoice;
 }
 
-interface AdapterProbe {
-  description: string;
-  software: boolean;
+/** A WebGPU adapter as `GPUAdapter.info` reports it; browsers and Deno fill different fields. */
+export interface AdapterInfo {
+  isFallbackAdapter?: boolean;
+  vendor?: string;
+  architecture?: string;
+  device?: string;
+  description?: string;
 }
 
-const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software/i;
+/** The outcome of {@linkcode chooseBackend}. */
+export interface BackendDecision {
+  /** The backend to activate. */
+  name: BackendName;
+  /** Why, in words (for logs and error messages). */
+  reason: string;
+}
 
-async function probeAdapter(): Promise<AdapterProbe | null> {
+/** What else {@linkcode chooseBackend} knows about this process. */
+export interface BackendAvailability {
+  /** Backends that are not registered or failed to initialise. */
+  unavailable?: Iterable<string>;
+}
+
+// Software rasterisers: Mesa's llvmpipe / lavapipe, Google's SwiftShader, Windows' WARP.
+const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|basic render driver/i;
+
+/** The adapter's name for logs and run.json: the first non-empty of description, device, vendor. */
+export function adapterDescription(adapter: AdapterInfo): string {
+  return adapter.description || adapter.device || adapter.vendor || "unknown adapter";
+}
+
+/** Whether an adapter renders in software: flagged as a fallback, or named like a known software rasteriser. */
+export function isSoftwareAdapter(adapter: AdapterInfo): boolean {
+  if (adapter.isFallbackAdapter === true) return true;
+  return [adapter.description, adapter.device, adapter.vendor, adapter.architecture].some((field) =>
+    field !== undefined && SOFTWARE_ADAPTER.test(field)
+  );
+}
+
+/**
+ * The backend a request resolves to, given the WebGPU adapter (`null` when
+ * there is none or it was not probed) and the backends known to be
+ * unavailable. `auto`: WebGPU on a real GPU, else wasm, else cpu. `webgpu`
+ * is honoured on any adapter, software ones included; `wasm` and `cpu` ignore
+ * the adapter. Throws {@linkcode UsageError} when an explicit request cannot
+ * be met, and when nothing at all is available.
+ */
+export function chooseBackend(
+  requested: BackendChoice,
+  adapter: AdapterInfo | null,
+  { unavailable = [] }: BackendAvailability = {},
+): BackendDecision {
+  const missing = new Set(unavailable);
+  const usable = (name: BackendName) => !missing.has(name);
+  switch (requested) {
+    case "webgpu": {
+      if (!adapter) {
+        throw new UsageError(
+          "--backend webgpu: this machine exposes no WebGPU adapter; use --backend auto, wasm or cpu",
+        );
+      }
+      if (!usable("webgpu")) {
+        throw new UsageError(
+          `--backend webgpu: the adapter "${
+            adapterDescription(adapter)
+          }" failed to initialise; use --backend wasm or cpu`,
+        );
+      }
+      const kind = isSoftwareAdapter(adapter) ? "software adapter" : "adapter";
+      return { name: "webgpu", reason: `requested, on the ${kind} "${adapterDescription(adapter)}"` };
+    }
+    case "wasm":
+      if (!usable("wasm")) throw new UsageError("--backend wasm: the wasm backend failed to initialise");
+      return { name: "wasm", reason: "requested" };
+    case "cpu":
+      if (!usable("cpu")) throw new UsageError("--backend cpu: the cpu backend is unavailable");
+      return { name: "cpu", reason: "requested" };
+    case "auto": {
+      const why = !adapter
+        ? "no WebGPU adapter"
+        : isSoftwareAdapter(adapter)
+        ? `software WebGPU adapter "${adapterDescription(adapter)}"`
+        : !usable("webgpu")
+        ? `WebGPU on "${adapterDescription(adapter)}" failed to initialise`
+        : null;
+      if (why === null) return { name: "webgpu", reason: `GPU adapter "${adapterDescription(adapter!)}"` };
+      if (usable("wasm")) return { name: "wasm", reason: why };
+      if (usable("cpu")) return { name: "cpu", reason: `${why}; wasm failed to initialise` };
+      throw new UsageError("--backend auto: no TF.js backend could be initialised");
+    }
+    default:
+      throw new UsageError(`unknown backend "${requested}"; expected one of ${BACKEND_CHOICES.join(", ")}`);
+  }
+}
+
+async function probeAdapter(): Promise<AdapterInfo | null> {
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
   if (!gpu) return null;
-  const adapter = await gpu.requestAdapter({
-    powerPreference: "high-performance",
-  });
+  const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   if (!adapter) return null;
-  const info = adapter.info;
-  const description = info.description || info.device || info.vendor ||
-    "unknown adapter";
-  const fallback = (info as GPUAdapterInfo & { isFallbackAdapter?: boolean })
-    .isFallbackAdapter === true;
-  return { description, software: fallback || SOFTWARE_ADAPTER.test(description) };
+  const { vendor, architecture, device, description } = adapter.info;
+  // Older implementations carry the flag on the adapter rather than on its info.
+  const isFallbackAdapter = (adapter.info as Partial<GPUAdapterInfo>).isFallbackAdapter ??
+    (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter;
+  return { isFallbackAdapter, vendor, architecture, device, description };
+}
+
+/** Activates `name`; false when TF.js cannot initialise it. */
+async function activate(name: BackendName): Promise<boolean> {
+  // setBackend can report success while initialisation failed; confirm with getBackend.
+  if (!(await tf.setBackend(name)) || tf.getBackend() !== name) return false;
+  if (name === "wasm") registerWasmKernels();
+  return true;
 }
 
 /**
  * Activates a backend for this process and reports which one it is.
- * Throws {@linkcode UsageError} when `webgpu` is requested without an adapter.
+ * Throws {@linkcode UsageError} when `webgpu` is requested without an adapter,
+ * or an explicitly requested backend fails to initialise.
  */
-export async function selectBackend(
-  requested: BackendChoice,
-): Promise<BackendInfo> {
+export async function selectBackend(requested: BackendChoice): Promise<BackendInfo> {
   // tfjs sees Deno as Node and prints a banner recommending tfjs-node; prod mode silences it.
   tf.enableProdMode();
-  const probe = requested === "auto" || requested === "webgpu" ? await probeAdapter() : null;
-  const info = (name: string): BackendInfo => ({
-    name,
-    adapter: probe?.description ?? null,
-    softwareAdapter: probe?.software ?? null,
-    requested,
-  });
-  if (requested === "webgpu") {
-    if (!probe) {
-      throw new UsageError(
-        "--backend webgpu: this machine exposes no WebGPU adapter; use --backend auto, wasm or cpu",
-      );
+  const adapter = requested === "auto" || requested === "webgpu" ? await probeAdapter() : null;
+  const unavailable = new Set<string>();
+  for (;;) {
+    const { name } = chooseBackend(requested, adapter, { unavailable });
+    if (await activate(name)) {
+      return {
+        name,
+        adapter: adapter ? adapterDescription(adapter) : null,
+        softwareAdapter: adapter ? isSoftwareAdapter(adapter) : null,
+        requested,
+      };
     }
-    if (!(await tf.setBackend("webgpu"))) {
-      throw new UsageError(
-        `--backend webgpu: the adapter "${probe.description}" failed to initialise; use --backend wasm or cpu`,
-      );
-    }
-    return info("webgpu");
+    unavailable.add(name);
   }
-  if (requested === "auto" && probe && !probe.software) {
-    if (await tf.setBackend("webgpu")) return info("webgpu");
-  }
-  if (requested === "auto" || requested === "wasm") {
-    // setBackend can report success while initialisation failed; confirm with getBackend.
-    if (await tf.setBackend("wasm") && tf.getBackend() === "wasm") {
-      registerWasmKernels();
-      return info("wasm");
-    }
-    if (requested === "wasm") {
-      throw new UsageError("--backend wasm: the wasm backend failed to initialise");
-    }
-  }
-  await tf.setBackend("cpu");
-  return info("cpu");
 }

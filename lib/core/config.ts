@@ -14,16 +14,23 @@ interface NumberBounds {
   integer?: boolean;
 }
 
-/** A number parameter. */
-export type NumberParam = { type: "number"; default: number; doc: string } & NumberBounds;
+/** A number parameter; `choices`, when given, lists every allowed value. */
+export type NumberParam<T extends number = number> =
+  & { type: "number"; default: T; doc: string; choices?: readonly T[] }
+  & NumberBounds;
 /** A list-of-numbers parameter. */
 export type NumbersParam = { type: "numbers"; default: number[]; doc: string } & NumberBounds;
 /** A boolean parameter. */
 export type BooleanParam = { type: "boolean"; default: boolean; doc: string };
 /** A string parameter with a fixed set of choices. */
-export type ChoiceParam = { type: "string"; default: string; doc: string; choices: readonly string[] };
+export type ChoiceParam<T extends string = string> = { type: "string"; default: T; doc: string; choices: readonly T[] };
 /** A list of strings, each from a fixed set of choices. */
-export type ChoicesParam = { type: "strings"; default: string[]; doc: string; choices: readonly string[] };
+export type ChoicesParam<T extends string = string> = {
+  type: "strings";
+  default: T[];
+  doc: string;
+  choices: readonly T[];
+};
 /** One configuration parameter: its type, default, documentation and bounds. */
 export type ParamSpec = NumberParam | NumbersParam | BooleanParam | ChoiceParam | ChoicesParam;
 
@@ -69,14 +76,27 @@ export function flag(def: boolean, doc: string): BooleanParam {
   return { type: "boolean", default: def, doc };
 }
 
-/** A string parameter restricted to `choices`. */
-export function choice(def: string, choices: readonly string[], doc: string): ChoiceParam {
+/** A string parameter restricted to `choices`; the resolved value has their literal type. */
+export function choice<const T extends string>(def: NoInfer<T>, choices: readonly T[], doc: string): ChoiceParam<T> {
   return { type: "string", default: def, doc, choices };
 }
 
 /** A list of strings from `allowed`, given on the command line as `a,b,c`. */
-export function choices(def: string[], allowed: readonly string[], doc: string): ChoicesParam {
+export function choices<const T extends string>(
+  def: NoInfer<T>[],
+  allowed: readonly T[],
+  doc: string,
+): ChoicesParam<T> {
   return { type: "strings", default: def, doc, choices: allowed };
+}
+
+/** An integer parameter restricted to `choices` (e.g. an image side); the resolved value has their literal type. */
+export function integerChoice<const T extends number>(
+  def: NoInfer<T>,
+  choices: readonly T[],
+  doc: string,
+): NumberParam<T> {
+  return { type: "number", default: def, doc, choices, integer: true };
 }
 
 /** Parses a number as researchers write it: `1e-4`, `20_000`, `-3.5`. */
@@ -99,6 +119,7 @@ export function describeAllowed(spec: ParamSpec): string {
       return `a comma-separated list of ${spec.choices.join(", ")}`;
     case "number":
     case "numbers": {
+      if (spec.type === "number" && spec.choices) return `one of ${spec.choices.join(", ")}`;
       const kind = spec.integer ? "an integer" : "a number";
       const what = spec.type === "numbers" ? `a comma-separated list of ${kind.replace(/^an? /, "")}s` : kind;
       const lo = spec.min !== undefined ? ` ≥ ${spec.min}` : "";
@@ -108,8 +129,14 @@ export function describeAllowed(spec: ParamSpec): string {
   }
 }
 
-function checkNumber(key: string, value: number, spec: NumberBounds & { type: string }, shown: string): void {
-  const bad = (spec.integer && !Number.isInteger(value)) ||
+function checkNumber(
+  key: string,
+  value: number,
+  spec: NumberBounds & { type: string; choices?: readonly number[] },
+  shown: string,
+): void {
+  const bad = (spec.choices !== undefined && !spec.choices.includes(value)) ||
+    (spec.integer && !Number.isInteger(value)) ||
     (spec.min !== undefined && value < spec.min) ||
     (spec.max !== undefined && value > spec.max);
   if (bad) {

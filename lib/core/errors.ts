@@ -5,3 +5,11 @@
 export class UsageError extends Error {
   override name = "UsageError";
 }
+
+/**
+ * Thrown inside a run after SIGINT/SIGTERM asked it to stop: the run is
+ * already marked interrupted and continues with `--resume`.
+ */
+export class RunInterrupted extends Error {
+  override name = "RunInterrupted";
+}

@@ -22,11 +22,19 @@ import {
   resolveConfig,
   unknownKeyError,
 } from "./config.ts";
-import { UsageError } from "./errors.ts";
+import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
 import { Rng } from "./rng.ts";
-import { type LoadedCheckpoint, loadLatestCheckpoint, readRunInfo, RunWriter } from "./run_store.ts";
+import {
+  type LoadedCheckpoint,
+  loadLatestCheckpoint,
+  readRunInfo,
+  type RunSummary,
+  RunWriter,
+  type TargetDirection,
+  type Verdict,
+} from "./run_store.ts";
 
 /** Preset names every experiment defines. */
 export const PRESETS = ["smoke", "quick", "paper"] as const;
@@ -34,7 +42,8 @@ export const PRESETS = ["smoke", "quick", "paper"] as const;
 export type PresetName = typeof PRESETS[number];
 
 /** A published number this experiment is compared with. */
-export interface Target {
+// deno-lint-ignore no-explicit-any
+export interface Target<C = any> {
   /** Key in the run's final metrics. */
   metric: string;
   /** The published value. */
@@ -43,14 +52,24 @@ export interface Target {
   source: string;
   /** Allowed distance from `paper` for the verdict "reproduced". */
   tolerance: number;
+  /**
+   * "match": reproduced within `tolerance` on either side; "higher" (a score
+   * where more is better): reproduced unless below `paper − tolerance`;
+   * "lower": reproduced unless above `paper + tolerance`. Beating a published
+   * number is not a failure to reproduce it.
+   */
+  direction: TargetDirection;
+  /** Whether the published number is about this run's setting (default: always); others are left out. */
+  appliesTo?: (cfg: C) => boolean;
 }
 
-/** A qualitative finding of the source, checked on the final metrics. */
-export interface Claim {
+/** A qualitative finding of the source, checked on the final metrics and the run's config. */
+// deno-lint-ignore no-explicit-any
+export interface Claim<C = any> {
   text: string;
   source: string;
   /** True when the finding holds, false when not, undefined when the run did not measure it. */
-  holds: (metrics: Record<string, number>) => boolean | undefined;
+  holds: (metrics: Record<string, number>, cfg: C) => boolean | undefined;
 }
 
 /** What a run reports back: final scalar metrics, plus any structured detail. */
@@ -81,10 +100,15 @@ export interface RunContext {
   progress(label: string, total: number): Progress;
   /** Saves a checkpoint: arrays plus JSON state (include any `Rng.state()` needed to continue). */
   checkpoint(step: number, arrays: CheckpointArrays, state: unknown): Promise<void>;
+  /**
+   * Aborted (with a {@linkcode RunInterrupted} reason) when the run was asked
+   * to stop; training loops call `throwIfAborted()` between steps.
+   */
+  stopRequested: AbortSignal;
 }
 
-/** An experiment definition. */
-export interface Experiment<S extends ConfigSpec> {
+/** An experiment definition; `T` is what {@linkcode Experiment.load} gives back of a finished run. */
+export interface Experiment<S extends ConfigSpec, T = never> {
   /** CLI name, kebab-case. */
   name: string;
   /** One line saying what it reproduces. */
@@ -93,17 +117,23 @@ export interface Experiment<S extends ConfigSpec> {
   source: string;
   config: S;
   presets: Record<PresetName, ConfigOverrides<S>>;
-  targets: Target[];
-  claims: Claim[];
+  targets: Target<ConfigOf<S>>[];
+  claims: Claim<ConfigOf<S>>[];
   run(ctx: RunContext, cfg: ConfigOf<S>): Promise<RunResult>;
+  /**
+   * The trained model of a completed run (for `eval --run` and
+   * `export-codes`), for experiments that keep one; throws UsageError when
+   * the run cannot give it.
+   */
+  load?(runDir: string): T;
 }
 
 /** Any experiment, for registries. */
 // deno-lint-ignore no-explicit-any
-export type AnyExperiment = Experiment<any>;
+export type AnyExperiment<T = unknown> = Experiment<any, T>;
 
 /** Identity function that type-checks an experiment definition. */
-export function defineExperiment<S extends ConfigSpec>(experiment: Experiment<S>): Experiment<S> {
+export function defineExperiment<S extends ConfigSpec, T = never>(experiment: Experiment<S, T>): Experiment<S, T> {
   return experiment;
 }
 
@@ -153,14 +183,20 @@ export function experimentHelp(experiment: AnyExperiment): string {
   return lines.join("\n");
 }
 
-/** Verdict on one target: within tolerance of the published number or not. */
-export function targetVerdict(target: Target, ours: number | undefined): string {
+/** Verdict on one target: within tolerance of the published number (or beyond it in its direction) or not. */
+export function targetVerdict(target: Target, ours: number | undefined): Verdict {
   if (ours === undefined || !Number.isFinite(ours)) return "not measured";
-  return Math.abs(ours - target.paper) <= target.tolerance ? "reproduced" : "not reproduced";
+  const gap = ours - target.paper;
+  const holds = target.direction === "higher"
+    ? gap >= -target.tolerance
+    : target.direction === "lower"
+    ? gap <= target.tolerance
+    : Math.abs(gap) <= target.tolerance;
+  return holds ? "reproduced" : "not reproduced";
 }
 
-function claimVerdict(claim: Claim, metrics: Record<string, number>): string {
-  const holds = claim.holds(metrics);
+function claimVerdict<C>(claim: Claim<C>, metrics: Record<string, number>, cfg: C): Verdict {
+  const holds = claim.holds(metrics, cfg);
   return holds === undefined ? "not measured" : holds ? "reproduced" : "not reproduced";
 }
 
@@ -174,18 +210,23 @@ async function gitCommit(): Promise<string | null> {
   }
 }
 
-interface Invocation<S extends ConfigSpec> {
+/** A validated request to run an experiment: its config, preset, seed, backend and where results go. */
+export interface Invocation<S extends ConfigSpec> {
   cfg: ConfigOf<S>;
   preset: PresetName;
   seed: number;
   backend: BackendChoice;
+  /** Run store root of a new run (unused on resume). */
   root: string;
+  /** The run directory to continue from its last checkpoint, or null for a new run. */
   resumeDir: string | null;
+  /** The command line, recorded in run.json. */
+  argv: string[];
 }
 
 /** Validates a command line against an experiment; throws UsageError before any work. */
 export function parseInvocation<S extends ConfigSpec>(
-  experiment: Experiment<S>,
+  experiment: Experiment<S, unknown>,
   args: string[],
 ): Invocation<S> | "help" {
   const { positionals, flags } = parseCommandLine(args);
@@ -234,6 +275,7 @@ export function parseInvocation<S extends ConfigSpec>(
       backend: (run.backend as BackendChoice | undefined) ?? "auto",
       root: "",
       resumeDir,
+      argv: args,
     };
   }
   const preset = (run.preset as PresetName | undefined) ?? "quick";
@@ -244,6 +286,7 @@ export function parseInvocation<S extends ConfigSpec>(
     backend: (run.backend as BackendChoice | undefined) ?? "auto",
     root: (run.runs as string | undefined) || defaultRunsRoot(),
     resumeDir: null,
+    argv: args,
   };
 }
 
@@ -257,35 +300,37 @@ async function tensorArrays(arrays: CheckpointArrays) {
   return out;
 }
 
+/** What a caller may observe of a run while it runs. */
+export interface RunHooks {
+  /**
+   * Called once the run directory exists, with a function that marks the run
+   * interrupted and stops it at its next step (it then rejects with
+   * {@linkcode RunInterrupted}).
+   */
+  started?(run: { dir: string; interrupt(reason: string): void }): void;
+  /** Progress lines (default: stderr). */
+  report?(line: string): void;
+}
+
 /**
- * Runs an experiment from command-line arguments: validates (exit 2 on bad
- * input, before anything is written), selects the backend, writes the run
- * directory, marks it interrupted on SIGINT/SIGTERM, and prints where the
- * results are. Returns the run directory.
+ * Runs an experiment in this process: selects the backend, writes the run
+ * directory (or continues `invocation.resumeDir`), calls the experiment and
+ * writes summary.json. Returns the run directory and the summary; a run
+ * that throws is marked failed and the error is rethrown.
  */
-export async function runFromCli<S extends ConfigSpec>(experiment: Experiment<S>, args: string[]): Promise<string> {
-  let invocation: Invocation<S> | "help";
-  let backend: BackendInfo;
-  try {
-    invocation = parseInvocation(experiment, args);
-    if (invocation === "help") {
-      console.log(experimentHelp(experiment));
-      return "";
-    }
-    backend = await selectBackend(invocation.backend);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`error: ${error.message}`);
-      Deno.exit(2);
-    }
-    throw error;
-  }
+export async function runExperiment<S extends ConfigSpec>(
+  experiment: Experiment<S, unknown>,
+  invocation: Invocation<S>,
+  hooks: RunHooks = {},
+): Promise<{ dir: string; summary: RunSummary }> {
+  const report = hooks.report ?? ((line: string) => console.error(line));
+  const backend = await selectBackend(invocation.backend);
   const { cfg, preset, seed, resumeDir } = invocation;
   const resumed = resumeDir ? loadLatestCheckpoint(resumeDir) : null;
   const writer = resumeDir ? RunWriter.reopen(resumeDir, resumed?.step ?? 0, backend) : RunWriter.create({
     root: invocation.root,
     experiment: experiment.name,
-    argv: args,
+    argv: invocation.argv,
     seed,
     preset,
     backend,
@@ -293,16 +338,14 @@ export async function runFromCli<S extends ConfigSpec>(experiment: Experiment<S>
     versions: { deno: Deno.version.deno, tfjs: tf.version.tfjs },
     gitCommit: await gitCommit(),
   });
-  const stopOn = (signal: Deno.Signal, status: "interrupted", code: number) => {
-    Deno.addSignalListener(signal, () => {
-      writer.finish(status, `received ${signal}`);
-      console.error(`\n${signal}: run marked interrupted; continue with --resume ${writer.dir}`);
-      Deno.exit(code);
-    });
-  };
-  stopOn("SIGINT", "interrupted", 130);
-  stopOn("SIGTERM", "interrupted", 143);
-
+  const stop = new AbortController();
+  hooks.started?.({
+    dir: writer.dir,
+    interrupt: (reason) => {
+      writer.finish("interrupted", reason);
+      stop.abort(new RunInterrupted(reason));
+    },
+  });
   const ctx: RunContext = {
     rng: new Rng(seed),
     seed,
@@ -314,13 +357,15 @@ export async function runFromCli<S extends ConfigSpec>(experiment: Experiment<S>
     image: (name, step, image) => void writer.image(name, step, image),
     progress: (label, total) => new Progress(label, total),
     checkpoint: async (step, arrays, state) => {
+      stop.signal.throwIfAborted();
       writer.saveCheckpoint(step, await tensorArrays(arrays), state);
     },
+    stopRequested: stop.signal,
   };
-  console.error(`${experiment.name} (${preset}, seed ${seed}, backend ${backend.name}) → ${writer.dir}`);
+  report(`${experiment.name} (${preset}, seed ${seed}, backend ${backend.name}) → ${writer.dir}`);
   try {
     const result = await experiment.run(ctx, cfg);
-    const summary = {
+    const summary: RunSummary = {
       experiment: experiment.name,
       description: experiment.description,
       source: experiment.source,
@@ -330,24 +375,85 @@ export async function runFromCli<S extends ConfigSpec>(experiment: Experiment<S>
       backend: backend.name,
       wall_time_s: Number(writer.elapsedSeconds().toFixed(2)),
       metrics: result.metrics,
-      targets: experiment.targets.map((t) => ({
-        ...t,
+      targets: experiment.targets.filter((t) => t.appliesTo?.(cfg) ?? true).map((t) => ({
+        metric: t.metric,
+        paper: t.paper,
+        source: t.source,
+        tolerance: t.tolerance,
+        direction: t.direction,
         ours: result.metrics[t.metric] ?? null,
         verdict: targetVerdict(t, result.metrics[t.metric]),
       })),
       claims: experiment.claims.map((c) => ({
         text: c.text,
         source: c.source,
-        verdict: claimVerdict(c, result.metrics),
+        verdict: claimVerdict(c, result.metrics, cfg),
       })),
       details: result.details ?? null,
     };
     writer.writeSummary(summary);
     writer.finish("completed");
-    console.error(`done in ${summary.wall_time_s}s; summary: ${join(writer.dir, "summary.json")}`);
-    return writer.dir;
+    report(`done in ${summary.wall_time_s}s; summary: ${join(writer.dir, "summary.json")}`);
+    return { dir: writer.dir, summary };
   } catch (error) {
-    writer.finish("failed", error instanceof Error ? (error.stack ?? error.message) : String(error));
-    throw error;
+    if (!stop.signal.aborted) {
+      writer.finish("failed", error instanceof Error ? (error.stack ?? error.message) : String(error));
+    }
+    throw stop.signal.aborted ? stop.signal.reason : error;
+  }
+}
+
+/** Exit code of a command line that was wrong (what was wrong is printed first). */
+export const USAGE_EXIT_CODE = 2;
+
+/**
+ * Runs an experiment from command-line arguments: parses and validates them
+ * (exit code 2 on bad input, before anything is written), runs it in
+ * process. SIGINT/SIGTERM mark it interrupted at once and stop it at its
+ * next training step, with exit code 130/143. Returns the run directory (""
+ * after `--help`, a usage error or an interruption).
+ */
+export async function runFromCli<S extends ConfigSpec>(
+  experiment: Experiment<S, unknown>,
+  args: string[],
+): Promise<string> {
+  let invocation: Invocation<S> | "help";
+  try {
+    invocation = parseInvocation(experiment, args);
+    if (invocation === "help") {
+      console.log(experimentHelp(experiment));
+      return "";
+    }
+    // Backend errors (an unavailable backend) are usage errors too: check before a run directory exists.
+    await selectBackend(invocation.backend);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`error: ${error.message}`);
+    Deno.exitCode = USAGE_EXIT_CODE;
+    return "";
+  }
+  const listeners: [Deno.Signal, () => void][] = [];
+  let exitCode = 0;
+  try {
+    const { dir } = await runExperiment(experiment, invocation, {
+      started: ({ dir, interrupt }) => {
+        for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+          const listener = () => {
+            interrupt(`received ${signal}`);
+            console.error(`\n${signal}: run marked interrupted; continue with --resume ${dir}`);
+            exitCode = code;
+          };
+          Deno.addSignalListener(signal, listener);
+          listeners.push([signal, listener]);
+        }
+      },
+    });
+    return dir;
+  } catch (error) {
+    if (!(error instanceof RunInterrupted)) throw error;
+    Deno.exitCode = exitCode;
+    return "";
+  } finally {
+    for (const [signal, listener] of listeners) Deno.removeSignalListener(signal, listener);
   }
 }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { column, meanSd } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 
 /** Options of {@linkcode laplaceArSources}. */
@@ -125,16 +126,15 @@ export function mix(mixing: MixingMlp, sources: Float32Array): Float32Array {
   return out;
 }
 
-/** Standardises the columns of a row-major `[n, dim]` matrix in place. */
+/**
+ * Standardises the columns of a row-major `[n, dim]` matrix in place to zero
+ * mean and unit population variance (each column's mean square becomes 1).
+ */
 export function standardizeColumns(values: Float32Array, dim: number): void {
   const n = values.length / dim;
   for (let c = 0; c < dim; c++) {
-    let mean = 0;
-    for (let t = 0; t < n; t++) mean += values[t * dim + c];
-    mean /= n;
-    let variance = 0;
-    for (let t = 0; t < n; t++) variance += (values[t * dim + c] - mean) ** 2;
-    const std = Math.sqrt(variance / n) || 1;
+    const { mean, sd } = meanSd(column(values, n, dim, c), { ddof: 0 });
+    const std = sd || 1;
     for (let t = 0; t < n; t++) values[t * dim + c] = (values[t * dim + c] - mean) / std;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 
-import { dsprites, type DspritesVariant } from "./dsprites.ts";
+import { dsprites, type DspritesVariant, halve } from "./dsprites.ts";
 import type { GroundTruthDataset } from "./ground_truth.ts";
 import { dspritesFromFile, findOriginalFiles, shapes3dFromFile } from "./original_files.ts";
 import { shapes3d } from "./shapes3d.ts";
@@ -21,7 +21,7 @@ export const DATASETS_FOLDER = fileURLToPath(new URL("../../data/datasets/", imp
 
 /** Options of {@linkcode loadDataset}. */
 export interface LoadOptions {
-  /** Image side for the dSprites family: 64 or 32. */
+  /** Image side: 64 or 32 (2×2 area-averaged). */
   size?: 64 | 32;
   /** Folder searched for original files. */
   folder?: string;
@@ -30,8 +30,29 @@ export interface LoadOptions {
 /** The dataset called `name` (see {@linkcode DATASET_NAMES}). */
 export function loadDataset(name: DatasetName, options: LoadOptions = {}): GroundTruthDataset {
   const files = findOriginalFiles(options.folder ?? DATASETS_FOLDER);
-  if (name === "shapes3d") return files.shapes3d ? shapes3dFromFile(files.shapes3d) : shapes3d();
+  if (name === "shapes3d") {
+    const full = files.shapes3d ? shapes3dFromFile(files.shapes3d) : shapes3d();
+    return options.size === 32 ? halved(full) : full;
+  }
   if (name === "dsprites" && files.dsprites) return dspritesFromFile(files.dsprites, options.size);
   const variant = name === "dsprites" ? "dsprites" : name.replace("-dsprites", "") as DspritesVariant;
   return dsprites({ variant, size: options.size });
+}
+
+/** A 64×64 dataset with every image 2×2 area-averaged to 32×32, for datasets rendered or stored at 64×64 only. */
+function halved(dataset: GroundTruthDataset): GroundTruthDataset {
+  const channels = dataset.imageShape[2];
+  return {
+    name: dataset.name,
+    description: `${dataset.description}, 2×2 area-averaged to 32×32`,
+    factorNames: dataset.factorNames,
+    factorSizes: dataset.factorSizes,
+    imageShape: [32, 32, channels],
+    categorical: dataset.categorical,
+    sampleFactors: (n, rng) => dataset.sampleFactors(n, rng),
+    observations(factors, rng) {
+      const full = dataset.observations(factors, rng);
+      return { values: halve(full.values, full.n, channels), n: full.n, shape: [32, 32, channels] };
+    },
+  };
 }

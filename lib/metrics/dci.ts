@@ -8,11 +8,10 @@
  *
  * @module
  */
-import { checkIntegerLabels, checkSplit, type Matrix } from "./mcc.ts";
+import { checkIntegerLabels, checkSplit, column, type Matrix } from "../core/matrix.ts";
 import { fitGradientBoosting, type GradientBoostingOptions } from "../ml/gradient_boosting.ts";
 import { fitLasso } from "../ml/lasso.ts";
 import { standardizeByTrain } from "../ml/linalg.ts";
-import { column } from "./discrete.ts";
 
 const factorColumn = (m: Matrix, j: number) => column(m.data, m.rows, m.cols, j);
 
@@ -113,10 +112,7 @@ export function dci(
 ): DciResult {
   const method = options.method ?? "gbt";
   if (method !== "gbt" && method !== "lasso") throw new Error(`unknown DCI method "${method}"`);
-  checkSplit(trainCodes, trainFactors, testCodes, testFactors);
-  if (trainCodes.rows < 2 || testCodes.rows < 2) {
-    throw new Error(`DCI needs at least 2 rows per split, got ${trainCodes.rows} train and ${testCodes.rows} test`);
-  }
+  checkSplit({ trainCodes, trainFactors, testCodes, testFactors }, 2);
   if (method === "gbt") checkIntegerLabels({ trainFactors, testFactors });
 
   const codes = trainCodes.cols, factors = trainFactors.cols;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
+import { column, type Matrix } from "../core/matrix.ts";
 
 /**
  * Discretises each column of `codes` `[n, d]` into `bins` equal-width bins,
@@ -105,13 +105,6 @@ export function discreteMutualInfo(a: ArrayLike<number>, b: ArrayLike<number>): 
 /** Entropy (nats) of a label vector `[n]`, as `mutual_info_score(y, y)`. */
 export function discreteEntropy(labels: ArrayLike<number>): number {
   return discreteMutualInfo(labels, labels);
-}
-
-/** Column `c` of a row-major `[rows, cols]` array. */
-export function column(data: ArrayLike<number>, rows: number, cols: number, c: number): Float64Array {
-  const out = new Float64Array(rows);
-  for (let r = 0; r < rows; r++) out[r] = data[r * cols + c];
-  return out;
 }
 
 /**

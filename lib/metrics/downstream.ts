@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { checkIntegerLabels, checkSplit, type Matrix } from "./mcc.ts";
+import { checkIntegerLabels, checkSplit, gatherRows, type Matrix } from "../core/matrix.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
 import { fitGradientBoosting } from "../ml/gradient_boosting.ts";
 import { accuracy } from "./discrete.ts";
@@ -105,11 +105,7 @@ export function stratifiedFolds(y: ArrayLike<number>, nSplits: number): Int32Arr
 }
 
 function rowsOf(x: Matrix, rows: number[]): Matrix {
-  const data = new Float64Array(rows.length * x.cols);
-  rows.forEach((r, i) => {
-    for (let j = 0; j < x.cols; j++) data[i * x.cols + j] = x.data[r * x.cols + j];
-  });
-  return { data, rows: rows.length, cols: x.cols };
+  return { data: gatherRows(x.data, x.cols, rows), rows: rows.length, cols: x.cols };
 }
 
 /**
@@ -193,7 +189,7 @@ export function downstreamTask(
   { sizes = [10, 100, 1000, 10000], predictor = "logistic" }: DownstreamOptions = {},
 ): DownstreamResult {
   if (predictor !== "logistic" && predictor !== "gbt") throw new Error(`unknown predictor "${predictor}"`);
-  checkSplit(trainCodes, trainFactors, testCodes, testFactors, 1);
+  checkSplit({ trainCodes, trainFactors, testCodes, testFactors }, 1);
   checkIntegerLabels({ trainFactors, testFactors });
   for (const size of sizes) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`sizes must be positive integers, got ${size}`);

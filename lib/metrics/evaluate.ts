@@ -7,17 +7,8 @@
  */
 import type { NpyArray } from "../core/npy.ts";
 import { UsageError } from "../core/errors.ts";
-import { dci } from "./dci.ts";
-import { type Matrix, meanCorrelationCoefficient } from "./mcc.ts";
-import { mig } from "./mig.ts";
-import { modularityExplicitness } from "./modularity.ts";
-import { sap } from "./sap.ts";
-import { unsupervisedScores } from "./unsupervised.ts";
-
-/** Metric names `--metrics` accepts. */
-export const ARRAY_METRICS = ["mig", "dci", "sap", "modularity", "mcc", "tc"] as const;
-/** One of them. */
-export type ArrayMetric = typeof ARRAY_METRICS[number];
+import type { Matrix, Split } from "../core/matrix.ts";
+import { CODES_METRICS, METRICS } from "./registry.ts";
 
 /**
  * Checks and converts `.npy` arrays: codes finite `[n, d]`, factors integer
@@ -57,57 +48,31 @@ function rows(m: Matrix, start: number, end: number): Matrix {
   return { data, rows: end - start, cols: m.cols };
 }
 
-/** Results by metric, plus seconds per metric. */
+/** Scores by output key, plus seconds per metric. */
 export interface EvaluationResult {
-  values: Record<string, unknown>;
+  values: Record<string, number>;
   seconds: Record<string, number>;
 }
 
-/** Runs the chosen metrics; train = first floor(0.8 n) rows, test = the rest. */
-export function evaluateArrays(codes: Matrix, factors: Matrix, metrics: readonly ArrayMetric[]): EvaluationResult {
-  const split = Math.floor(0.8 * codes.rows);
-  if (split < 1 || split >= codes.rows) throw new UsageError(`${codes.rows} rows leave no train or no test rows`);
-  const train = [rows(codes, 0, split), rows(factors, 0, split)] as const;
-  const test = [rows(codes, split, codes.rows), rows(factors, split, codes.rows)] as const;
-  const values: Record<string, unknown> = {}, seconds: Record<string, number> = {};
-  const time = (name: string, f: () => void) => {
-    const start = performance.now();
-    f();
-    seconds[name] = (performance.now() - start) / 1000;
+/** Runs the chosen "codes" metrics of the registry; train = first floor(0.8 n) rows, test = the rest. */
+export function evaluateArrays(codes: Matrix, factors: Matrix, metrics: readonly string[]): EvaluationResult {
+  const at = Math.floor(0.8 * codes.rows);
+  if (at < 1 || at >= codes.rows) throw new UsageError(`${codes.rows} rows leave no train or no test rows`);
+  const split: Split = {
+    trainCodes: rows(codes, 0, at),
+    trainFactors: rows(factors, 0, at),
+    testCodes: rows(codes, at, codes.rows),
+    testFactors: rows(factors, at, codes.rows),
   };
-  for (const metric of metrics) {
-    time(metric, () => {
-      switch (metric) {
-        case "mig":
-          values.mig = mig(train[0], train[1]).mig;
-          break;
-        case "dci": {
-          const r = dci(train[0], train[1], test[0], test[1]);
-          values.dci = {
-            disentanglement: r.disentanglement,
-            completeness: r.completeness,
-            informativeness_train: r.informativeness_train,
-            informativeness_test: r.informativeness_test,
-          };
-          break;
-        }
-        case "sap":
-          values.sap = sap(train[0], train[1], test[0], test[1]).sap;
-          break;
-        case "modularity": {
-          const r = modularityExplicitness(train[0], train[1], test[0], test[1]);
-          values.modularity = r.modularity;
-          values.explicitness = r.explicitness_test;
-          break;
-        }
-        case "mcc":
-          values.mcc = meanCorrelationCoefficient(factors, codes).mcc;
-          break;
-        case "tc":
-          values.tc = unsupervisedScores(codes).gaussian_total_correlation;
-          break;
-      }
-    });
+  const values: Record<string, number> = {}, seconds: Record<string, number> = {};
+  for (const name of metrics) {
+    const metric = METRICS.find(name);
+    if (!metric.compute) {
+      throw new UsageError(`${name} needs a trained model, not codes; codes metrics: ${CODES_METRICS.join(", ")}`);
+    }
+    const start = performance.now();
+    Object.assign(values, metric.compute({ codes, factors, split }));
+    seconds[name] = (performance.now() - start) / 1000;
   }
   return { values, seconds };
 }

@@ -7,9 +7,11 @@
  *
  * @module
  */
+import { column, meanSd } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
-import { checkCount, encodeFactors, MAX_ENCODE_CHUNK, type Representation } from "./beta_vae_score.ts";
+import { checkCount } from "./beta_vae_score.ts";
+import { encodeFactors, MAX_ENCODE_CHUNK, type Representation } from "./representation.ts";
 
 /** Options of {@linkcode factorVaeScore}; defaults are disentanglement_lib's. */
 export interface FactorVaeOptions {
@@ -35,14 +37,8 @@ export interface FactorVaeResult {
 
 /** Per-column variance (ddof = 1) of rows `[start, start + n)` of a `[*, d]` matrix. */
 function columnVariances(data: Float64Array, d: number, start: number, n: number): Float64Array {
-  const mean = new Float64Array(d), variance = new Float64Array(d);
-  for (let r = start; r < start + n; r++) for (let j = 0; j < d; j++) mean[j] += data[r * d + j];
-  for (let j = 0; j < d; j++) mean[j] /= n;
-  for (let r = start; r < start + n; r++) {
-    for (let j = 0; j < d; j++) variance[j] += (data[r * d + j] - mean[j]) ** 2;
-  }
-  for (let j = 0; j < d; j++) variance[j] /= n - 1;
-  return variance;
+  const rows = data.subarray(start * d, (start + n) * d);
+  return Float64Array.from({ length: d }, (_, j) => meanSd(column(rows, n, d, j)).variance);
 }
 
 /** A `[factors, d]` vote matrix (row-major) from `numVotes` fixed-factor batches. */

@@ -9,11 +9,12 @@
  *
  * @module
  */
+import { checkPaired, column as matrixColumn, type Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
-import { checkMatrix, type Matrix } from "./mcc.ts";
-import { checkCount, encodeFactors, type Representation } from "./beta_vae_score.ts";
-import { column as matrixColumn, histogramDiscretize } from "./discrete.ts";
+import { checkCount } from "./beta_vae_score.ts";
+import { histogramDiscretize } from "./discrete.ts";
+import { encodeFactors, type Representation } from "./representation.ts";
 
 /** Options of {@linkcode irs}. */
 export interface IrsOptions {
@@ -53,11 +54,7 @@ function quantileSorted(sorted: Float64Array, q: number): number {
  * whatever its size, as in disentanglement_lib.
  */
 export function irs(codes: Matrix, factors: Matrix, { diffQuantile = 0.99, numBins }: IrsOptions = {}): IrsResult {
-  checkMatrix(codes, "codes", 1);
-  checkMatrix(factors, "factors", 1);
-  if (codes.rows !== factors.rows) {
-    throw new Error(`row counts differ: codes has ${codes.rows}, factors has ${factors.rows}`);
-  }
+  checkPaired(codes, factors, { minRows: 1 });
   if (!(diffQuantile >= 0 && diffQuantile <= 1)) throw new Error(`diffQuantile must be in [0, 1], got ${diffQuantile}`);
   if (numBins !== undefined) checkCount(numBins, "numBins", 1);
   const n = codes.rows, d = codes.cols, k = factors.cols;

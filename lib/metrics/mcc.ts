@@ -9,71 +9,7 @@
  * @module
  */
 import { munkres } from "munkres";
-
-/** A row-major matrix `[rows, cols]` (samples × dimensions). */
-export interface Matrix {
-  data: ArrayLike<number>;
-  rows: number;
-  cols: number;
-}
-
-/**
- * Checks that `m` is a well-formed matrix of finite values with at least
- * `minRows` rows and one column; `what` names it in the error.
- */
-export function checkMatrix(m: Matrix, what: string, minRows = 0): void {
-  if (!Number.isInteger(m.rows) || !Number.isInteger(m.cols) || m.rows < minRows || m.cols < 1) {
-    throw new Error(`${what}: needs at least ${minRows} rows and 1 column, got shape [${m.rows}, ${m.cols}]`);
-  }
-  if (m.data.length !== m.rows * m.cols) {
-    throw new Error(`${what}: data length ${m.data.length} does not match shape [${m.rows}, ${m.cols}]`);
-  }
-  for (let i = 0; i < m.data.length; i++) {
-    if (!Number.isFinite(m.data[i])) throw new Error(`${what}: non-finite value at index ${i}`);
-  }
-}
-
-/**
- * Checks a train/test split of codes and factors: each a valid matrix with
- * at least `minRows` rows, codes and factors of a split with equal row
- * counts, and both splits with the same code and factor counts.
- */
-export function checkSplit(
-  trainCodes: Matrix,
-  trainFactors: Matrix,
-  testCodes: Matrix,
-  testFactors: Matrix,
-  minRows = 0,
-): void {
-  checkMatrix(trainCodes, "trainCodes", minRows);
-  checkMatrix(trainFactors, "trainFactors", minRows);
-  checkMatrix(testCodes, "testCodes", minRows);
-  checkMatrix(testFactors, "testFactors", minRows);
-  if (trainCodes.rows !== trainFactors.rows) {
-    throw new Error(`row counts differ: trainCodes has ${trainCodes.rows}, trainFactors has ${trainFactors.rows}`);
-  }
-  if (testCodes.rows !== testFactors.rows) {
-    throw new Error(`row counts differ: testCodes has ${testCodes.rows}, testFactors has ${testFactors.rows}`);
-  }
-  if (trainCodes.cols !== testCodes.cols) {
-    throw new Error(`code counts differ: train has ${trainCodes.cols}, test has ${testCodes.cols}`);
-  }
-  if (trainFactors.cols !== testFactors.cols) {
-    throw new Error(`factor counts differ: train has ${trainFactors.cols}, test has ${testFactors.cols}`);
-  }
-}
-
-/** Throws unless every factor value of the named matrices is an integer class label. */
-export function checkIntegerLabels(named: Record<string, Matrix>): void {
-  for (const [what, m] of Object.entries(named)) {
-    for (let i = 0; i < m.data.length; i++) {
-      if (!Number.isInteger(m.data[i])) throw new Error(`${what}: factor labels must be integers, got ${m.data[i]}`);
-    }
-  }
-}
-
-/** Correlation flavours. */
-export type CorrelationMethod = "pearson" | "spearman";
+import { correlationMatrix, type CorrelationMethod, type Matrix } from "../core/matrix.ts";
 
 /** The result of {@linkcode meanCorrelationCoefficient}. */
 export interface MccResult {
@@ -85,59 +21,6 @@ export interface MccResult {
   perSource: number[];
   /** Full |corr| matrix `[sources][codes]`. */
   absCorrelation: number[][];
-}
-
-/** Ranks of `values` (1-based, ties get their average rank). */
-export function ranks(values: ArrayLike<number>): Float64Array {
-  const order = Array.from({ length: values.length }, (_, i) => i).sort((a, b) => values[a] - values[b]);
-  const out = new Float64Array(values.length);
-  let i = 0;
-  while (i < order.length) {
-    let j = i;
-    while (j + 1 < order.length && values[order[j + 1]] === values[order[i]]) j++;
-    const average = (i + j) / 2 + 1;
-    for (let k = i; k <= j; k++) out[order[k]] = average;
-    i = j + 1;
-  }
-  return out;
-}
-
-function columns(m: Matrix, method: CorrelationMethod): Float64Array[] {
-  return Array.from({ length: m.cols }, (_, c) => {
-    const column = new Float64Array(m.rows);
-    for (let r = 0; r < m.rows; r++) column[r] = m.data[r * m.cols + c];
-    const values = method === "spearman" ? ranks(column) : column;
-    // Centre and scale to unit norm, so a dot product is the correlation.
-    let mean = 0;
-    for (const v of values) mean += v;
-    mean /= values.length;
-    let norm = 0;
-    for (let r = 0; r < values.length; r++) {
-      values[r] -= mean;
-      norm += values[r] * values[r];
-    }
-    norm = Math.sqrt(norm);
-    for (let r = 0; r < values.length; r++) values[r] = norm > 0 ? values[r] / norm : 0;
-    return values;
-  });
-}
-
-/**
- * Correlation matrix `[a.cols][b.cols]` between the columns of two matrices
- * with the same number of rows. A constant column correlates 0 with everything.
- */
-export function correlationMatrix(a: Matrix, b: Matrix, method: CorrelationMethod = "pearson"): number[][] {
-  if (a.rows !== b.rows) throw new Error(`row counts differ: ${a.rows} vs ${b.rows}`);
-  if (a.rows < 2) throw new Error("correlation needs at least 2 rows");
-  const ca = columns(a, method);
-  const cb = columns(b, method);
-  return ca.map((x) =>
-    cb.map((y) => {
-      let dot = 0;
-      for (let r = 0; r < x.length; r++) dot += x[r] * y[r];
-      return dot;
-    })
-  );
 }
 
 /**

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
-import { column, discreteEntropy, histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
+import { checkPaired, column, type Matrix } from "../core/matrix.ts";
+import { discreteEntropy, histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
 
 /** Options of {@linkcode mig}. */
 export interface MigOptions {
@@ -27,25 +27,13 @@ export interface MigResult {
   entropy: number[];
 }
 
-/** Throws unless `codes` and `factors` are non-empty with matching rows ≥ 2. */
-export function checkPaired(codes: Matrix, factors: Matrix, what = "codes and factors"): void {
-  if (codes.rows !== factors.rows) throw new Error(`row counts differ for ${what}: ${codes.rows} vs ${factors.rows}`);
-  if (codes.rows < 2) throw new Error(`${what} need at least 2 rows, got ${codes.rows}`);
-  if (codes.cols < 1 || factors.cols < 1) throw new Error(`${what} need at least 1 column each`);
-  for (const m of [codes, factors]) {
-    if (m.data.length !== m.rows * m.cols) {
-      throw new Error(`matrix holds ${m.data.length} values, expected ${m.rows}×${m.cols}`);
-    }
-  }
-}
-
 /**
  * MIG of `codes` `[n, d]` with respect to discrete `factors` `[n, f]`. With
  * a single code the runner-up information is taken as 0. A constant factor
  * (zero entropy) makes the gap undefined and throws.
  */
 export function mig(codes: Matrix, factors: Matrix, { bins = 20 }: MigOptions = {}): MigResult {
-  checkPaired(codes, factors);
+  checkPaired(codes, factors, { minRows: 2 });
   const mutualInfo = mutualInfoMatrix(histogramDiscretize(codes, bins), codes.cols, factors);
   const entropy = Array.from(
     { length: factors.cols },

@@ -7,9 +7,8 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
-import { column, histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
-import { checkPaired } from "./mig.ts";
+import { checkSplit, column, gatherRows, type Matrix } from "../core/matrix.ts";
+import { histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
 import { standardizeByTrain } from "../ml/linalg.ts";
 import { macroRocAuc } from "../ml/roc_auc.ts";
@@ -67,12 +66,7 @@ export function modularityExplicitness(
   testFactors: Matrix,
   { bins = 20 }: ModularityOptions = {},
 ): ModularityExplicitnessResult {
-  checkPaired(trainCodes, trainFactors, "train codes and factors");
-  checkPaired(testCodes, testFactors, "test codes and factors");
-  if (testCodes.cols !== trainCodes.cols) throw new Error(`code dims differ: ${trainCodes.cols} vs ${testCodes.cols}`);
-  if (testFactors.cols !== trainFactors.cols) {
-    throw new Error(`factor counts differ: ${trainFactors.cols} vs ${testFactors.cols}`);
-  }
+  checkSplit({ trainCodes, trainFactors, testCodes, testFactors }, 2);
   const mi = mutualInfoMatrix(histogramDiscretize(trainCodes, bins), trainCodes.cols, trainFactors);
   const [xTrain, xTest] = standardizeByTrain(trainCodes, testCodes);
   let sumTrain = 0;
@@ -85,13 +79,7 @@ export function modularityExplicitness(
     const labelTrain = Int32Array.from(yTrain, (v) => index.get(v)!);
     const seen = Array.from(yTest.keys()).filter((r) => index.has(yTest[r]));
     const labelTest = Int32Array.from(seen, (r) => index.get(yTest[r])!);
-    const xSeen: Matrix = {
-      data: Float64Array.from(
-        seen.flatMap((r) => Array.from({ length: xTest.cols }, (_, c) => xTest.data[r * xTest.cols + c])),
-      ),
-      rows: seen.length,
-      cols: xTest.cols,
-    };
+    const xSeen: Matrix = { data: gatherRows(xTest.data, xTest.cols, seen), rows: seen.length, cols: xTest.cols };
     const model = fitLogisticRegression(xTrain, labelTrain);
     sumTrain += macroRocAuc(labelTrain, model.predictProba(xTrain), classes.length);
     sumTest += macroRocAuc(labelTest, model.predictProba(xSeen), classes.length, { skipDegenerate: true });

@@ -6,9 +6,7 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
-import { column } from "./discrete.ts";
-import { checkPaired } from "./mig.ts";
+import { checkSplit, column, type Matrix, meanSd } from "../core/matrix.ts";
 import { fitLinearSvm1d } from "../ml/linear_svm.ts";
 
 /** Options of {@linkcode sap}. */
@@ -27,18 +25,10 @@ export interface SapResult {
 /** cov(a, b)² / (var a · var b) with ddof = 1; 0 when var a ≤ 1e-12 (or var b is 0). */
 function squaredCorrelation(a: Float64Array, b: Float64Array): number {
   const n = a.length;
-  const ma = a.reduce((s, v) => s + v, 0) / n;
-  const mb = b.reduce((s, v) => s + v, 0) / n;
+  const { mean: ma, variance: varA } = meanSd(a);
+  const { mean: mb, variance: varB } = meanSd(b);
   let cab = 0;
-  let caa = 0;
-  let cbb = 0;
-  for (let i = 0; i < n; i++) {
-    cab += (a[i] - ma) * (b[i] - mb);
-    caa += (a[i] - ma) ** 2;
-    cbb += (b[i] - mb) ** 2;
-  }
-  const varA = caa / (n - 1);
-  const varB = cbb / (n - 1);
+  for (let i = 0; i < n; i++) cab += (a[i] - ma) * (b[i] - mb);
   // disentanglement_lib only guards var a; a constant factor would give 0/0 there.
   if (!(varA > 1e-12) || varB === 0) return 0;
   return (cab / (n - 1)) ** 2 / (varA * varB);
@@ -58,12 +48,7 @@ export function sap(
   testFactors: Matrix,
   { continuous = false }: SapOptions = {},
 ): SapResult {
-  checkPaired(trainCodes, trainFactors, "train codes and factors");
-  if (!continuous) checkPaired(testCodes, testFactors, "test codes and factors");
-  if (testCodes.cols !== trainCodes.cols) throw new Error(`code dims differ: ${trainCodes.cols} vs ${testCodes.cols}`);
-  if (testFactors.cols !== trainFactors.cols) {
-    throw new Error(`factor counts differ: ${trainFactors.cols} vs ${testFactors.cols}`);
-  }
+  checkSplit({ trainCodes, trainFactors, testCodes, testFactors }, 2);
   const n = trainCodes.rows;
   const factorsTrain = Array.from(
     { length: trainFactors.cols },

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Rng } from "../core/rng.ts";
-import { correlationMatrix, type Matrix } from "./mcc.ts";
+import { correlationMatrix, type Matrix, meanSd } from "../core/matrix.ts";
 import { udr } from "./udr.ts";
 
 /** One trained model of a study: its setting and its scores. */
@@ -76,11 +76,6 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return groups;
 }
 
-function variance(values: readonly number[]): number {
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  return values.reduce((a, v) => a + (v - mean) ** 2, 0) / values.length;
-}
-
 /** How a metric's variance across models splits between method, value within method, and seed. */
 export interface VarianceShares {
   /** Variance over all models (population). */
@@ -102,7 +97,8 @@ export function varianceShares(models: readonly StudyModel[], metric: string): V
   const scored = models.filter((m) => Number.isFinite(m.metrics[metric]));
   if (scored.length < 2) throw new RangeError(`variance shares need ≥ 2 scored models, got ${scored.length}`);
   const all = scored.map((m) => m.metrics[metric]);
-  const total = variance(all);
+  // Population variance: the three sums of squares below, each divided by n, add up to it exactly.
+  const total = meanSd(all, { ddof: 0 }).variance;
   const mean = (ms: readonly StudyModel[]) => ms.reduce((a, m) => a + m.metrics[metric], 0) / ms.length;
   const grandMean = mean(scored);
   let method = 0, value = 0, seed = 0;

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { checkMatrix, type Matrix, ranks } from "./mcc.ts";
+import { checkMatrix, correlationMatrix, type Matrix } from "../core/matrix.ts";
 
 /** Options of {@linkcode udr}. */
 export interface UdrOptions {
@@ -30,24 +30,6 @@ export interface UdrOptions {
   normalization?: "disentanglement_lib" | "paper";
 }
 
-/** Rank columns, centred and scaled to unit norm (all zeros for a constant column), so dot products are Spearman's ρ. */
-function rankColumns(m: Matrix, keep: number[]): Float64Array[] {
-  return keep.map((c) => {
-    const column = Float64Array.from({ length: m.rows }, (_, r) => m.data[r * m.cols + c]);
-    const values = ranks(column);
-    const mean = values.reduce((s, v) => s + v, 0) / values.length;
-    let norm = 0;
-    for (let r = 0; r < values.length; r++) {
-      values[r] -= mean;
-      norm += values[r] ** 2;
-    }
-    norm = Math.sqrt(norm);
-    if (norm > 0) { for (let r = 0; r < values.length; r++) values[r] /= norm; }
-    else values.fill(0);
-    return values;
-  });
-}
-
 /**
  * |Spearman ρ| between every code of `codesA` (rows of the result) and every
  * code of `codesB` (columns), both `[n, *]` on the same observations.
@@ -56,15 +38,8 @@ export function spearmanAbsMatrix(codesA: Matrix, codesB: Matrix): number[][] {
   checkMatrix(codesA, "codesA", 2);
   checkMatrix(codesB, "codesB", 2);
   if (codesA.rows !== codesB.rows) throw new Error(`row counts differ: ${codesA.rows} vs ${codesB.rows}`);
-  const all = (m: Matrix) => Array.from({ length: m.cols }, (_, c) => c);
-  const a = rankColumns(codesA, all(codesA)), b = rankColumns(codesB, all(codesB));
-  return a.map((x) =>
-    b.map((y) => {
-      let dot = 0;
-      for (let r = 0; r < x.length; r++) dot += x[r] * y[r];
-      return Math.min(1, Math.abs(dot));
-    })
-  );
+  // Rounding can push |ρ| of a monotone pair a hair above 1.
+  return correlationMatrix(codesA, codesB, "spearman").map((row) => row.map((rho) => Math.min(1, Math.abs(rho))));
 }
 
 /** max² / sum, or 0 where that is 0/0 (np.nan_to_num). */

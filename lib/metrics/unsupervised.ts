@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Matrix } from "./mcc.ts";
+import type { Matrix } from "../core/matrix.ts";
 import { histogramDiscretize, mutualInfoMatrix } from "./discrete.ts";
 import { covariance, logAbsDet, traceSqrtmScaled } from "../ml/linalg.ts";
 

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { checkMatrix, type Matrix } from "../metrics/mcc.ts";
+import { checkMatrix, type Matrix } from "../core/matrix.ts";
 
 /** Hyperparameters; the defaults are sklearn's. */
 export interface GradientBoostingOptions {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { checkMatrix, type Matrix } from "../metrics/mcc.ts";
+import { checkMatrix, type Matrix } from "../core/matrix.ts";
 
 /** Hyperparameters; the defaults are sklearn's except `alpha` (DCI's 0.01). */
 export interface LassoOptions {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Matrix } from "../metrics/mcc.ts";
+import { column, type Matrix, meanSd } from "../core/matrix.ts";
 
 /**
  * Sample covariance `[cols][cols]` of the columns of `m` `[rows, cols]`
@@ -199,12 +199,10 @@ export function standardizeByTrain(train: Matrix, ...others: Matrix[]): Matrix[]
   const d = train.cols;
   const mean = new Float64Array(d), std = new Float64Array(d);
   for (let c = 0; c < d; c++) {
-    let sum = 0;
-    for (let r = 0; r < train.rows; r++) sum += train.data[r * d + c];
-    mean[c] = sum / train.rows;
-    let squares = 0;
-    for (let r = 0; r < train.rows; r++) squares += (train.data[r * d + c] - mean[c]) ** 2;
-    std[c] = Math.sqrt(squares / train.rows) || 1;
+    // Population s.d. (ddof = 0), as sklearn's StandardScaler that disentanglement_lib uses.
+    const moments = meanSd(column(train.data, train.rows, d, c), { ddof: 0 });
+    mean[c] = moments.mean;
+    std[c] = moments.sd || 1;
   }
   return [train, ...others].map((m) => ({
     data: Float64Array.from(m.data, (v, k) => (v - mean[k % d]) / std[k % d]),

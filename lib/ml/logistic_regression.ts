@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { Matrix } from "../metrics/mcc.ts";
+import type { Matrix } from "../core/matrix.ts";
 import { solveSpd } from "./linalg.ts";
 
 /** Options of {@linkcode fitLogisticRegression}. */

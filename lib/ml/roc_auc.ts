@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ranks } from "../metrics/mcc.ts";
+import { ranks } from "../core/matrix.ts";
 
 /**
  * ROC-AUC of `scores` `[n]` against binary `positive` `[n]` (truthy =

@@ -5,7 +5,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
-import type { Decoder, Encoder } from "./dislib_vae.ts";
+import type { Decoder, Encoder } from "./vae.ts";
 import { Params } from "./params.ts";
 
 /** Hidden-layer nonlinearities. */

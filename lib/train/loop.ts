@@ -74,6 +74,7 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
     }
     // Every step, so that Ctrl-C is handled within one step even between logged steps.
     await yieldToEventLoop();
+    ctx.stopRequested.throwIfAborted();
     if (phase.checkpoint && phase.checkpointEvery && step % phase.checkpointEvery === 0 && step < phase.steps) {
       await phase.checkpoint(step);
     }

@@ -7,20 +7,17 @@
  *
  * @module
  */
-import type { CheckpointArrays, RunContext } from "../core/experiment.ts";
+import type { RunContext } from "../core/experiment.ts";
 import type { StudyModel } from "../metrics/study.ts";
+import { type PhaseArrays, runPhases } from "./phases.ts";
 
 /** Arrays a model leaves for the analysis (e.g. its codes of shared probe images), saved with the checkpoint. */
-export type ModelArrays = Record<string, { data: Float32Array; shape: number[] }>;
+export type ModelArrays = PhaseArrays;
 
 /** What the caller reports for one model of the plan. */
 export interface ModelOutcome {
   metrics: Record<string, number>;
   arrays?: ModelArrays;
-}
-
-interface PlanState {
-  done: StudyModel[];
 }
 
 /**
@@ -35,20 +32,13 @@ export async function runModelPlan<P extends Omit<StudyModel, "metrics">>(
   plan: readonly P[],
   run: (entry: P, index: number) => Promise<ModelOutcome>,
 ): Promise<{ models: StudyModel[]; arrays: ModelArrays }> {
-  const done = [...((ctx.resumed?.state as PlanState | undefined)?.done ?? [])];
-  const arrays: ModelArrays = {};
-  for (const [key, saved] of Object.entries(ctx.resumed?.arrays ?? {})) {
-    arrays[key] = { data: Float32Array.from(saved.data as ArrayLike<number>), shape: saved.shape };
-  }
-  for (let index = done.length; index < plan.length; index++) {
-    const { method, value, seed } = plan[index];
+  const { results, arrays } = await runPhases<P, StudyModel>(ctx, plan, async (entry, index) => {
+    const { method, value, seed } = entry;
     const started = performance.now();
-    const outcome = await run(plan[index], index);
+    const outcome = await run(entry, index);
     const metrics = { ...outcome.metrics, seconds: (performance.now() - started) / 1000 };
-    Object.assign(arrays, outcome.arrays);
-    done.push({ method, value, seed, metrics });
     ctx.log(index + 1, Object.fromEntries(Object.entries(metrics).map(([k, v]) => [`models/${k}`, v])));
-    await ctx.checkpoint(index + 1, arrays as CheckpointArrays, { done } satisfies PlanState);
-  }
-  return { models: done, arrays };
+    return { result: { method, value, seed, metrics }, arrays: outcome.arrays };
+  });
+  return { models: results, arrays };
 }

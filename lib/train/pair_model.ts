@@ -14,7 +14,8 @@ import { Params } from "../models/params.ts";
 import { trainPhase } from "./loop.ts";
 import { PclHead } from "./pcl.ts";
 import { PAIR_METHODS, pairLoss, type PairMethod } from "./slow_vae.ts";
-import { posterior, vaeLoss } from "./vae_objectives.ts";
+import { posterior } from "../models/vae.ts";
+import { vaeLoss } from "./vae_objectives.ts";
 
 /** Pair methods plus the i.i.d. β-VAE baseline. */
 export const PAIR_MODEL_METHODS = [...PAIR_METHODS, "beta_vae"] as const;

@@ -13,13 +13,58 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import type { Decoder, Encoder } from "../models/dislib_vae.ts";
+import { defineRegistry, type Registered } from "../core/registry.ts";
+import type { Decoder, Encoder } from "../models/vae.ts";
 import type { LossTerms } from "./loop.ts";
 import { type PclHead, pclLoss } from "./pcl.ts";
-import { bernoulliReconstruction, gaussianKl, posterior, reparameterize } from "./vae_objectives.ts";
+import { posterior, reparameterize } from "../models/vae.ts";
+import { bernoulliReconstruction, gaussianKl } from "./vae_objectives.ts";
+
+/** A pair objective: which of the weights β (KL to N(0, I)), γ (transition) and λ (Laplace rate) it reads. */
+export interface PairObjective extends Registered {
+  weights: readonly ("beta" | "gamma" | "rate")[];
+}
+
+const PAPER_A = "000_306f4209a39c5a17.md";
 
 /** Pair objectives, SlowVAE first. */
-export const PAIR_METHODS = ["slow_vae", "pm_vae", "ada_gvae", "ada_mlvae", "pcl"] as const;
+export const PAIR_OBJECTIVES = defineRegistry(
+  "pair objective",
+  [
+    {
+      name: "slow_vae",
+      description: "SlowVAE: Gaussian marginal and sparse (Laplace) transition prior",
+      source: `${PAPER_A} §2.1`,
+      weights: ["beta", "gamma", "rate"],
+    },
+    {
+      name: "pm_vae",
+      description: "PM-VAE: the Gaussian (α = 2) transition ablation, KL between the pair's posteriors",
+      source: `${PAPER_A} §2.3, App. F.3`,
+      weights: ["beta", "gamma"],
+    },
+    {
+      name: "ada_gvae",
+      description: "Ada-GVAE: posteriors of dimensions the pair shares averaged (Locatello et al. 2020)",
+      source: `${PAPER_A} §2.3`,
+      weights: ["beta"],
+    },
+    {
+      name: "ada_mlvae",
+      description: "Ada-MLVAE: shared dimensions merged as a product of the pair's posteriors",
+      source: `${PAPER_A} §2.3`,
+      weights: ["beta"],
+    },
+    {
+      name: "pcl",
+      description: "PCL: logistic regression of real against shuffled pairs on the encoder's mean",
+      source: `${PAPER_A} §2.3`,
+      weights: [],
+    },
+  ] as const satisfies readonly PairObjective[],
+);
+/** Pair objective names, SlowVAE first. */
+export const PAIR_METHODS = PAIR_OBJECTIVES.names;
 /** A pair objective's name. */
 export type PairMethod = typeof PAIR_METHODS[number];
 

@@ -7,41 +7,12 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
+import { defineRegistry, type Registered } from "../core/registry.ts";
 import type { Rng } from "../core/rng.ts";
-import type { Decoder, Encoder } from "../models/dislib_vae.ts";
+import type { Decoder, Posterior } from "../models/vae.ts";
 import { Mlp } from "../models/mlp.ts";
 import { Params } from "../models/params.ts";
-import type { Matrix } from "../metrics/mcc.ts";
 import type { LossTerms } from "./loop.ts";
-
-/** Method names, in disentanglement_lib's sweep order. */
-export const VAE_METHODS = [
-  "beta_vae",
-  "factor_vae",
-  "dip_vae_i",
-  "dip_vae_ii",
-  "beta_tc_vae",
-  "annealed_vae",
-] as const;
-/** A method name. */
-export type VaeMethod = typeof VAE_METHODS[number];
-
-/** Table 3's hyperparameter grid per method (its one swept value). */
-export const VAE_GRID: Record<VaeMethod, { name: string; values: number[] }> = {
-  beta_vae: { name: "beta", values: [1, 2, 4, 6, 8, 16] },
-  annealed_vae: { name: "c_max", values: [5, 10, 25, 50, 75, 100] },
-  factor_vae: { name: "gamma", values: [10, 20, 30, 40, 50, 100] },
-  dip_vae_i: { name: "lambda_od", values: [1, 2, 5, 10, 20, 50] },
-  dip_vae_ii: { name: "lambda_od", values: [1, 2, 5, 10, 20, 50] },
-  beta_tc_vae: { name: "beta", values: [1, 2, 4, 6, 8, 10] },
-};
-
-/** Encoder outputs and the sampled latents of one batch. */
-export interface Posterior {
-  mean: tf.Tensor2D;
-  logVar: tf.Tensor2D;
-  z: tf.Tensor2D;
-}
 
 /** Sigmoid cross-entropy with logits, summed over pixels, averaged over the batch. */
 export function bernoulliReconstruction(logits: tf.Tensor4D, x: tf.Tensor4D): tf.Scalar {
@@ -55,72 +26,6 @@ export function gaussianKl(mean: tf.Tensor2D, logVar: tf.Tensor2D): tf.Scalar {
     tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)))),
     mean.shape[0],
   ) as tf.Scalar;
-}
-
-/** Encodes and draws z = μ + σ·ε with ε given (drawn by the caller from the run's seed). */
-export function posterior(encoder: Encoder, x: tf.Tensor4D, noise: tf.Tensor2D): Posterior {
-  const { mean, logVar } = encoder.encode(x);
-  return { mean, logVar, z: reparameterize(mean, logVar, noise) };
-}
-
-/** z = μ + σ·ε, the reparameterized sample of N(μ, exp(logVar)). */
-export function reparameterize(mean: tf.Tensor2D, logVar: tf.Tensor2D, noise: tf.Tensor2D): tf.Tensor2D {
-  return tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise)) as tf.Tensor2D;
-}
-
-/** Codes of a set of images: the mean code, a sampled code when asked, and each code's average KL to N(0, 1). */
-export interface ImageCodes {
-  mean: Matrix;
-  /** z = μ + σ·ε, present when {@linkcode encodeImages} was given a noise generator. */
-  sampled: Matrix | null;
-  /** Average KL(q(z_i|x) ‖ N(0, 1)) per code (UDR's informativeness test). */
-  klPerCode: Float64Array;
-}
-
-/**
- * Encodes `images` `[n, h, w, c]` in chunks of 256. With `noise`, also draws
- * one sampled code per image, ε from `noise` chunk by chunk.
- */
-export async function encodeImages(
-  encoder: Encoder,
-  images: Float32Array,
-  n: number,
-  shape: [number, number, number],
-  noise?: Rng,
-): Promise<ImageCodes> {
-  const size = shape[0] * shape[1] * shape[2];
-  const chunks: { mean: Float32Array; z: Float32Array | null; kl: Float32Array }[] = [];
-  for (let start = 0; start < n; start += 256) {
-    const rows = Math.min(256, n - start);
-    const [mean, z, kl] = tf.tidy(() => {
-      const q = encoder.encode(tf.tensor4d(images.subarray(start * size, (start + rows) * size), [rows, ...shape]));
-      const d = q.mean.shape[1];
-      const perCode = tf.mul(0.5, tf.sub(tf.add(tf.square(q.mean), tf.exp(q.logVar)), tf.add(q.logVar, 1)));
-      const sampled = noise
-        ? reparameterize(q.mean, q.logVar, tf.tensor2d(noise.normalArray(rows * d), [rows, d]))
-        : null;
-      return [q.mean, sampled, tf.sum(perCode, 0)];
-    });
-    chunks.push({
-      mean: await mean.data() as Float32Array,
-      z: z ? await z.data() as Float32Array : null,
-      kl: await kl.data() as Float32Array,
-    });
-    tf.dispose([mean, kl, ...(z ? [z] : [])]);
-  }
-  const d = chunks[0].kl.length;
-  const mean = new Float64Array(n * d), sampled = noise ? new Float64Array(n * d) : null;
-  const klPerCode = new Float64Array(d);
-  chunks.forEach((chunk, i) => {
-    mean.set(chunk.mean, i * 256 * d);
-    if (chunk.z) sampled!.set(chunk.z, i * 256 * d);
-    chunk.kl.forEach((v, j) => (klPerCode[j] += v / n));
-  });
-  return {
-    mean: { data: mean, rows: n, cols: d },
-    sampled: sampled && { data: sampled, rows: n, cols: d },
-    klPerCode,
-  };
 }
 
 /** Biased minibatch covariance E[μμᵀ] − E[μ]E[μ]ᵀ `[d, d]`. */
@@ -201,6 +106,108 @@ export interface VaeLossOptions {
   discriminator?: FactorDiscriminator;
 }
 
+/** What a regularizer sees of one batch. */
+interface RegularizerInput {
+  q: Posterior;
+  /** KL(q ‖ N(0, I)), batch mean. */
+  kl: tf.Scalar;
+  options: VaeLossOptions;
+  /** Extra terms to log (e.g. the TC estimate). */
+  terms: LossTerms;
+}
+
+/** One objective of the study: its swept hyperparameter with Table 3's grid, and its regularizer. */
+export interface VaeObjective extends Registered {
+  hyperparameter: { name: string; grid: readonly number[] };
+  /** Terms it logs besides total, reconstruction and KL. */
+  terms: readonly string[];
+  /** The loss minus the reconstruction: KL plus the method's penalty. */
+  regularizer(input: RegularizerInput): tf.Scalar;
+}
+
+const LOCATELLO = "002_e32ada0b3d473046.md §2.3, Table 3";
+
+/** The six objectives, in disentanglement_lib's sweep order, each with its Table 3 grid. */
+export const VAE_OBJECTIVES = defineRegistry(
+  "VAE objective",
+  [
+    {
+      name: "beta_vae",
+      description: "β-VAE: β·KL",
+      source: LOCATELLO,
+      hyperparameter: { name: "beta", grid: [1, 2, 4, 6, 8, 16] },
+      terms: [],
+      regularizer: ({ kl, options }) => tf.mul(options.value, kl) as tf.Scalar,
+    },
+    {
+      name: "factor_vae",
+      description: "FactorVAE: KL + γ·TC estimated by a discriminator on permuted codes",
+      source: LOCATELLO,
+      hyperparameter: { name: "gamma", grid: [10, 20, 30, 40, 50, 100] },
+      terms: ["tc_estimate"],
+      regularizer: ({ q, kl, options, terms }) => {
+        const logits = options.discriminator!.logits(q.z);
+        const [real, permuted] = tf.split(logits, 2, 1);
+        terms.tc_estimate = tf.mean(tf.sub(real, permuted)) as tf.Scalar;
+        return tf.add(kl, tf.mul(options.value, terms.tc_estimate)) as tf.Scalar;
+      },
+    },
+    {
+      name: "dip_vae_i",
+      description: "DIP-VAE-I: KL + λ_od Σ Cov(μ)²_off + 10 λ_od Σ (Cov(μ)_ii − 1)²",
+      source: LOCATELLO,
+      hyperparameter: { name: "lambda_od", grid: [1, 2, 5, 10, 20, 50] },
+      terms: ["dip_penalty"],
+      regularizer: ({ q, kl, options, terms }) => {
+        terms.dip_penalty = dipPenalty(covariance(q.mean), options.value, 10 * options.value);
+        return tf.add(kl, terms.dip_penalty) as tf.Scalar;
+      },
+    },
+    {
+      name: "dip_vae_ii",
+      description: "DIP-VAE-II: the DIP penalty on Cov(μ) + E[diag σ²], λ_d = λ_od",
+      source: LOCATELLO,
+      hyperparameter: { name: "lambda_od", grid: [1, 2, 5, 10, 20, 50] },
+      terms: ["dip_penalty"],
+      regularizer: ({ q, kl, options, terms }) => {
+        // tfjs has no gradient for Diag: a broadcast against the identity builds the same matrix.
+        const cov = tf.add(covariance(q.mean), tf.mul(tf.eye(q.mean.shape[1]), tf.mean(tf.exp(q.logVar), 0)));
+        terms.dip_penalty = dipPenalty(cov as tf.Tensor2D, options.value, options.value);
+        return tf.add(kl, terms.dip_penalty) as tf.Scalar;
+      },
+    },
+    {
+      name: "beta_tc_vae",
+      description: "β-TCVAE: KL + (β − 1)·TC by minibatch weighted sampling",
+      source: LOCATELLO,
+      hyperparameter: { name: "beta", grid: [1, 2, 4, 6, 8, 10] },
+      terms: ["tc_estimate"],
+      regularizer: ({ q, kl, options, terms }) => {
+        terms.tc_estimate = minibatchTotalCorrelation(q);
+        return tf.add(kl, tf.mul(options.value - 1, terms.tc_estimate)) as tf.Scalar;
+      },
+    },
+    {
+      name: "annealed_vae",
+      description: "AnnealedVAE: γ·|KL − C| with the capacity C growing linearly to c_max",
+      source: LOCATELLO,
+      hyperparameter: { name: "c_max", grid: [5, 10, 25, 50, 75, 100] },
+      terms: ["capacity"],
+      regularizer: ({ kl, options, terms }) => {
+        const { value, step } = options;
+        const capacity = Math.min(value, (value * step) / (options.iterationThreshold ?? 100_000));
+        terms.capacity = tf.scalar(capacity);
+        return tf.mul(options.annealGamma ?? 1000, tf.abs(tf.sub(kl, capacity))) as tf.Scalar;
+      },
+    },
+  ] as const satisfies readonly VaeObjective[],
+);
+
+/** Method names, in disentanglement_lib's sweep order. */
+export const VAE_METHODS = VAE_OBJECTIVES.names;
+/** A method name. */
+export type VaeMethod = typeof VAE_METHODS[number];
+
 /**
  * The loss of one batch for `method`: reconstruction + KL + regularizer, as
  * disentanglement_lib minimizes it. Returns every term for logging.
@@ -209,40 +216,7 @@ export function vaeLoss(decoder: Decoder, x: tf.Tensor4D, q: Posterior, options:
   const reconstruction = bernoulliReconstruction(decoder.decode(q.z), x);
   const kl = gaussianKl(q.mean, q.logVar);
   const terms: LossTerms = { total: reconstruction, reconstruction, kl };
-  const { method, value } = options;
-  let regularized: tf.Scalar;
-  switch (method) {
-    case "beta_vae":
-      regularized = tf.mul(value, kl) as tf.Scalar;
-      break;
-    case "annealed_vae": {
-      const capacity = Math.min(value, (value * options.step) / (options.iterationThreshold ?? 100_000));
-      terms.capacity = tf.scalar(capacity);
-      regularized = tf.mul(options.annealGamma ?? 1000, tf.abs(tf.sub(kl, capacity))) as tf.Scalar;
-      break;
-    }
-    case "factor_vae": {
-      const logits = options.discriminator!.logits(q.z);
-      const [real, permuted] = tf.split(logits, 2, 1);
-      terms.tc_estimate = tf.mean(tf.sub(real, permuted)) as tf.Scalar;
-      regularized = tf.add(kl, tf.mul(value, terms.tc_estimate)) as tf.Scalar;
-      break;
-    }
-    case "dip_vae_i":
-    case "dip_vae_ii": {
-      const cov = method === "dip_vae_i"
-        ? covariance(q.mean)
-        // tfjs has no gradient for Diag: a broadcast against the identity builds the same matrix.
-        : tf.add(covariance(q.mean), tf.mul(tf.eye(q.mean.shape[1]), tf.mean(tf.exp(q.logVar), 0))) as tf.Tensor2D;
-      terms.dip_penalty = dipPenalty(cov, value, method === "dip_vae_i" ? 10 * value : value);
-      regularized = tf.add(kl, terms.dip_penalty) as tf.Scalar;
-      break;
-    }
-    case "beta_tc_vae":
-      terms.tc_estimate = minibatchTotalCorrelation(q);
-      regularized = tf.add(kl, tf.mul(value - 1, terms.tc_estimate)) as tf.Scalar;
-      break;
-  }
+  const regularized = VAE_OBJECTIVES.find(options.method).regularizer({ q, kl, options, terms });
   terms.total = tf.add(reconstruction, regularized) as tf.Scalar;
   return terms;
 }

@@ -6,7 +6,8 @@
 import { join } from "node:path";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { listRuns, loadLatestCheckpoint, readRunInfo } from "../../lib/core/run_store.ts";
-import { analyseStudy, STUDY_METRICS, studyPlan } from "../../experiments/dislib_study.ts";
+import { analyseStudy, STUDY_METRICS } from "../../lib/metrics/vae_study.ts";
+import { vaeStudyPlan } from "../../lib/train/vae.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { projectPath, scriptCommand } from "./cli.ts";
 
@@ -17,7 +18,7 @@ const command = (root: string, args: string[]) => scriptCommand(SCRIPT, root, ar
 const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
 
 Deno.test("studyPlan orders models by method, then Table 3 value, then seed", () => {
-  const plan = studyPlan({ methods: ["dip_vae_i", "beta_vae"], grid: [0, 4], seeds: 2 }, 7);
+  const plan = vaeStudyPlan({ methods: ["dip_vae_i", "beta_vae"], grid: [0, 4], seeds: 2 }, 7);
   assertEquals(plan.map((m) => `${m.method}@${m.value}/${m.seed}`), [
     "dip_vae_i@1/7",
     "dip_vae_i@1/8",
@@ -32,7 +33,7 @@ Deno.test("studyPlan orders models by method, then Table 3 value, then seed", ()
 
 Deno.test("analyseStudy ranks unsupervised scores against metrics (Fig. 9) and reads TC trends per method", () => {
   const rng = new Rng(3);
-  const models = studyPlan({ methods: ["beta_vae", "dip_vae_i"], grid: [0, 4], seeds: 3 }, 0).map((m, i) => {
+  const models = vaeStudyPlan({ methods: ["beta_vae", "dip_vae_i"], grid: [0, 4], seeds: 3 }, 0).map((m, i) => {
     const metrics: Record<string, number> = Object.fromEntries(STUDY_METRICS.map((k) => [k, rng.uniform()]));
     // Reconstruction falls exactly as MIG rises; TC of β-VAE's mean rises and its sampled TC falls with β.
     Object.assign(metrics, {

@@ -1,23 +1,73 @@
-/** Every registered experiment's smoke preset completes through `deno task run` and writes its summary. */
-import { join } from "node:path";
+/**
+ * Every registered experiment's smoke preset runs in process, writes a full
+ * summary, leaves no tensors behind, and reproduces the metrics its smoke
+ * run gave before the toolkit's contract v2 refactor (fixtures/smoke_summaries.json,
+ * written by `deno task run <name> --preset smoke` at commit 0850c8e on the
+ * wasm backend): same seed, same numbers.
+ */
+import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals } from "../assert.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
+import { selectBackend } from "../../lib/core/backend.ts";
+import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { listRuns, readMetrics } from "../../lib/core/run_store.ts";
-import { projectPath, scriptCommand } from "./cli.ts";
 
-const MAIN = projectPath("main.ts");
+const BEFORE: Record<string, { backend: string; seed: number; metrics: Record<string, number> }> = JSON.parse(
+  Deno.readTextFileSync(new URL("./fixtures/smoke_summaries.json", import.meta.url)),
+);
+
+/** Keys the refactor removed on purpose, with the reason. */
+const REMOVED: Record<string, Record<string, string>> = {
+  "vae-dsprites": { beta: "the config's β was reported as a metric for a claim; claims now read the config" },
+};
+
+await selectBackend("wasm");
+
+/** Metrics without the wall times (`…/seconds`, `…/seconds_sd`), which no seed fixes. */
+function withoutWallTime(metrics: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).filter(([key]) => !/(^|\/)seconds(_sd)?$/.test(key)));
+}
+
+/** Keys the refactor added on purpose: every metric writes all its registered outputs. */
+const ADDED = /(^|\/)dci_informativeness_train(_sd)?$/;
+
+/**
+ * Keys whose value changed on purpose, with the reason and the largest relative change allowed. The variance of
+ * the posterior means became the sample variance (n − 1) with every other s.d. of the toolkit: at the smoke
+ * preset's 200 evaluation samples that moves σ_rel by less than 1/100 of its value.
+ */
+const CHANGED: Record<string, { pattern: RegExp; relative: number }> = {
+  "vae-collapse-toy": { pattern: /^sigma_minor_rel\//, relative: 1e-2 },
+};
 
 for (const experiment of EXPERIMENTS) {
-  Deno.test(`${experiment.name} --preset smoke completes and writes a full summary`, async () => {
+  Deno.test(`${experiment.name} --preset smoke: full summary, no tensors left, the metrics of before the refactor`, async () => {
+    const before = BEFORE[experiment.name];
+    assert(before, `no smoke fixture for ${experiment.name}: add it to fixtures/smoke_summaries.json`);
     const root = Deno.makeTempDirSync();
-    const out = await scriptCommand(MAIN, root, ["run", experiment.name, "--preset", "smoke"]).output();
-    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    const args = ["--preset", "smoke", "--runs", root, "--backend", before.backend, "--seed", String(before.seed)];
+    const invocation = parseInvocation(experiment, args);
+    assert(invocation !== "help");
+    const tensors = tf.memory().numTensors;
+    const { dir, summary } = await runExperiment(experiment, invocation, { report: () => {} });
+    assertEquals(tf.memory().numTensors, tensors, "tensors left after the run");
+
     const [run] = listRuns(root);
-    assertEquals(run.status, "completed");
-    assert(readMetrics(run.dir).rows.length > 0, "metrics were logged");
-    const summary = JSON.parse(Deno.readTextFileSync(join(run.dir, "summary.json")));
-    assertEquals(summary.targets.length, experiment.targets.length);
+    assertEquals([run.dir, run.status], [dir, "completed"]);
+    assert(readMetrics(dir).rows.length > 0, "metrics were logged");
     for (const value of Object.values(summary.metrics)) assert(Number.isFinite(value), JSON.stringify(summary.metrics));
-    assert(summary.source.length > 0 && summary.targets.every((t: { source: string }) => t.source));
+    assert(summary.source.length > 0 && summary.targets.every((t) => t.source && t.direction));
+
+    const removed = REMOVED[experiment.name] ?? {};
+    const expected = Object.fromEntries(Object.entries(before.metrics).filter(([key]) => !(key in removed)));
+    const changed = CHANGED[experiment.name];
+    const ours = Object.fromEntries(Object.entries(withoutWallTime(summary.metrics)).filter(([k]) => !ADDED.test(k)));
+    const theirs = withoutWallTime(expected);
+    assertEquals(Object.keys(ours).sort(), Object.keys(theirs).sort());
+    for (const [key, value] of Object.entries(theirs)) {
+      if (changed?.pattern.test(key)) {
+        assert(Math.abs(ours[key] - value) <= changed.relative * Math.abs(value), `${key}: ${ours[key]} vs ${value}`);
+      } else assertEquals(ours[key], value, key);
+    }
   });
 }

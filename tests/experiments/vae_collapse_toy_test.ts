@@ -3,7 +3,7 @@
  * run shows the collapse direction of Fig. 6, and bad input is refused.
  */
 import { join } from "node:path";
-import { projectPath, scriptCommand } from "./cli.ts";
+import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns, parseMetrics } from "../../lib/core/run_store.ts";
 
@@ -22,11 +22,9 @@ Deno.test("vae-collapse-toy: SlowVAE's minor axis collapses at κ = 0.2, not at 
     ...["--flow_steps", "150", "--batch", "128", "--lr", "5e-3", "--flow_lr", "5e-2", "--hidden", "32"],
     ...["--eval_samples", "1000", "--seed", "2"],
   ];
-  const { code, stderr } = await run(root, args);
-  assertEquals(code, 0, stderr);
+  const { summary } = await runInProcess("vae-collapse-toy", root, args);
   const [info] = listRuns(root);
   assertEquals(info.status, "completed");
-  const summary = JSON.parse(Deno.readTextFileSync(join(info.dir, "summary.json")));
   const m = summary.metrics;
   // Collapse: the posterior σ fills the minor latent's whole spread (relative σ ≈ 1) and sits near the
   // collapsed optimum of the loss (≈ 0.82 for γ = λ = 1); at κ = 1 the latent is encoded.
@@ -35,18 +33,15 @@ Deno.test("vae-collapse-toy: SlowVAE's minor axis collapses at κ = 0.2, not at 
   assert(m["sigma_minor/k0.2"] > m["sigma_minor/k1"] + 0.3, JSON.stringify(m));
   assert(m["mcc/slowflow/k0.2"] > 0.95 && m["mcc/slowflow/k1"] > 0.95, JSON.stringify(m));
   assert(m["mcc/slowvae/k0.2"] < 0.8, JSON.stringify(m));
-  assertEquals(summary.claims.map((c: { verdict: string }) => c.verdict), [
+  assertEquals(summary.claims.map((c) => c.verdict), [
+    "reproduced",
     "reproduced",
     "reproduced",
     "not measured",
     "not measured",
   ]);
-  const measured = summary.targets.filter((t: { ours: number | null }) => t.ours !== null);
-  assertEquals(measured.map((t: { metric: string }) => t.metric), [
-    "mcc/slowflow/k0.2",
-    "mcc/slowflow/k1",
-    "sigma_minor_rel/k0.2",
-  ]);
+  // Figs. 6–7 give no numbers: the toy's findings are claims only.
+  assertEquals(summary.targets, []);
   const { rows, skipped } = parseMetrics(Deno.readTextFileSync(join(info.dir, "metrics.jsonl")));
   assertEquals(skipped, 0);
   assert(rows.some((r) => typeof r["k0.2/slowvae/transition"] === "number"));

@@ -11,7 +11,8 @@ import { readNpy } from "../../lib/core/npy.ts";
 import { listRuns } from "../../lib/core/run_store.ts";
 import { loadDataset } from "../../lib/data/registry.ts";
 import { VAE_METHODS } from "../../lib/train/vae_objectives.ts";
-import { experiment, trainVae, VAE_CONFIG } from "../../experiments/vae_dsprites.ts";
+import { trainVae, VAE_CONFIG } from "../../lib/train/vae.ts";
+import { findExperiment } from "../../experiments/mod.ts";
 import { fakeContext } from "../train/fake_context.ts";
 import { projectPath, scriptCommand } from "./cli.ts";
 
@@ -32,7 +33,7 @@ Deno.test("200 steps on dSprites raise the ELBO and leave no tensors, for every 
       ["log_every", "20"],
       ["media_every", "200"],
     ]);
-    const cfg = resolveConfig(VAE_CONFIG, experiment.presets.smoke, flags);
+    const cfg = resolveConfig(VAE_CONFIG, findExperiment("vae-dsprites")!.presets.smoke, flags);
     const logged: { step: number; values: Record<string, number> }[] = [];
     const before = tf.memory().numTensors;
     const training = { label: method, seed: 1, resumed: null, checkpoints: false, mediaPrefix: "" };

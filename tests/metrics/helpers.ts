@@ -1,5 +1,5 @@
 /** Matrices shared by the metric tests. */
-import type { Matrix } from "../../lib/metrics/mcc.ts";
+import type { Matrix } from "../../lib/core/matrix.ts";
 
 /** Every combination of factor values 0..size−1, as `[Π sizes, sizes.length]`. */
 export function factorGrid(sizes: number[]): Matrix {
@@ -50,6 +50,9 @@ export interface ReferenceDataset {
     sap_discrete_matrix_converged: number[][];
     sap_continuous_matrix: number[][];
     sap_discrete_converged: number;
+    /** Explicitness with the logistic regressions solved to the optimum (newton-cg), not stopped early by lbfgs. */
+    explicitness_train_converged: number;
+    explicitness_test_converged: number;
   };
 }
 

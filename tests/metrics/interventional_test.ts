@@ -2,7 +2,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { type Factors, FactorSpace, type GroundTruthDataset, type Observations } from "../../lib/data/ground_truth.ts";
 import { dsprites } from "../../lib/data/dsprites.ts";
-import { betaVaeScore, type Representation } from "../../lib/metrics/beta_vae_score.ts";
+import { betaVaeScore } from "../../lib/metrics/beta_vae_score.ts";
+import type { Representation } from "../../lib/metrics/representation.ts";
 import { factorVaeScore } from "../../lib/metrics/factor_vae_score.ts";
 import { irsScore } from "../../lib/metrics/irs.ts";
 

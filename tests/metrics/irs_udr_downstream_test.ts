@@ -1,11 +1,11 @@
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import type { Matrix } from "../../lib/metrics/mcc.ts";
+import type { Matrix } from "../../lib/core/matrix.ts";
 import { irs } from "../../lib/metrics/irs.ts";
 import { histogramDiscretize } from "../../lib/metrics/discrete.ts";
 import { spearmanAbsMatrix, udr } from "../../lib/metrics/udr.ts";
 import { downstreamTask, LOGISTIC_CV_CS, stratifiedFolds } from "../../lib/metrics/downstream.ts";
-import { factorGrid, permutedGridCopy } from "./helpers.ts";
+import { factorGrid, fromRows, permutedGridCopy, REFERENCE } from "./helpers.ts";
 
 const matrix = (rows: number, cols: number, f: (r: number, c: number) => number): Matrix => ({
   data: Float64Array.from({ length: rows * cols }, (_, i) => f(Math.floor(i / cols), i % cols)),
@@ -13,28 +13,68 @@ const matrix = (rows: number, cols: number, f: (r: number, c: number) => number)
   cols,
 });
 
-// Oracle values below come from disentanglement_lib's scalable_disentanglement_score,
-// histogram discretizer and relative_strength_disentanglement run on the same arrays in numpy/scipy.
-const irsFactors = matrix(30, 3, (i, c) => [i % 3, Math.floor(i / 3) % 4, (i * 7) % 25][c]);
-const irsCodes = matrix(30, 4, (i, c) => [Math.sin(i), (i % 3) + 0.1 * Math.cos(3 * i), (i * i) % 7, 2][c]);
+/** tests/metrics/fixtures/reference_irs_udr.json, written by make_irs_udr_reference.py. */
+interface IrsCase {
+  name: string;
+  options: { diff_quantile?: number; num_bins?: number };
+  avg_score: number;
+  active: boolean[];
+  /** disentanglement_lib's per-code scores, of the active codes only. */
+  disentanglement_scores_active: number[];
+}
+const REFERENCE_IRS_UDR: {
+  irs: {
+    small: { codes: number[][]; factors: number[][]; cases: IrsCase[]; factor_2_bins_5: number[] };
+    reference: { dataset: string; cases: IrsCase[] }[];
+  };
+  udr: {
+    small: {
+      a: number[][];
+      b: number[][];
+      spearman_abs: number[][];
+      all: { udr: number; udr_paper: number };
+      kl: { a: number[]; b: number[]; udr: number; udr_paper: number };
+    };
+    reference: { a: string; b: string; spearman_abs: number[][]; udr: number; udr_paper: number };
+  };
+  stratified_folds: { y: number[]; n_splits: number; fold: number[] }[];
+  logistic_cv_cs: number[];
+} = JSON.parse(await Deno.readTextFile(new URL("./fixtures/reference_irs_udr.json", import.meta.url)));
+
+// numpy and the port agree on every IRS and UDR score to a few roundings (measured ≤ 4.5e-16).
+const TOLERANCE = 1e-15;
+
+function assertIrsMatches(codes: Matrix, factors: Matrix, expected: IrsCase, label: string): void {
+  const { diff_quantile: diffQuantile, num_bins: numBins } = expected.options;
+  const result = irs(codes, factors, { diffQuantile, numBins });
+  assertAlmostEquals(result.avg_score, expected.avg_score, TOLERANCE, `${label}: avg_score`);
+  assertEquals(result.active, expected.active, `${label}: active`);
+  assertEquals(result.num_active_dims, expected.disentanglement_scores_active.length);
+  // disentanglement_lib drops constant codes; here they stay in place with score 0.
+  const active = result.disentanglement_scores.filter((_, j) => result.active[j]);
+  active.forEach((v, j) =>
+    assertAlmostEquals(v, expected.disentanglement_scores_active[j], TOLERANCE, `${label}: ${j}`)
+  );
+  result.disentanglement_scores.forEach((v, j) => {
+    if (!result.active[j]) assertEquals(v, 0, `${label}: constant code ${j}`);
+  });
+}
 
 Deno.test("IRS matches disentanglement_lib's scalable_disentanglement_score", () => {
-  const exact = irs(irsCodes, irsFactors);
-  assertAlmostEquals(exact.avg_score, 0.9218479575643939, 1e-12);
-  [0.99076435, 0.90733975, 0.8952381, 0].forEach((v, j) =>
-    assertAlmostEquals(exact.disentanglement_scores[j], v, 1e-8)
-  );
-  assertEquals(exact.num_active_dims, 3);
-  assertEquals(exact.active, [true, true, true, false]);
-  assertAlmostEquals(irs(irsCodes, irsFactors, { diffQuantile: 1 }).avg_score, 0.9217258678539091, 1e-12);
-  const binned = irs(irsCodes, irsFactors, { numBins: 5 });
-  assertAlmostEquals(binned.avg_score, 0.42467160773977186, 1e-12);
-  const column = Float64Array.from({ length: 30 }, (_, i) => (i * 7) % 25);
-  assertEquals(
-    Array.from(histogramDiscretize({ data: column, rows: 30, cols: 1 }, 5)),
-    [1, 2, 3, 5, 1, 3, 4, 5, 2, 3, 5, 1, 2, 4, 5, 2, 3, 4, 1, 2, 4, 5, 1, 3, 4, 1, 2, 3, 5, 1],
-  );
+  const { codes, factors, cases, factor_2_bins_5 } = REFERENCE_IRS_UDR.irs.small;
+  // A constant code; exact factor groups, the paper's max (quantile 1) and histogram-binned factors.
+  for (const expected of cases) assertIrsMatches(fromRows(codes), fromRows(factors), expected, expected.name);
+  assertEquals(Array.from(histogramDiscretize(fromRows(factors.map((row) => [row[2]])), 5)), factor_2_bins_5);
 });
+
+for (const { dataset, cases } of REFERENCE_IRS_UDR.irs.reference) {
+  Deno.test(`IRS matches disentanglement_lib on ${dataset}, exact and binned factors`, () => {
+    const d = REFERENCE.find((r) => r.name === dataset)!;
+    for (const expected of cases) {
+      assertIrsMatches(fromRows(d.train_codes), fromRows(d.train_factors), expected, `${dataset} ${expected.name}`);
+    }
+  });
+}
 
 Deno.test("IRS: a permuted rescaled copy of the factors scores 1, noise codes near 0, constants 0", () => {
   const { factors, codes } = permutedGridCopy();
@@ -55,21 +95,31 @@ Deno.test("IRS: a permuted rescaled copy of the factors scores 1, noise codes ne
   assertThrows(() => irs(codes, factors, { diffQuantile: 1.5 }), Error, "diffQuantile");
 });
 
+function assertMatrixMatches(actual: number[][], expected: number[][]): void {
+  assertEquals(actual.length, expected.length);
+  actual.forEach((row, i) => row.forEach((v, j) => assertAlmostEquals(v, expected[i][j], TOLERANCE, `[${i}][${j}]`)));
+}
+
 Deno.test("UDR matches disentanglement_lib's relative_strength_disentanglement on Spearman correlations", () => {
-  const a = matrix(20, 3, (i, c) => [Math.sin(i), Math.cos(2 * i), i % 5][c]);
-  const b = matrix(
-    20,
-    4,
-    (i, c) => [(i % 5) * 2 + 0.01 * i, Math.sin(i) + 0.3 * Math.cos(2 * i), (i * 7) % 11, -Math.cos(2 * i)][c],
-  );
-  const r = spearmanAbsMatrix(a, b);
-  assertAlmostEquals(r[0][1], 0.9849624060150375, 1e-12);
-  assertAlmostEquals(r[2][0], 0.9810229431759453, 1e-12);
-  assertAlmostEquals(r[1][3], 1, 1e-12);
-  assertAlmostEquals(udr(a, b), 0.7163118259261609, 1e-12);
-  assertAlmostEquals(udr(a, b, { kl: { a: [0.5, 0.001, 0.2], b: [1, 0.3, 0.005, 0.02] } }), 0.6717445374907359, 1e-12);
+  const { a: rowsA, b: rowsB, spearman_abs, all, kl } = REFERENCE_IRS_UDR.udr.small;
+  const a = fromRows(rowsA), b = fromRows(rowsB);
+  // Ties, an exact monotone match (|ρ| = 1) and unequal code counts.
+  assertMatrixMatches(spearmanAbsMatrix(a, b), spearman_abs);
+  assertAlmostEquals(udr(a, b), all.udr, TOLERANCE);
+  assertAlmostEquals(udr(a, b, { normalization: "paper" }), all.udr_paper, TOLERANCE);
+  assertAlmostEquals(udr(a, b, { kl }), kl.udr, TOLERANCE);
+  assertAlmostEquals(udr(a, b, { kl, normalization: "paper" }), kl.udr_paper, TOLERANCE);
   assertEquals(udr(a, b, { kl: { a: [0, 0, 0], b: [1, 1, 1, 1] } }), 0);
   assertThrows(() => udr(a, b, { kl: { a: [1], b: [1, 1, 1, 1] } }), Error, "kl.a");
+});
+
+Deno.test("UDR matches disentanglement_lib on two unrelated 600-row models", () => {
+  const { a, b, spearman_abs, udr: expected, udr_paper } = REFERENCE_IRS_UDR.udr.reference;
+  const codesOf = (name: string) => fromRows(REFERENCE.find((r) => r.name === name)!.train_codes);
+  const codesA = codesOf(a), codesB = codesOf(b);
+  assertMatrixMatches(spearmanAbsMatrix(codesA, codesB), spearman_abs);
+  assertAlmostEquals(udr(codesA, codesB), expected, TOLERANCE);
+  assertAlmostEquals(udr(codesA, codesB, { normalization: "paper" }), udr_paper, TOLERANCE);
 });
 
 Deno.test("UDR of a model with a permuted, rescaled copy of itself is 1; of independent noise near 0", () => {
@@ -124,7 +174,10 @@ Deno.test("downstream task handles single-class subsets and validates inputs", (
 });
 
 Deno.test("stratified folds follow sklearn's StratifiedKFold; the C grid is logspace(-4, 4, 10)", () => {
-  assertEquals(Array.from(stratifiedFolds([1, 1, 1, 0, 0, 0, 0, 0, 0, 0], 3)), [0, 1, 2, 0, 0, 0, 1, 1, 2, 2]);
+  for (const { y, n_splits, fold } of REFERENCE_IRS_UDR.stratified_folds) {
+    assertEquals(Array.from(stratifiedFolds(y, n_splits)), fold, `${n_splits} folds of [${y}]`);
+  }
+  // The second reference case is this grid column: at most one row per class more in any fold.
   const y = Array.from(factorGrid([7, 3]).data).filter((_, i) => i % 2 === 1);
   const folds = stratifiedFolds(y, 5);
   for (let f = 0; f < 5; f++) {
@@ -134,7 +187,7 @@ Deno.test("stratified folds follow sklearn's StratifiedKFold; the C grid is logs
     }
   }
   assertEquals(LOGISTIC_CV_CS.length, 10);
-  assertAlmostEquals(LOGISTIC_CV_CS[0], 1e-4, 1e-18);
-  assertAlmostEquals(LOGISTIC_CV_CS[9], 1e4, 1e-8);
-  assertAlmostEquals(LOGISTIC_CV_CS[4], 10 ** (-4 + 32 / 9), 1e-12);
+  // Exponents −4 + 8i/9 here and −4 + i·(8/9) in np.linspace can differ by an ulp, which 10^x
+  // scales to a relative 2.3e-15 (measured; C[7]).
+  LOGISTIC_CV_CS.forEach((c, i) => assertAlmostEquals(c, REFERENCE_IRS_UDR.logistic_cv_cs[i], 5e-15 * c, `C[${i}]`));
 });

@@ -96,8 +96,17 @@ for (const dataset of REFERENCE) {
       fromRows(dataset.test_codes),
       fromRows(dataset.test_factors),
     );
-    assertAlmostEquals(result.modularity, dataset.expected.modularity, 1e-6);
-    assertAlmostEquals(result.explicitness_train, dataset.expected.explicitness_train, 0.02);
-    assertAlmostEquals(result.explicitness_test, dataset.expected.explicitness_test, 0.02);
+    // From the same mutual information as MIG: measured ≤ 1.3e-15.
+    assertAlmostEquals(result.modularity, dataset.expected.modularity, 1e-14);
+    // Against sklearn solved to the optimum the AUCs agree to rounding (measured ≤ 2.3e-16): both
+    // models rank every pair of rows alike, and one pair ranked differently would move the score
+    // by more than 1e-8.
+    const { explicitness_train_converged: train, explicitness_test_converged: test } = dataset.diagnostics;
+    assertAlmostEquals(result.explicitness_train, train, 1e-12);
+    assertAlmostEquals(result.explicitness_test, test, 1e-12);
+    // disentanglement_lib's own numbers come from lbfgs stopped short of the optimum (by its ftol),
+    // where a few near-tied probabilities rank differently: measured ≤ 5.2e-6.
+    assertAlmostEquals(result.explicitness_train, dataset.expected.explicitness_train, 1e-5);
+    assertAlmostEquals(result.explicitness_test, dataset.expected.explicitness_test, 1e-5);
   });
 }

@@ -16,5 +16,6 @@ export function fakeContext(logged: { step: number; values: Record<string, numbe
     image: () => {},
     progress: (label, total) => new Progress(label, total, { write: () => {} }),
     checkpoint: () => Promise.resolve(),
+    stopRequested: new AbortController().signal,
   };
 }

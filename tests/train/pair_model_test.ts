@@ -6,9 +6,9 @@ import { Rng } from "../../lib/core/rng.ts";
 import { loadDataset } from "../../lib/data/registry.ts";
 import { Params } from "../../lib/models/params.ts";
 import { PAIR_MODEL_METHODS, trainPairModel } from "../../lib/train/pair_model.ts";
-import { encodeImages } from "../../lib/train/vae_objectives.ts";
-import { dspritesPairSource } from "../../experiments/slowvae_dsprites.ts";
-import { seedSummary, udrSelection } from "../../experiments/pair_study.ts";
+import { encodeImages } from "../../lib/models/vae.ts";
+import { groundTruthPairSource } from "../../lib/train/pair_study.ts";
+import { seedSummary, udrSelection } from "../../lib/train/pair_study.ts";
 import type { StudyModel } from "../../lib/metrics/study.ts";
 import { fakeContext } from "./fake_context.ts";
 
@@ -20,7 +20,7 @@ for (const method of PAIR_MODEL_METHODS) {
   Deno.test(`trainPairModel(${method}) lowers its loss on dSprites LAP pairs and leaves no tensors`, async () => {
     const logged: { step: number; values: Record<string, number> }[] = [];
     const before = tf.memory().numTensors;
-    const { encoder } = await trainPairModel(fakeContext(logged), dspritesPairSource(dataset, "lap", 1), {
+    const { encoder } = await trainPairModel(fakeContext(logged), groundTruthPairSource(dataset, "lap", 1), {
       method,
       beta: 1,
       gamma: 10,

@@ -2,7 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import type { Decoder, Encoder } from "../../lib/models/dislib_vae.ts";
+import type { Decoder, Encoder } from "../../lib/models/vae.ts";
 import { mlpVae } from "../../lib/models/mlp.ts";
 import { Params } from "../../lib/models/params.ts";
 import { PclHead } from "../../lib/train/pcl.ts";

@@ -11,7 +11,7 @@ import {
   permuteDims,
   vaeLoss,
 } from "../../lib/train/vae_objectives.ts";
-import type { Decoder } from "../../lib/models/dislib_vae.ts";
+import type { Decoder } from "../../lib/models/vae.ts";
 import { Params } from "../../lib/models/params.ts";
 
 await selectBackend("wasm");

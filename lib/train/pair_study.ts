@@ -1,22 +1,22 @@
 /**
- * The shared driver of the pair experiments (slowvae-dsprites,
+ * The driver of studies of pair-trained models (slowvae-dsprites,
  * slowvae-kitti): trains a plan of models × seeds, scores each, encodes the
  * shared probe images for UDR, resumes at model granularity, and summarises
  * each model over seeds (mean and s.d., as Paper A's tables).
+ *
+ * @module
  */
-import { type ConfigOf, integer, real } from "../lib/core/config.ts";
-import type { RunContext } from "../lib/core/experiment.ts";
-import type { Encoder } from "../lib/models/dislib_vae.ts";
-import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../lib/metrics/study.ts";
-import { runModelPlan } from "../lib/train/model_plan.ts";
-import {
-  type PairModelConfig,
-  type PairModelMethod,
-  type PairSource,
-  trainPairModel,
-} from "../lib/train/pair_model.ts";
-import { encodeImages } from "../lib/train/vae_objectives.ts";
-import { NETWORK_CONFIG } from "./vae_dsprites.ts";
+import { type ConfigOf, integer, real } from "../core/config.ts";
+import { meanSd } from "../core/matrix.ts";
+import type { Rng } from "../core/rng.ts";
+import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
+import { type FactorPairs, lapPairs, uniPairs } from "../data/pair_samplers.ts";
+import type { RunContext } from "../core/experiment.ts";
+import { encodeImages, type Encoder } from "../models/vae.ts";
+import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../metrics/study.ts";
+import { runModelPlan } from "./model_plan.ts";
+import { type PairModelConfig, type PairModelMethod, type PairSource, trainPairModel } from "./pair_model.ts";
+import { NETWORK_CONFIG } from "./vae.ts";
 
 /** Config keys every pair experiment shares: the network, the optimizer, the schedule and the UDR probe. */
 export const PAIR_TRAINING_CONFIG = {
@@ -38,13 +38,39 @@ export function pairModelConfig(
   return {
     method,
     ...weights,
-    architecture: cfg.architecture as "conv" | "mlp",
+    architecture: cfg.architecture,
     latents: cfg.latents,
     steps: cfg.steps,
     pairs: cfg.pairs,
     lr: cfg.lr,
     logEvery: cfg.log_every,
   };
+}
+
+/**
+ * Pairs of images of a ground-truth dataset whose factors move by the given
+ * transition sampler (Paper A App. D: LAP, UNI); "iid" draws single frames.
+ */
+export function groundTruthPairSource(
+  dataset: GroundTruthDataset,
+  transitions: "lap" | "uni" | "iid",
+  lapRate: number,
+) {
+  const space = { sizes: dataset.factorSizes, categorical: dataset.categorical };
+  const sample = (n: number, rng: Rng): FactorPairs => {
+    if (transitions === "uni") return uniPairs(space, n, rng);
+    // The i.i.d. baseline draws frames, never pairs; LAP stands in so the source is total.
+    return lapPairs(space, n, rng, { rate: lapRate });
+  };
+  const source: PairSource = {
+    imageShape: dataset.imageShape,
+    pairs: (n, rng) => {
+      const { first, second } = sample(n, rng);
+      return { x0: dataset.observations(first, rng).values, x1: dataset.observations(second, rng).values };
+    },
+    frames: (n, rng) => sampleBatch(dataset, n, rng).observations.values,
+  };
+  return source;
 }
 
 /** One entry of a plan: a named model setting and a seed. */
@@ -111,13 +137,9 @@ export function seedSummary(models: readonly StudyModel[]): Record<string, numbe
     for (const metric of Object.keys(ofSetting[0].metrics)) {
       const values = ofSetting.map((m) => m.metrics[metric]).filter(Number.isFinite);
       if (values.length === 0) continue;
-      const mean = values.reduce((a, b) => a + b, 0) / values.length;
+      const { mean, sd } = meanSd(values);
       out[`${setting}/${metric}`] = mean;
-      if (values.length > 1) {
-        out[`${setting}/${metric}_sd`] = Math.sqrt(
-          values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1),
-        );
-      }
+      if (values.length > 1) out[`${setting}/${metric}_sd`] = sd;
     }
   }
   return out;

@@ -1,0 +1,21 @@
+/**
+ * The dashboard server's JSON API as the page reads it.
+ *
+ * @module
+ */
+import type { MediaEntry, RunInfo, RunSummary } from "../../lib/core/run_store.ts";
+
+/** GET /api/runs/:experiment/:id: a run's run.json (status made effective), config, summary and media. */
+export interface RunDetail {
+  run: RunInfo;
+  config: Record<string, unknown> | null;
+  summary: RunSummary | null;
+  media: MediaEntry[];
+}
+
+/** The JSON body of a GET request; rejects on a non-2xx status, naming the URL. */
+export async function getJson<T>(url: string): Promise<T> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: ${res.status}`);
+  return await res.json();
+}

@@ -1,0 +1,136 @@
+/**
+ * What one metric's chart draws: a line per run (or per seed group, with its
+ * band), each as chart.js datasets with its raw and smoothed values.
+ *
+ * @module
+ */
+import type { Series } from "../../lib/core/run_store.ts";
+import type { RunRow } from "../run_index.ts";
+import { runKey } from "./format.ts";
+import type { RunSeries } from "./metric_series.ts";
+import { meanBand, seedGroups } from "./seed_bands.ts";
+import { smooth } from "./smoothing.ts";
+
+/** Line colours, in the order lines are drawn (matplotlib's tab10, grey last). */
+export const PALETTE = [
+  "#1f77b4",
+  "#d62728",
+  "#2ca02c",
+  "#ff7f0e",
+  "#9467bd",
+  "#8c564b",
+  "#e377c2",
+  "#17becf",
+  "#7f7f7f",
+];
+
+/** One line of a chart, with the band around it when it stands for a group of seeds. */
+export interface Line {
+  label: string;
+  /** `#rrggbb`, so that an alpha byte can be appended for the raw line and the band. */
+  color: string;
+  series: Series;
+  band?: { lo: number[]; hi: number[] };
+}
+
+/**
+ * The lines of `metric`: one per run that logged it, or, with `group`, one
+ * mean ± s.d. line per set of runs that differ only in seed.
+ *
+ * @param runs the selected runs, in table order
+ * @param data each run's series, by run key
+ */
+export function chartLines(metric: string, runs: RunRow[], data: Record<string, RunSeries>, group: boolean): Line[] {
+  const present = runs.filter((r) => data[runKey(r)]?.[metric]);
+  if (!group) {
+    return present.map((r, i) => ({
+      label: runKey(r),
+      color: PALETTE[i % PALETTE.length],
+      series: data[runKey(r)][metric],
+    }));
+  }
+  return seedGroups(present).map(({ label, runs }, i) => ({
+    label,
+    color: PALETTE[i % PALETTE.length],
+    ...meanBand(runs.map((r) => data[runKey(r)][metric])),
+  }));
+}
+
+/** How a chart draws its lines. */
+export interface ChartView {
+  smoothing: number;
+  logY: boolean;
+  /** "time" plots against seconds since the start; anything else against steps. */
+  xAxis: string;
+}
+
+/** Legend entries of the helper datasets end in these words; the legend hides them. */
+const HELPER_LABEL = / (raw|lo|hi)$/;
+
+/**
+ * The chart.js datasets of the lines: per line, its band's lower and upper
+ * edges (the upper filled down to the lower), its raw values faintly when
+ * smoothing is on, and its smoothed values.
+ */
+export function chartDatasets(lines: Line[], view: ChartView): Record<string, unknown>[] {
+  return lines.flatMap((line) => {
+    const xs = view.xAxis === "time" ? line.series.t : line.series.x;
+    const points = (ys: number[]) => ys.map((y, i) => ({ x: xs[i], y }));
+    const sets: Record<string, unknown>[] = [];
+    if (line.band) {
+      sets.push({ data: points(line.band.lo), borderWidth: 0, pointRadius: 0, label: `${line.label} lo` });
+      sets.push({
+        data: points(line.band.hi),
+        borderWidth: 0,
+        pointRadius: 0,
+        fill: "-1",
+        backgroundColor: `${line.color}33`,
+        label: `${line.label} hi`,
+      });
+    }
+    if (view.smoothing > 0) {
+      sets.push({
+        data: points(line.series.y),
+        borderColor: `${line.color}40`,
+        borderWidth: 1,
+        pointRadius: 0,
+        label: `${line.label} raw`,
+      });
+    }
+    sets.push({
+      data: points(smooth(line.series.y, view.smoothing)),
+      borderColor: line.color,
+      backgroundColor: line.color,
+      borderWidth: 1.5,
+      // A metric logged once (a final score) is a single point: draw it.
+      pointRadius: line.series.x.length < 2 ? 4 : 0,
+      label: line.label,
+    });
+    return sets;
+  });
+}
+
+/**
+ * The whole chart.js line-chart config of the lines. Points are given as
+ * {x, y} and not parsed, and nothing animates, so live updates stay cheap.
+ */
+export function chartConfig(lines: Line[], view: ChartView) {
+  return {
+    type: "line" as const,
+    data: { datasets: chartDatasets(lines, view) },
+    options: {
+      animation: false as const,
+      parsing: false as const,
+      scales: {
+        x: { type: "linear" as const, title: { display: true, text: view.xAxis === "time" ? "seconds" : "step" } },
+        y: { type: view.logY ? "logarithmic" as const : "linear" as const },
+      },
+      plugins: { legend: { labels: { filter: (item: { text: string }) => !HELPER_LABEL.test(item.text) } } },
+    },
+  };
+}
+
+/** How many points the lines hold, the band and smoothing aside. */
+export function pointCount(lines: Line[]): number {
+  return lines.reduce((n, l) => n + l.series.x.length, 0);
+}

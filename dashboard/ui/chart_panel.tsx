@@ -1,0 +1,58 @@
+/// <reference lib="dom" />
+/**
+ * One metric's chart card: its lines drawn by chart.js, and a button to save
+ * the chart as a PNG.
+ *
+ * @module
+ */
+import { useEffect, useRef } from "preact/hooks";
+import { Chart, registerables } from "chart.js";
+import { chartConfig, type Line, pointCount } from "./chart_lines.ts";
+
+// chart.js draws nothing unregistered: lines, linear and log scales, the legend and the band fill all come from here.
+Chart.register(...registerables);
+
+/** Props of {@linkcode ChartPanel}. */
+export interface ChartPanelProps {
+  metric: string;
+  lines: Line[];
+  smoothing: number;
+  logY: boolean;
+  /** "time" plots against seconds since the start; anything else against steps. */
+  xAxis: string;
+}
+
+/**
+ * The card of one metric (`.card[data-metric]`, with its point count in
+ * `data-points`). The chart is made once and updated in place, so a live
+ * run's growing curve does not flicker.
+ */
+export function ChartPanel(props: ChartPanelProps) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const chart = useRef<Chart | null>(null);
+  useEffect(() => {
+    const config = chartConfig(props.lines, { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis });
+    if (!chart.current) chart.current = new Chart(canvas.current!, config as never);
+    else {
+      chart.current.data = config.data as never;
+      chart.current.options = config.options as never;
+      chart.current.update();
+    }
+  }, [props.lines, props.smoothing, props.logY, props.xAxis]);
+  useEffect(() => () => chart.current?.destroy(), []);
+  const download = () => {
+    const a = document.createElement("a");
+    a.href = canvas.current!.toDataURL("image/png");
+    a.download = `${props.metric.replaceAll("/", "_")}.png`;
+    a.click();
+  };
+  return (
+    <div class="card" data-metric={props.metric} data-points={pointCount(props.lines)}>
+      <h3>
+        <span>{props.metric}</span>
+        <button type="button" onClick={download}>PNG</button>
+      </h3>
+      <canvas ref={canvas}></canvas>
+    </div>
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * How the dashboard writes runs and values as text: run keys, table cells
+ * and verdict styles.
+ *
+ * @module
+ */
+
+/**
+ * The key that names a run in the URL, the API and the table: `experiment/id`.
+ *
+ * @example
+ * ```ts
+ * runKey({ experiment: "ica-toy", id: "20240101-120000-abcdef" }); // "ica-toy/20240101-120000-abcdef"
+ * ```
+ */
+export function runKey(run: { experiment: string; id: string }): string {
+  return `${run.experiment}/${run.id}`;
+}
+
+/**
+ * A config or metric value as a table cell: integers in full, other numbers
+ * to 4 significant digits, strings as they are, anything else as JSON.
+ *
+ * @example
+ * ```ts
+ * formatValue(0.123456); // "0.1235"
+ * formatValue([1, 2]); // "[1,2]"
+ * ```
+ */
+export function formatValue(value: unknown): string {
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+  // JSON.stringify gives undefined (not a string) for undefined: a missing value is an empty cell.
+  return typeof value === "string" ? value : JSON.stringify(value) ?? "";
+}
+
+/** Our measured value of a target, or a dash when the run did not measure it. */
+export function formatMeasured(value: number | null): string {
+  return value === null ? "—" : formatValue(value);
+}
+
+/** The CSS class that colours a verdict; verdicts other than the two decided ones stay plain. */
+export function verdictClass(verdict: string): string {
+  return verdict === "reproduced" ? "verdict-reproduced" : verdict === "not reproduced" ? "verdict-not" : "";
+}

@@ -1,0 +1,72 @@
+/// <reference lib="dom" />
+/**
+ * One run's page: status, downloads, published targets, media, config and
+ * its diff against another run, and run.json.
+ *
+ * @module
+ */
+import { useEffect, useState } from "preact/hooks";
+import type { RunRow } from "../run_index.ts";
+import type { MediaEntry } from "../../lib/core/run_store.ts";
+import { getJson, type RunDetail } from "./api.ts";
+import { ConfigDiff } from "./config_diff.tsx";
+import { formatValue } from "./format.ts";
+import { MediaViewer } from "./media_viewer.tsx";
+import { TargetsTable } from "./targets_table.tsx";
+
+/** Props of {@linkcode RunPage}. */
+export interface RunPageProps {
+  experiment: string;
+  id: string;
+  /** The runs listing, polled by the app: the page reloads the run when its status there changes. */
+  runs: RunRow[];
+}
+
+/** The page `#/run/<experiment>/<id>` (`#run-page`). */
+export function RunPage(props: RunPageProps) {
+  const base = `/api/runs/${props.experiment}/${props.id}`;
+  const [detail, setDetail] = useState<RunDetail | null>(null);
+  const [error, setError] = useState("");
+  useEffect(() => {
+    getJson<RunDetail>(base).then(setDetail).catch((e) => setError(String(e)));
+  }, [base, props.runs.find((r) => r.id === props.id)?.status]);
+  if (error) return <p>{error}</p>;
+  if (!detail) return <p>loading…</p>;
+  const mediaByName = new Map<string, MediaEntry[]>();
+  for (const m of detail.media) mediaByName.set(m.name, [...(mediaByName.get(m.name) ?? []), m]);
+  const config = detail.config ?? {};
+  return (
+    <div id="run-page">
+      <h2>
+        {props.experiment} <small>{props.id}</small>{" "}
+        <span class={`status-${detail.run.status}`}>{detail.run.status}</span>
+      </h2>
+      <p>
+        <a href={`${base}/metrics?format=csv`}>metrics CSV</a> · <a href={`${base}/metrics`}>metrics JSON</a> ·{" "}
+        <a href={`#/?sel=${props.experiment}/${props.id}`}>chart this run</a>
+      </p>
+      {detail.summary && <TargetsTable summary={detail.summary} />}
+      <div class="charts">
+        {[...mediaByName].map(([name, items]) => <MediaViewer key={name} base={base} items={items} />)}
+      </div>
+      <div class="charts">
+        <div class="card">
+          <h3>config</h3>
+          <table>
+            {Object.entries(config).map(([k, v]) => (
+              <tr>
+                <td>{k}</td>
+                <td>{formatValue(v)}</td>
+              </tr>
+            ))}
+          </table>
+        </div>
+        <ConfigDiff config={config} id={props.id} runs={props.runs} />
+        <div class="card">
+          <h3>run.json</h3>
+          <pre>{JSON.stringify(detail.run, null, 2)}</pre>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,67 @@
+/// <reference lib="dom" />
+/**
+ * The runs page: controls, the runs table, and a chart per metric of the
+ * selected runs.
+ *
+ * @module
+ */
+import { useState } from "preact/hooks";
+import type { RunRow } from "../run_index.ts";
+import { ChartPanel } from "./chart_panel.tsx";
+import { chartLines } from "./chart_lines.ts";
+import { runKey } from "./format.ts";
+import { RunsTable } from "./runs_table.tsx";
+import { finalTable } from "./table_export.ts";
+import type { HashControl } from "./use_hash.ts";
+import { useLiveSeries } from "./use_live_series.ts";
+import { readView, toggledSelection } from "./url_state.ts";
+import { ViewControls } from "./view_controls.tsx";
+
+/** Props of {@linkcode RunsPage}. */
+export interface RunsPageProps {
+  hash: HashControl;
+  runs: RunRow[];
+}
+
+/** The runs page (`#/`), its whole view read from the URL. */
+export function RunsPage(props: RunsPageProps) {
+  const { params, update } = props.hash;
+  const view = readView(params);
+  const data = useLiveSeries(props.runs, view.selected);
+  const [exportText, setExportText] = useState("");
+  const selectedRuns = props.runs.filter((r) => view.selected.has(runKey(r)));
+  const metricNames = [...new Set(selectedRuns.flatMap((r) => Object.keys(data[runKey(r)] ?? {})))].sort();
+  return (
+    <div>
+      <ViewControls
+        params={params}
+        update={update}
+        smoothing={view.smoothing}
+        canExport={selectedRuns.length > 0}
+        onExport={(format) => setExportText(finalTable(selectedRuns, format))}
+      />
+      {exportText && <textarea readOnly value={exportText}></textarea>}
+      <RunsTable
+        runs={props.runs}
+        selected={view.selected}
+        query={view.query}
+        onlyDiff={view.onlyDiff}
+        reducer={view.reducer}
+        toggle={(key) => update({ sel: toggledSelection(view.selected, key) })}
+      />
+      {!selectedRuns.length && <p>Select runs to chart their metrics.</p>}
+      <div class="charts">
+        {metricNames.map((metric) => (
+          <ChartPanel
+            key={metric}
+            metric={metric}
+            lines={chartLines(metric, selectedRuns, data, view.group)}
+            smoothing={view.smoothing}
+            logY={view.logY}
+            xAxis={view.xAxis}
+          />
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,77 @@
+/// <reference lib="dom" />
+/**
+ * The runs table: one row per run with its config and metric columns,
+ * filterable, sortable by any column, with a checkbox to chart each run.
+ *
+ * @module
+ */
+import { useMemo, useState } from "preact/hooks";
+import type { Reducers, RunRow } from "../run_index.ts";
+import { formatValue, runKey } from "./format.ts";
+import { configColumns, DEFAULT_SORT, metricColumns, nextSort, type SortState, visibleRows } from "./run_rows.ts";
+
+/** Props of {@linkcode RunsTable}. */
+export interface RunsTableProps {
+  runs: RunRow[];
+  /** Keys of the charted runs. */
+  selected: Set<string>;
+  toggle: (key: string) => void;
+  query: string;
+  onlyDiff: boolean;
+  reducer: keyof Reducers;
+}
+
+/** The runs table (`#runs`); each row carries its run key as `data-run`. */
+export function RunsTable(props: RunsTableProps) {
+  const [sort, setSort] = useState<SortState>(DEFAULT_SORT);
+  const configKeys = useMemo(() => configColumns(props.runs, props.onlyDiff), [props.runs, props.onlyDiff]);
+  const metricKeys = useMemo(() => metricColumns(props.runs), [props.runs]);
+  const rows = visibleRows(props.runs, props.query, sort, props.reducer);
+  const header = (column: string, label: string) => (
+    <th onClick={() => setSort(nextSort(sort, column))}>
+      {label}
+      {sort.column === column ? (sort.descending ? " ▼" : " ▲") : ""}
+    </th>
+  );
+  return (
+    <div class="scroll">
+      <table id="runs">
+        <thead>
+          <tr>
+            <th></th>
+            {header("experiment", "experiment")}
+            {header("status", "status")}
+            {header("created", "created")}
+            {header("duration_s", "duration")}
+            {header("backend", "backend")}
+            {configKeys.map((k) => header(`config:${k}`, k))}
+            {metricKeys.map((k) => header(`metric:${k}`, `${k} (${props.reducer})`))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={runKey(r)} class={props.selected.has(runKey(r)) ? "selected" : ""} data-run={runKey(r)}>
+              <td>
+                <input
+                  type="checkbox"
+                  checked={props.selected.has(runKey(r))}
+                  onChange={() =>
+                    props.toggle(runKey(r))}
+                />
+              </td>
+              <td>
+                <a href={`#/run/${runKey(r)}`}>{r.experiment}</a> <small>{r.id}</small>
+              </td>
+              <td class={`status-${r.status}`}>{r.status}</td>
+              <td>{new Date(r.created).toLocaleString()}</td>
+              <td>{r.duration_s.toFixed(1)} s</td>
+              <td>{r.backend}</td>
+              {configKeys.map((k) => <td key={k}>{formatValue(r.config[k])}</td>)}
+              {metricKeys.map((k) => <td key={k}>{formatValue(r.metrics[k]?.[props.reducer])}</td>)}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,122 @@
+/**
+ * The view state lives in the URL hash, so a view can be bookmarked and
+ * shared: `#/?sel=a,b&smooth=0.6&q=text&log=1&x=time&diff=1&group=1&reduce=last`
+ * on the runs page, `#/run/<experiment>/<id>` and `#/scorecard` for the others.
+ *
+ * @module
+ */
+import type { Reducers } from "../run_index.ts";
+
+/** A hash split into its page path and its parameters. */
+export interface HashState {
+  page: string;
+  params: URLSearchParams;
+}
+
+/** Changes to URL parameters: a value sets one, null or "" removes it. */
+export type ParamChanges = Record<string, string | null>;
+
+/**
+ * Splits a hash such as `location.hash` into page and parameters; an empty
+ * hash is the runs page.
+ *
+ * @example
+ * ```ts
+ * parseHash("#/?sel=a/1&log=1"); // { page: "/", params: sel=a/1, log=1 }
+ * ```
+ */
+export function parseHash(hash: string): HashState {
+  const [path, query] = hash.slice(1).split("?");
+  return { page: path || "/", params: new URLSearchParams(query ?? "") };
+}
+
+/**
+ * The hash (without `#`) of `state` with `changes` applied; parameters not
+ * named keep their value and their place.
+ *
+ * @example
+ * ```ts
+ * hashWith(parseHash("#/?q=vae&log=1"), { log: null, x: "time" }); // "/?q=vae&x=time"
+ * ```
+ */
+export function hashWith(state: HashState, changes: ParamChanges): string {
+  const params = new URLSearchParams(state.params);
+  for (const [k, v] of Object.entries(changes)) v === null || v === "" ? params.delete(k) : params.set(k, v);
+  return `${state.page}?${params}`;
+}
+
+/** The runs page's view as the URL states it, with each parameter's default filled in. */
+export interface ViewState {
+  /** Keys (`experiment/id`) of the runs to chart. */
+  selected: Set<string>;
+  /** EMA weight; 0.6 by default, as in TensorBoard. */
+  smoothing: number;
+  /** Text a run's experiment, status, config or tags must contain. */
+  query: string;
+  /** Show only the config keys whose values differ between runs. */
+  onlyDiff: boolean;
+  /** Which reducer the metric columns show. */
+  reducer: keyof Reducers;
+  logY: boolean;
+  /** "time" plots against seconds since the start; anything else against steps. */
+  xAxis: string;
+  /** Draw runs that differ only in seed as one mean ± s.d. band. */
+  group: boolean;
+}
+
+/**
+ * Reads the runs page's view from URL parameters.
+ *
+ * @example
+ * ```ts
+ * readView(new URLSearchParams("sel=a/1,b/2&log=1")).logY; // true
+ * ```
+ */
+export function readView(params: URLSearchParams): ViewState {
+  return {
+    selected: new Set((params.get("sel") ?? "").split(",").filter((k) => k)),
+    smoothing: Number(params.get("smooth") ?? "0.6"),
+    query: params.get("q") ?? "",
+    onlyDiff: params.get("diff") === "1",
+    reducer: (params.get("reduce") ?? "last") as keyof Reducers,
+    logY: params.get("log") === "1",
+    xAxis: params.get("x") ?? "step",
+    group: params.get("group") === "1",
+  };
+}
+
+/**
+ * The `sel` parameter after toggling one run: added at the end when absent,
+ * removed when present.
+ *
+ * @example
+ * ```ts
+ * toggledSelection(new Set(["a/1", "b/2"]), "a/1"); // "b/2"
+ * ```
+ */
+export function toggledSelection(selected: Set<string>, key: string): string {
+  const next = new Set(selected);
+  next.has(key) ? next.delete(key) : next.add(key);
+  return [...next].join(",");
+}
+
+/** The page a hash path shows. */
+export type Route =
+  | { page: "runs" }
+  | { page: "run"; experiment: string; id: string }
+  | { page: "scorecard" };
+
+/**
+ * Which page a hash path shows; any path that is neither a run nor the
+ * scorecard shows the runs table.
+ *
+ * @example
+ * ```ts
+ * route("/run/ica-toy/20240101-120000-abcdef"); // { page: "run", experiment: "ica-toy", id: "20240101-120000-abcdef" }
+ * ```
+ */
+export function route(path: string): Route {
+  const run = /^\/run\/([^/]+)\/([^/]+)$/.exec(path);
+  if (run) return { page: "run", experiment: run[1], id: run[2] };
+  return path === "/scorecard" ? { page: "scorecard" } : { page: "runs" };
+}

@@ -1,0 +1,144 @@
+/**
+ * Every metric of the toolkit by name, with where it is defined, what it
+ * reads and the keys it writes. `eval`, the scorers, the studies and `list`
+ * read this registry.
+ *
+ * - "codes" metrics read a representation and its factors only (any
+ *   framework's codes: `deno task eval`); those that fit a predictor train on
+ *   the first 80% of rows and test on the rest.
+ * - "encoder" metrics draw their own observations and encode them through a
+ *   trained model.
+ * - "models" metrics compare several trained models.
+ *
+ * @module
+ */
+import type { Matrix, Split } from "../core/matrix.ts";
+import { defineRegistry, type Registered } from "../core/registry.ts";
+import { dci } from "./dci.ts";
+import { irs } from "./irs.ts";
+import { meanCorrelationCoefficient } from "./mcc.ts";
+import { mig } from "./mig.ts";
+import { modularityExplicitness } from "./modularity.ts";
+import { sap } from "./sap.ts";
+import { unsupervisedScores } from "./unsupervised.ts";
+
+/** What a "codes" metric reads: all rows, and the same rows split 80/20 into train and test. */
+export interface CodesInput {
+  codes: Matrix;
+  factors: Matrix;
+  split: Split;
+}
+
+/** A registered metric. */
+export interface MetricEntry extends Registered {
+  kind: "codes" | "encoder" | "models";
+  /** Keys it writes, in summaries and in `eval`'s output. */
+  outputs: readonly string[];
+  /** For "codes" metrics: the scores, keyed by `outputs`. */
+  compute?(input: CodesInput): Record<string, number>;
+}
+
+const DISLIB = "002_e32ada0b3d473046.md §3 (disentanglement_lib's implementation)";
+
+/** Every metric. */
+export const METRICS = defineRegistry(
+  "metric",
+  [
+    {
+      name: "mig",
+      description: "mutual information gap: top-two MI gap per factor over its entropy (20 bins)",
+      source: DISLIB,
+      kind: "codes",
+      outputs: ["mig"],
+      compute: ({ split }) => ({ mig: mig(split.trainCodes, split.trainFactors).mig }),
+    },
+    {
+      name: "dci",
+      description: "DCI disentanglement, completeness and informativeness from gradient-boosted importances",
+      source: DISLIB,
+      kind: "codes",
+      outputs: ["dci_disentanglement", "dci_completeness", "dci_informativeness_train", "dci_informativeness_test"],
+      compute: ({ split }) => {
+        const r = dci(split.trainCodes, split.trainFactors, split.testCodes, split.testFactors);
+        return {
+          dci_disentanglement: r.disentanglement,
+          dci_completeness: r.completeness,
+          dci_informativeness_train: r.informativeness_train,
+          dci_informativeness_test: r.informativeness_test,
+        };
+      },
+    },
+    {
+      name: "sap",
+      description: "separated attribute predictability: gap between the two most predictive codes per factor",
+      source: DISLIB,
+      kind: "codes",
+      outputs: ["sap"],
+      compute: ({ split }) => ({
+        sap: sap(split.trainCodes, split.trainFactors, split.testCodes, split.testFactors).sap,
+      }),
+    },
+    {
+      name: "modularity",
+      description: "modularity (each code informs about one factor) and explicitness (logistic-regression AUC)",
+      source: DISLIB,
+      kind: "codes",
+      outputs: ["modularity", "explicitness"],
+      compute: ({ split }) => {
+        const r = modularityExplicitness(split.trainCodes, split.trainFactors, split.testCodes, split.testFactors);
+        return { modularity: r.modularity, explicitness: r.explicitness_test };
+      },
+    },
+    {
+      name: "mcc",
+      description: "mean correlation coefficient: |Pearson| of factors and codes under the best assignment",
+      source: "000_306f4209a39c5a17.md §3 (MCC)",
+      kind: "codes",
+      outputs: ["mcc"],
+      compute: ({ codes, factors }) => ({ mcc: meanCorrelationCoefficient(factors, codes).mcc }),
+    },
+    {
+      name: "tc",
+      description: "Gaussian total correlation of the codes' covariance (nats)",
+      source: "002_e32ada0b3d473046.md §5.3",
+      kind: "codes",
+      outputs: ["tc"],
+      compute: ({ codes }) => ({ tc: unsupervisedScores(codes).gaussian_total_correlation }),
+    },
+    {
+      name: "irs",
+      description: "interventional robustness score, from the codes of the samples (quantile 0.99)",
+      source: DISLIB,
+      kind: "codes",
+      outputs: ["irs"],
+      compute: ({ codes, factors }) => ({ irs: irs(codes, factors).avg_score }),
+    },
+    {
+      name: "beta_vae_score",
+      description: "BetaVAE score: accuracy of predicting the fixed factor from code differences",
+      source: DISLIB,
+      kind: "encoder",
+      outputs: ["beta_vae_score"],
+    },
+    {
+      name: "factor_vae_score",
+      description: "FactorVAE score: majority vote of the lowest-variance normalised code per fixed factor",
+      source: DISLIB,
+      kind: "encoder",
+      outputs: ["factor_vae_score"],
+    },
+    {
+      name: "udr",
+      description: "unsupervised disentanglement ranking: agreement of a model's codes with its seed siblings'",
+      source: "000_306f4209a39c5a17.md §2.1 (model selection by UDR)",
+      kind: "models",
+      outputs: ["udr"],
+    },
+  ] as const satisfies readonly MetricEntry[],
+);
+
+/** A metric name. */
+export type MetricName = typeof METRICS.names[number];
+
+/** Names of the metrics that read codes only, as `eval --metrics` accepts them. */
+export const CODES_METRICS = METRICS.entries.filter((m) => m.kind === "codes").map((m) => m.name);

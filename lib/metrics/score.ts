@@ -1,0 +1,101 @@
+/**
+ * Scoring a trained encoder on a ground-truth dataset with every
+ * disentanglement metric, as the VAE-family experiments report it.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import type { Matrix } from "../core/matrix.ts";
+import { Rng } from "../core/rng.ts";
+import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
+import { encodeImages, type Encoder } from "../models/vae.ts";
+import { betaVaeScore } from "./beta_vae_score.ts";
+import { evaluateArrays } from "./evaluate.ts";
+import { factorVaeScore } from "./factor_vae_score.ts";
+import { meanCorrelationCoefficient } from "./mcc.ts";
+import type { Representation } from "./representation.ts";
+import { unsupervisedScores } from "./unsupervised.ts";
+
+/** Mean and sampled codes of fresh i.i.d. samples, with their factors (the representation every metric reads). */
+export async function sampleCodes(encoder: Encoder, dataset: GroundTruthDataset, samples: number, rng: Rng) {
+  const { factors, observations } = sampleBatch(dataset, samples, rng);
+  const codes = await encodeImages(encoder, observations.values, observations.n, observations.shape, rng);
+  const factorMatrix: Matrix = {
+    data: Float64Array.from(factors.values),
+    rows: factors.n,
+    cols: dataset.factorSizes.length,
+  };
+  return { mean: codes.mean, sampled: codes.sampled!, factors: factorMatrix, factorValues: factors.values };
+}
+
+/** MCC, and as `mcc/<factor>` the |corr| of each factor with the code matched to it by MCC's assignment. */
+export function mccWithFactors(factors: Matrix, codes: Matrix, names: readonly string[]): Record<string, number> {
+  const { mcc, perSource } = meanCorrelationCoefficient(factors, codes);
+  return { mcc, ...Object.fromEntries(names.map((name, i) => [`mcc/${name}`, perSource[i]])) };
+}
+
+/** How much data scoring uses. */
+export interface ScoreConfig {
+  /** Observations scored by the array metrics. */
+  eval_samples: number;
+  /** BetaVAE/FactorVAE training points (half as many evaluation points). */
+  score_points: number;
+  /** Images per BetaVAE/FactorVAE point. */
+  score_batch: number;
+  latents: number;
+}
+
+/** A trained encoder read back from a completed run, with the data and settings to score it. */
+export interface TrainedEncoder {
+  encoder: Encoder;
+  dataset: GroundTruthDataset;
+  scoring: ScoreConfig;
+  /** The run's seed: scoring draws from streams derived from it. */
+  seed: number;
+  /** Frees the encoder's weights. */
+  dispose(): void;
+}
+
+/**
+ * Every metric of a trained encoder: the array metrics on the mean code of
+ * `eval_samples` fresh samples, TC of the mean and the sampled code, and the
+ * BetaVAE, FactorVAE and IRS scores.
+ */
+export async function scoreVae(
+  encoder: Encoder,
+  dataset: GroundTruthDataset,
+  cfg: ScoreConfig,
+  seed: number,
+) {
+  const codes = await sampleCodes(encoder, dataset, cfg.eval_samples, Rng.derive(seed, "evaluation"));
+  const { values, seconds } = evaluateArrays(codes.mean, codes.factors, ["mig", "dci", "sap", "modularity", "tc"]);
+  const { tc, ...scores } = values;
+  const metrics: Record<string, number> = {
+    ...scores,
+    ...mccWithFactors(codes.factors, codes.mean, dataset.factorNames),
+    tc_mean: tc,
+    tc_sampled: unsupervisedScores(codes.sampled).gaussian_total_correlation,
+  };
+  // The interventional scores encode their own batches of images through the trained encoder.
+  const encode: Representation = async (batch) => {
+    const mean = tf.tidy(() => encoder.encode(tf.tensor4d(batch.values, [batch.n, ...batch.shape])).mean);
+    const data = Float64Array.from(await mean.data());
+    mean.dispose();
+    return { data, rows: batch.n, cols: cfg.latents };
+  };
+  const points = {
+    batchSize: cfg.score_batch,
+    numTrain: cfg.score_points,
+    numEval: Math.max(1, cfg.score_points >> 1),
+  };
+  const started = performance.now();
+  metrics.beta_vae_score =
+    (await betaVaeScore(dataset, encode, Rng.derive(seed, "beta_vae_score"), points)).eval_accuracy;
+  metrics.factor_vae_score = (await factorVaeScore(dataset, encode, Rng.derive(seed, "factor_vae_score"), {
+    ...points,
+    numVarianceEstimate: cfg.eval_samples,
+  })).eval_accuracy;
+  Object.assign(metrics, evaluateArrays(codes.mean, codes.factors, ["irs"]).values);
+  seconds.interventional = (performance.now() - started) / 1000;
+  return { metrics, seconds };
+}

@@ -1,0 +1,261 @@
+/**
+ * Training one VAE-family model of Locatello et al. 2019
+ * (002_e32ada0b3d473046.md §2: objectives, Table 2 architecture, Table 4a
+ * optimizer) on a ground-truth dataset: its config keys, the training loop
+ * with checkpoints, media and resume, and the trained model read back from a
+ * finished run.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import { join } from "node:path";
+import { choice, type ConfigOf, integer, integerChoice, real } from "../core/config.ts";
+import type { RunContext } from "../core/experiment.ts";
+import { UsageError } from "../core/errors.ts";
+import type { Image } from "../core/png.ts";
+import { Rng, type RngState } from "../core/rng.ts";
+import { type LoadedCheckpoint, loadLatestCheckpoint, readRunInfo } from "../core/run_store.ts";
+import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
+import { imageGrid } from "../data/preview.ts";
+import { DATASET_NAMES, loadDataset } from "../data/registry.ts";
+import { vaeNetworks } from "../models/dislib_vae.ts";
+import type { TrainedEncoder } from "../metrics/score.ts";
+import { type Decoder, type Encoder, posterior } from "../models/vae.ts";
+import { optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import {
+  discriminatorLoss,
+  FactorDiscriminator,
+  permuteDims,
+  VAE_METHODS,
+  VAE_OBJECTIVES,
+  vaeLoss,
+  type VaeMethod,
+} from "./vae_objectives.ts";
+
+/** The network keys every image experiment shares. */
+export const NETWORK_CONFIG = {
+  resolution: integerChoice(64, [64, 32], "image side; 32 drops one stride-2 stage"),
+  architecture: choice("conv", ["conv", "mlp"], "Table 2 conv nets, or the β-VAE paper's MLPs"),
+  latents: integer(10, "latent dimensions", { min: 1, max: 64 }),
+};
+
+/** The keys of one VAE-family model's training and scoring. */
+export const VAE_CONFIG = {
+  method: choice("beta_vae", VAE_METHODS, "objective (Locatello et al. 2019 §2.3)"),
+  value: real(4, "the method's hyperparameter: β, c_max, γ or λ_od (Table 3 grid)", { min: 0 }),
+  dataset: choice("dsprites", DATASET_NAMES, "ground-truth dataset"),
+  ...NETWORK_CONFIG,
+  steps: integer(300_000, "Adam steps", { min: 1 }),
+  batch: integer(64, "images per step", { min: 2 }),
+  lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
+  anneal_steps: integer(100_000, "AnnealedVAE: steps for the capacity to reach c_max", { min: 1 }),
+  discriminator_hidden: integer(1_000, "FactorVAE discriminator units per layer (Table 4b: 1,000)", { min: 1 }),
+  discriminator_layers: integer(6, "FactorVAE discriminator hidden layers (disentanglement_lib: 6)", { min: 1 }),
+  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", { min: 20 }),
+  score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", { min: 2 }),
+  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
+  log_every: integer(100, "steps between logged losses", { min: 1 }),
+  media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
+  checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
+};
+/** The resolved config of one VAE-family model. */
+export type VaeConfig = ConfigOf<typeof VAE_CONFIG>;
+type Cfg = VaeConfig;
+
+/** Checkpoint state besides the arrays. */
+interface VaeState {
+  step: number;
+  batchRng: RngState;
+}
+
+function vaeModels(rng: Rng, cfg: Cfg, channels: number) {
+  const options = { size: cfg.resolution, channels, latents: cfg.latents };
+  const { encoder, decoder } = vaeNetworks(rng, cfg.architecture, options);
+  const discriminator = cfg.method === "factor_vae"
+    ? new FactorDiscriminator(rng, cfg.latents, cfg.discriminator_hidden, cfg.discriminator_layers)
+    : null;
+  return { encoder, decoder, discriminator };
+}
+
+/** Originals (top row) over their reconstructions, and one row per latent traversed over [−2, 2]. */
+async function mediaImages(encoder: Encoder, decoder: Decoder, dataset: GroundTruthDataset, rng: Rng) {
+  const [h, w, c] = dataset.imageShape;
+  const { observations } = sampleBatch(dataset, 8, rng);
+  const steps = 9;
+  const [reconstructions, traversals, d] = tf.tidy(() => {
+    const x = tf.tensor4d(observations.values, [8, h, w, c]);
+    const { mean } = encoder.encode(x);
+    const latents = mean.shape[1];
+    const anchor = tf.slice(mean, [0, 0], [1, latents]);
+    const offsets = new Float32Array(latents * steps * latents);
+    for (let l = 0; l < latents; l++) {
+      for (let s = 0; s < steps; s++) offsets[(l * steps + s) * latents + l] = -2 + (4 * s) / (steps - 1);
+    }
+    // Each traversal row sets one latent of the first image's mean code to −2 … 2.
+    const base = tf.tile(anchor, [latents * steps, 1]);
+    const mask = tf.tensor2d(offsets.map((v) => (v === 0 ? 1 : 0)), [latents * steps, latents]);
+    const codes = tf.add(tf.mul(base, mask), tf.tensor2d(offsets, [latents * steps, latents]));
+    return [tf.sigmoid(decoder.decode(mean)), tf.sigmoid(decoder.decode(codes as tf.Tensor2D)), latents] as const;
+  });
+  const recon = await reconstructions.data() as Float32Array;
+  const both = new Float32Array(16 * h * w * c);
+  both.set(observations.values);
+  both.set(recon, 8 * h * w * c);
+  const travel = await traversals.data() as Float32Array;
+  tf.dispose([reconstructions, traversals]);
+  const shape: [number, number, number] = [h, w, c];
+  return {
+    reconstructions: imageGrid(both, 16, shape, 8) as Image,
+    traversals: imageGrid(travel, d * steps, shape, steps) as Image,
+  };
+}
+
+/** How one model is trained inside a run: its metric label, seed, and what it saves. */
+export interface VaeTraining {
+  /** Metric prefix of its loss terms, e.g. "beta_vae". */
+  label: string;
+  /** Seed of its weights, batches and media. */
+  seed: number;
+  /** The checkpoint it continues from, or null. */
+  resumed: LoadedCheckpoint | null;
+  /** Whether it saves periodic and final checkpoints (a study keeps its own). */
+  checkpoints: boolean;
+  /** Prefix of its media names, so that many models share one run. */
+  mediaPrefix: string;
+}
+
+/** Trains one VAE-family model on `dataset`; returns its networks and last logged terms. */
+export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDataset, training: VaeTraining) {
+  const [h, w, c] = dataset.imageShape;
+  const { encoder, decoder, discriminator } = vaeModels(Rng.derive(training.seed, "model"), cfg, c);
+  const vaeParams = [...encoder.params.list(), ...decoder.params.list()];
+  const optimizer = tf.train.adam(cfg.lr, 0.9, 0.999, 1e-8);
+  const discriminatorOptimizer = tf.train.adam(1e-4, 0.5, 0.9, 1e-8);
+  const resumed = training.resumed;
+  const saved = resumed?.state as VaeState | undefined;
+  const entries = () => ({
+    ...encoder.params.entries("encoder/"),
+    ...decoder.params.entries("decoder/"),
+    ...(discriminator?.params.entries("discriminator/") ?? {}),
+  });
+  if (resumed && saved) {
+    encoder.params.load(resumed.arrays, "encoder/");
+    decoder.params.load(resumed.arrays, "decoder/");
+    discriminator?.params.load(resumed.arrays, "discriminator/");
+    await restoreOptimizer(optimizer, resumed.arrays, "optimizer/");
+    if (discriminator) await restoreOptimizer(discriminatorOptimizer, resumed.arrays, "discriminator_optimizer/");
+  }
+  const batchRng = saved ? Rng.fromState(saved.batchRng) : Rng.derive(training.seed, "batches");
+  const mediaRng = Rng.derive(training.seed, "media");
+  let lastZ: tf.Tensor2D | null = null;
+
+  const last = await trainPhase(ctx, {
+    label: training.label,
+    steps: cfg.steps,
+    startStep: saved?.step ?? 0,
+    variables: vaeParams,
+    optimizer,
+    logEvery: cfg.log_every,
+    loss: (step) => {
+      const { observations } = sampleBatch(dataset, cfg.batch, batchRng);
+      const x = tf.tensor4d(observations.values, [cfg.batch, h, w, c]);
+      const q = posterior(
+        encoder,
+        x,
+        tf.tensor2d(batchRng.normalArray(cfg.batch * cfg.latents), [cfg.batch, cfg.latents]),
+      );
+      if (discriminator) lastZ = tf.keep(q.z);
+      return vaeLoss(decoder, x, q, {
+        method: cfg.method,
+        value: cfg.value,
+        step,
+        iterationThreshold: cfg.anneal_steps,
+        discriminator: discriminator ?? undefined,
+      });
+    },
+    afterStep: discriminator
+      ? () => {
+        // Same batch for the discriminator, as disentanglement_lib; z is a constant here.
+        const z = lastZ!;
+        const cost = discriminatorOptimizer.minimize(
+          () => discriminatorLoss(discriminator, z, permuteDims(z, batchRng)),
+          true,
+          discriminator.params.list(),
+        );
+        tf.dispose([cost!, z]);
+        lastZ = null;
+      }
+      : undefined,
+    evaluateEvery: cfg.media_every,
+    evaluate: async (step) => {
+      const images = await mediaImages(encoder, decoder, dataset, mediaRng);
+      ctx.image(`${training.mediaPrefix}reconstructions`, step, images.reconstructions);
+      ctx.image(`${training.mediaPrefix}traversals`, step, images.traversals);
+      return {};
+    },
+    checkpointEvery: training.checkpoints ? cfg.checkpoint_every : 0,
+    checkpoint: async (step) => {
+      const arrays = {
+        ...entries(),
+        ...await optimizerState(optimizer, "optimizer/"),
+        ...(discriminator ? await optimizerState(discriminatorOptimizer, "discriminator_optimizer/") : {}),
+      };
+      await ctx.checkpoint(step, arrays, { step, batchRng: batchRng.state() } satisfies VaeState);
+    },
+  });
+  // A final checkpoint holds the trained weights for export-codes and eval --run.
+  if (training.checkpoints) {
+    await ctx.checkpoint(cfg.steps, entries(), { step: cfg.steps, batchRng: batchRng.state() } satisfies VaeState);
+  }
+  optimizer.dispose();
+  discriminatorOptimizer.dispose();
+  return {
+    encoder,
+    last,
+    dispose: () => {
+      encoder.params.dispose();
+      decoder.params.dispose();
+      discriminator?.params.dispose();
+    },
+  };
+}
+
+/**
+ * The trained encoder of a completed run that trained one model with
+ * {@linkcode trainVae} (its config.json holds {@linkcode VAE_CONFIG}'s keys),
+ * rebuilt from its config and seed and loaded from its final checkpoint, with
+ * its dataset. Throws UsageError naming what the run lacks.
+ */
+export function loadTrainedVae(dir: string): TrainedEncoder {
+  const info = readRunInfo(dir);
+  if (info.status !== "completed") throw new UsageError(`${dir}: the run is ${info.status}, not completed`);
+  const cfg = JSON.parse(Deno.readTextFileSync(join(dir, "config.json"))) as Cfg;
+  const checkpoint = loadLatestCheckpoint(dir);
+  if (!checkpoint || (checkpoint.state as VaeState).step !== cfg.steps) {
+    throw new UsageError(`${dir}: has no final checkpoint (runs save one at their last step)`);
+  }
+  // Runs written before the resolution became a number saved it as a string.
+  const size = Number(cfg.resolution) as VaeConfig["resolution"];
+  const dataset = loadDataset(cfg.dataset, { size });
+  const { encoder, decoder, discriminator } = vaeModels(
+    Rng.derive(info.seed, "model"),
+    { ...cfg, resolution: size },
+    dataset.imageShape[2],
+  );
+  encoder.params.load(checkpoint.arrays, "encoder/");
+  decoder.params.dispose();
+  discriminator?.params.dispose();
+  return { encoder, dataset, scoring: cfg, seed: info.seed, dispose: () => encoder.params.dispose() };
+}
+
+/** The models of a study, in training order: method, then each value at the `grid` positions of Table 3, then seed. */
+export function vaeStudyPlan(
+  cfg: { methods: readonly VaeMethod[]; grid: readonly number[]; seeds: number },
+  firstSeed: number,
+): { method: VaeMethod; value: number; seed: number }[] {
+  return cfg.methods.flatMap((method) =>
+    cfg.grid.map((position) => VAE_OBJECTIVES.get(method).hyperparameter.grid[position]).flatMap((value) =>
+      Array.from({ length: cfg.seeds }, (_, i) => ({ method, value, seed: firstSeed + i }))
+    )
+  );
+}

@@ -1,0 +1,106 @@
+import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
+import type { RunRow } from "../../dashboard/run_index.ts";
+import { chartConfig, chartDatasets, chartLines, PALETTE, pointCount } from "../../dashboard/ui/chart_lines.ts";
+
+function row(id: string, config: Record<string, unknown>): RunRow {
+  return {
+    experiment: "vae",
+    id,
+    status: "completed",
+    created: "2024-01-01T00:00:00Z",
+    ended: null,
+    duration_s: 1,
+    backend: "wasm",
+    seed: 0,
+    preset: "smoke",
+    tags: [],
+    config,
+    metrics: {},
+    skipped: 0,
+  };
+}
+
+const runs = [row("1", { beta: 4 }), row("2", { beta: 1 }), row("3", { beta: 4 })];
+const data = {
+  "vae/1": { loss: { x: [0, 10], t: [0, 1], y: [2, 4] } },
+  "vae/2": { loss: { x: [0, 10], t: [0, 1], y: [5, 5] }, acc: { x: [10], t: [1], y: [0.5] } },
+  "vae/3": { loss: { x: [0, 10], t: [0, 1], y: [4, 8] } },
+};
+
+Deno.test("chartLines: one line per run that logged the metric, coloured in palette order", () => {
+  const lines = chartLines("loss", runs, data, false);
+  assertEquals(lines.map((l) => [l.label, l.color]), [["vae/1", PALETTE[0]], ["vae/2", PALETTE[1]], [
+    "vae/3",
+    PALETTE[2],
+  ]]);
+  assertEquals(lines[0].series, data["vae/1"].loss);
+  assertEquals(chartLines("acc", runs, data, false).map((l) => l.label), ["vae/2"]);
+  assertEquals(pointCount(lines), 6);
+});
+
+Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
+  const [four, one] = chartLines("loss", runs, data, true);
+  assertEquals([four.label, four.color, one.label, one.color], [
+    "vae (2 seeds)",
+    PALETTE[0],
+    "vae (1 seed)",
+    PALETTE[1],
+  ]);
+  // Seeds 2 and 4 at step 0, 4 and 8 at step 10: means 3 and 6, s.d. 1 and 2.
+  assertEquals(four.series, { x: [0, 10], t: [0, 1], y: [3, 6] });
+  assertEquals(four.band, { lo: [2, 4], hi: [4, 8] });
+  assertEquals(one.band, { lo: [5, 5], hi: [5, 5] });
+});
+
+Deno.test("chartDatasets without smoothing: one dataset of step-value points per line", () => {
+  const sets = chartDatasets(chartLines("loss", runs.slice(0, 1), data, false), {
+    smoothing: 0,
+    logY: false,
+    xAxis: "step",
+  });
+  assertEquals(sets, [{
+    data: [{ x: 0, y: 2 }, { x: 10, y: 4 }],
+    borderColor: PALETTE[0],
+    backgroundColor: PALETTE[0],
+    borderWidth: 1.5,
+    pointRadius: 0,
+    label: "vae/1",
+  }]);
+});
+
+Deno.test("chartDatasets with smoothing and a band: lo, hi filled to lo, faint raw, then smoothed", () => {
+  const line = {
+    label: "g",
+    color: "#112233",
+    series: { x: [0, 10], t: [5, 7], y: [1, 2] },
+    band: { lo: [0, 1], hi: [2, 3] },
+  };
+  const sets = chartDatasets([line], { smoothing: 0.5, logY: false, xAxis: "time" });
+  assertEquals(sets.map((s) => s.label), ["g lo", "g hi", "g raw", "g"]);
+  // The time axis plots seconds.
+  assertEquals(sets[0].data, [{ x: 5, y: 0 }, { x: 7, y: 1 }]);
+  assertEquals([sets[1].fill, sets[1].backgroundColor], ["-1", "#11223333"]);
+  assertEquals([sets[2].borderColor, sets[2].data], ["#11223340", [{ x: 5, y: 1 }, { x: 7, y: 2 }]]);
+  // Debiased EMA of 1, 2 at 0.5: 1 and 5/3.
+  const smoothed = sets[3].data as { x: number; y: number }[];
+  assertAlmostEquals(smoothed[0].y, 1, 1e-12);
+  assertAlmostEquals(smoothed[1].y, 5 / 3, 1e-12);
+});
+
+Deno.test("chartDatasets draws a metric logged once as a visible point", () => {
+  const line = { label: "s", color: "#000000", series: { x: [100], t: [9], y: [0.9] } };
+  assertEquals(chartDatasets([line], { smoothing: 0, logY: false, xAxis: "step" })[0].pointRadius, 4);
+});
+
+Deno.test("chartConfig: axes follow the view, the legend hides the helper datasets", () => {
+  const config = chartConfig([], { smoothing: 0.6, logY: true, xAxis: "time" });
+  assertEquals(config.options.scales.x.title.text, "seconds");
+  assertEquals(config.options.scales.y.type, "logarithmic");
+  assertEquals(chartConfig([], { smoothing: 0, logY: false, xAxis: "step" }).options.scales, {
+    x: { type: "linear", title: { display: true, text: "step" } },
+    y: { type: "linear" },
+  });
+  const filter = config.options.plugins.legend.labels.filter;
+  assert(filter({ text: "vae/1" }) && filter({ text: "vae (2 seeds)" }));
+  assert(!filter({ text: "vae/1 raw" }) && !filter({ text: "g lo" }) && !filter({ text: "g hi" }));
+});

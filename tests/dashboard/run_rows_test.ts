@@ -1,0 +1,106 @@
+import { assertEquals } from "../assert.ts";
+import type { RunRow } from "../../dashboard/run_index.ts";
+import { configKeys, differingKeys } from "../../dashboard/ui/config_keys.ts";
+import {
+  cellValue,
+  configColumns,
+  DEFAULT_SORT,
+  metricColumns,
+  nextSort,
+  visibleRows,
+} from "../../dashboard/ui/run_rows.ts";
+
+const reducers = (last: number, min = last, max = last) => ({ last, min, max });
+
+function row(id: string, fields: Partial<RunRow>): RunRow {
+  return {
+    experiment: "vae",
+    id,
+    status: "completed",
+    created: "2024-01-01T00:00:00Z",
+    ended: null,
+    duration_s: 1,
+    backend: "wasm",
+    seed: 0,
+    preset: "smoke",
+    tags: [],
+    config: {},
+    metrics: {},
+    skipped: 0,
+    ...fields,
+  };
+}
+
+Deno.test("configKeys and differingKeys: union in first-seen order; a key some configs lack differs", () => {
+  const configs = [{ lr: 0.1, seed: 1 }, { lr: 0.1, seed: 2, beta: 4 }, { seed: 1, lr: 0.1 }];
+  assertEquals(configKeys(configs), ["lr", "seed", "beta"]);
+  assertEquals(differingKeys(configs), ["seed", "beta"]);
+  // Values compare as JSON, so equal arrays are equal.
+  assertEquals(differingKeys([{ dims: [1, 2] }, { dims: [1, 2] }]), []);
+  assertEquals(differingKeys([{}, {}]), []);
+});
+
+Deno.test("configColumns: every key sorted, or only those that differ", () => {
+  const runs = [{ config: { lr: 0.1, b: 1, a: "x" } }, { config: { lr: 0.2, b: 1, a: "x" } }];
+  assertEquals(configColumns(runs, false), ["a", "b", "lr"]);
+  assertEquals(configColumns(runs, true), ["lr"]);
+});
+
+Deno.test("metricColumns: top-level metrics before namespaced ones, at most twelve", () => {
+  const m = reducers(1);
+  assertEquals(metricColumns([{ metrics: { "mcc/a": m, loss: m } }, { metrics: { "kl/b": m, acc: m, loss: m } }]), [
+    "loss",
+    "acc",
+    "mcc/a",
+    "kl/b",
+  ]);
+  const many = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`m${i}`, m]));
+  assertEquals(metricColumns([{ metrics: many }]), Array.from({ length: 12 }, (_, i) => `m${i}`));
+});
+
+Deno.test("cellValue reads run fields, config keys and a metric's chosen reducer", () => {
+  const r = row("1", { config: { lr: 0.1 }, metrics: { loss: reducers(2, 1, 5) } });
+  assertEquals(cellValue(r, "status", "last"), "completed");
+  assertEquals(cellValue(r, "config:lr", "last"), 0.1);
+  assertEquals(cellValue(r, "metric:loss", "max"), 5);
+  assertEquals(cellValue(r, "metric:loss", "min"), 1);
+  assertEquals(cellValue(r, "metric:acc", "last"), undefined);
+});
+
+Deno.test("visibleRows filters case-blind on experiment, status, config and tags", () => {
+  const runs = [
+    row("1", { experiment: "slowvae-kitti", config: { prior: "laplace" } }),
+    row("2", { status: "failed" }),
+    row("3", { tags: ["Baseline"] }),
+  ];
+  const ids = (query: string) => visibleRows(runs, query, DEFAULT_SORT, "last").map((r) => r.id).sort();
+  assertEquals(ids(""), ["1", "2", "3"]);
+  assertEquals(ids("KITTI"), ["1"]);
+  assertEquals(ids("laplace"), ["1"]);
+  assertEquals(ids("failed"), ["2"]);
+  assertEquals(ids("baseline"), ["3"]);
+  assertEquals(ids("nothing"), []);
+});
+
+Deno.test("visibleRows sorts numbers numerically and text as text, missing values as empty text", () => {
+  const runs = [
+    row("a", { created: "2024-01-02T00:00:00Z", metrics: { loss: reducers(10) }, config: { opt: "sgd" } }),
+    row("b", { created: "2024-01-03T00:00:00Z", metrics: { loss: reducers(9) }, config: { opt: "adam" } }),
+    row("c", { created: "2024-01-01T00:00:00Z", metrics: { loss: reducers(100) } }),
+  ];
+  const ids = (column: string, descending: boolean) =>
+    visibleRows(runs, "", { column, descending }, "last").map((r) => r.id);
+  assertEquals(ids("created", true), ["b", "a", "c"]);
+  // 9 < 10 < 100 as numbers (as text "10" < "100" < "9").
+  assertEquals(ids("metric:loss", false), ["b", "a", "c"]);
+  assertEquals(ids("config:opt", false), ["c", "b", "a"]);
+  // The input order is left alone.
+  assertEquals(runs.map((r) => r.id), ["a", "b", "c"]);
+});
+
+Deno.test("nextSort flips the sorted column and starts another one descending", () => {
+  assertEquals(DEFAULT_SORT, { column: "created", descending: true });
+  assertEquals(nextSort(DEFAULT_SORT, "created"), { column: "created", descending: false });
+  assertEquals(nextSort({ column: "created", descending: false }, "created"), { column: "created", descending: true });
+  assertEquals(nextSort({ column: "created", descending: false }, "status"), { column: "status", descending: true });
+});

@@ -1,0 +1,48 @@
+import { assertAlmostEquals, assertEquals } from "../assert.ts";
+import { meanBand, seedGroups } from "../../dashboard/ui/seed_bands.ts";
+
+Deno.test("meanBand: mean ± population s.d. at each step (2,4,4,4,5,5,7,9 → 5 ± 2)", () => {
+  // Eight seeds, one value each at step 10 and the same values doubled at step 20.
+  const values = [2, 4, 4, 4, 5, 5, 7, 9];
+  const series = values.map((v) => ({ x: [10, 20], t: [1, 2], y: [v, 2 * v] }));
+  const { series: mean, band } = meanBand(series);
+  assertEquals(mean, { x: [10, 20], t: [1, 2], y: [5, 10] });
+  // Σ(v − 5)² = 32 and 32 / 8 = 4: s.d. 2 (the sample s.d., √(32/7), would not be).
+  assertEquals(band, { lo: [3, 6], hi: [7, 14] });
+});
+
+Deno.test("meanBand: two seeds 1 and 4 give 2.5 ± 1.5", () => {
+  const { series, band } = meanBand([{ x: [0], t: [0], y: [1] }, { x: [0], t: [0], y: [4] }]);
+  assertEquals(series.y, [2.5]);
+  assertAlmostEquals(band.lo[0], 1, 1e-12);
+  assertAlmostEquals(band.hi[0], 4, 1e-12);
+});
+
+Deno.test("meanBand aligns on step: a step only one run logged has a zero-width band", () => {
+  const a = { x: [20, 0], t: [2.5, 0.5], y: [3, 1] };
+  const b = { x: [20, 40], t: [9, 18], y: [5, 7] };
+  const { series, band } = meanBand([a, b]);
+  // Steps sorted; each step's time is that of the first run listed that logged it.
+  assertEquals(series, { x: [0, 20, 40], t: [0.5, 2.5, 18], y: [1, 4, 7] });
+  assertEquals(band, { lo: [1, 3, 7], hi: [1, 5, 7] });
+});
+
+Deno.test("meanBand of one run is the run itself with a zero-width band", () => {
+  const run = { x: [1, 2, 3], t: [0.1, 0.2, 0.3], y: [0.5, 0.25, 0.125] };
+  assertEquals(meanBand([run]), { series: run, band: { lo: run.y, hi: run.y } });
+});
+
+Deno.test("seedGroups groups equal experiment and config in first-seen order, labelled by seed count", () => {
+  const runs = [
+    { id: "1", experiment: "vae", config: { beta: 4 } },
+    { id: "2", experiment: "vae", config: { beta: 1 } },
+    { id: "3", experiment: "vae", config: { beta: 4 } },
+    { id: "4", experiment: "gan", config: { beta: 4 } },
+  ];
+  const groups = seedGroups(runs);
+  assertEquals(groups.map((g) => [g.label, g.runs.map((r) => r.id)]), [
+    ["vae (2 seeds)", ["1", "3"]],
+    ["vae (1 seed)", ["2"]],
+    ["gan (1 seed)", ["4"]],
+  ]);
+});
