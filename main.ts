@@ -23,7 +23,7 @@ import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
 import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
 import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
 import { formatNpy } from "./lib/core/npy.ts";
-import { readRunInfo, type RunSummary, writeJsonAtomic } from "./lib/core/run_store.ts";
+import { readRunInfo, readSummary, writeJsonAtomic } from "./lib/core/run_store.ts";
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 
@@ -83,8 +83,8 @@ async function demo(args: string[]): Promise<void> {
   const experiment = findExperiment("ica-toy")!;
   const dir = await runFromCli(experiment, ["--preset", "quick", ...args]);
   if (!dir) return;
-  const summary: RunSummary = JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
-  console.log(`\n${scorecardMarkdown([summary])}\n`);
+  const summary = readSummary(dir);
+  if (summary) console.log(`\n${scorecardMarkdown([summary])}\n`);
   console.log(`results:   ${dir}`);
   console.log(`           summary.json (targets and verdicts), metrics.jsonl (curves), media/ (scatter plots)`);
   console.log(

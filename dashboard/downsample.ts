@@ -5,13 +5,10 @@
  *
  * @module
  */
+import type { Series } from "../lib/core/run_store.ts";
 
-/** A series as parallel arrays: x (step), t (seconds since start), y (value). */
-export interface Series {
-  x: number[];
-  t: number[];
-  y: number[];
-}
+// Callers of downsample name the series type beside it.
+export type { Series } from "../lib/core/run_store.ts";
 
 /** Returns at most about `maxPoints` points of `series` (unchanged when it is shorter). */
 export function downsample(series: Series, maxPoints: number): Series {

@@ -13,13 +13,10 @@ import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { defaultRunsRoot } from "../lib/core/experiment.ts";
-import { effectiveStatus, type RunInfo } from "../lib/core/run_store.ts";
+import { readConfig, readMedia, readRun, readSummary, type Series } from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
-import { downsample, type Series } from "./downsample.ts";
-import { readJson, RunIndex } from "./run_index.ts";
-
-const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const RUN_ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/;
+import { downsample } from "./downsample.ts";
+import { isRunName, RunIndex } from "./run_index.ts";
 
 /** Options of {@linkcode createApp}. */
 export interface AppOptions {
@@ -45,7 +42,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
 
   /** Resolves :exp/:id to a run directory, or answers 400 (malformed) / 404 (absent or outside the root). */
   const run = (exp: string, id: string): { dir: string } | { error: 400 | 404 } => {
-    if (!EXPERIMENT.test(exp) || !RUN_ID.test(id)) return { error: 400 };
+    if (!isRunName(exp, id)) return { error: 400 };
     const dir = index.runDir(exp, id);
     return dir ? { dir } : { error: 404 };
   };
@@ -73,26 +70,14 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   app.get("/api/runs/:exp/:id", (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
-    const info = readJson<RunInfo>(join(found.dir, "run.json"));
-    if (!info) return c.json({ error: "run.json is missing or half-written" }, 404);
-    let media: unknown[] = [];
-    try {
-      media = Deno.readTextFileSync(join(found.dir, "media", "media.jsonl")).split("\n")
-        .flatMap((line) => {
-          try {
-            return line.trim() ? [JSON.parse(line)] : [];
-          } catch {
-            return [];
-          }
-        });
-    } catch {
-      media = [];
-    }
+    const listed = readRun(found.dir);
+    if (!listed) return c.json({ error: "run.json is missing or half-written" }, 404);
+    const problem = listed.problem ? { problem: listed.problem } : {};
     return c.json({
-      run: { ...info, status: effectiveStatus(info) },
-      config: readJson(join(found.dir, "config.json")),
-      summary: readJson(join(found.dir, "summary.json")),
-      media,
+      run: { ...listed.info, status: listed.status, ...problem },
+      config: readConfig(found.dir),
+      summary: readSummary(found.dir),
+      media: readMedia(found.dir),
     });
   });
 
@@ -150,15 +135,14 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
     const dir = found.dir;
     return streamSSE(c, async (stream) => {
-      // Tail by byte offset from where the file ends now: the client already fetched the rest.
-      let offset = Number(c.req.query("offset") ?? index.metricsSize(dir));
+      // The client already fetched every complete line; a line still being written comes through the stream.
+      let offset = Number(c.req.query("offset") ?? index.metrics(dir).offset);
       let status = "";
       while (!stream.aborted) {
         const tail = index.tail(dir, offset);
         offset = tail.offset;
         if (tail.rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify(tail.rows) });
-        const info = readJson<RunInfo>(join(dir, "run.json"));
-        const now = info ? effectiveStatus(info) : "deleted";
+        const now = readRun(dir)?.status ?? "deleted";
         if (now !== status) {
           status = now;
           await stream.writeSSE({ event: "status", data: JSON.stringify({ status }) });
@@ -173,7 +157,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
 
 /** Bundles the Preact UI with `deno bundle` and returns the script. */
 export async function bundleUi(): Promise<string> {
-  const entry = fileURLToPath(new URL("./ui/app.tsx", import.meta.url));
+  const entry = fileURLToPath(new URL("./ui/main.tsx", import.meta.url));
   const out = await Deno.makeTempFile({ suffix: ".js" });
   const result = await new Deno.Command(Deno.execPath(), {
     args: ["bundle", "--platform=browser", "--minify", "-o", out, entry],

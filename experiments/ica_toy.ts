@@ -263,7 +263,7 @@ export const experiment = defineExperiment({
   config,
   presets: {
     smoke: {
-      layers: [1, 3],
+      layers: [1, 2, 3, 4, 5],
       dim: 4,
       samples: 1_000,
       steps: 30,

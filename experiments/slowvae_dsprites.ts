@@ -196,7 +196,7 @@ export const experiment = defineExperiment({
   config,
   presets: {
     smoke: {
-      models: ["slowvae_lap", "pmvae_lap", "betavae"],
+      models: ["slowvae_lap", "slowvae_uni", "pmvae_lap", "adagvae_lap", "pcl_lap", "betavae"],
       seeds: 2,
       resolution: 32,
       steps: 4,

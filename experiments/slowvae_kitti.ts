@@ -112,7 +112,7 @@ export const experiment = defineExperiment({
   config,
   presets: {
     smoke: {
-      models: ["slowvae", "pmvae"],
+      models: ["slowvae", "pmvae", "adagvae", "pcl"],
       seeds: 2,
       sequences: 20,
       resolution: 32,

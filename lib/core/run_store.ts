@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { encodePng, type Image } from "./png.ts";
 import { formatNpy, type NpyArray, type NpyData, parseNpy } from "./npy.ts";
 
@@ -92,15 +92,29 @@ export function writeJsonAtomic(path: string, value: unknown): void {
   Deno.renameSync(temp, path);
 }
 
-function timestampId(date: Date): string {
+/** A run id: its creation time (UTC, to the second), then six random hex digits. */
+const RUN_ID = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-[0-9a-f]{6}$/;
+
+/** A new run id, `YYYYMMDD-HHMMSS-xxxxxx`, from the creation time `date` (UTC) and six random hex digits. */
+export function newRunId(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, "0");
+  const bytes = crypto.getRandomValues(new Uint8Array(3));
   return `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-` +
-    `${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}`;
+    `${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}-` +
+    Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function shortId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(3));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+/** Whether `name` has the form of a run id made by {@linkcode newRunId}. */
+export function isRunId(name: string): boolean {
+  return RUN_ID.test(name);
+}
+
+/** The creation time a run id encodes, or null when `id` is not a run id. */
+function runIdDate(id: string): Date | null {
+  const m = RUN_ID.exec(id);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1).map(Number);
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second));
 }
 
 /** A checkpoint as loaded back: its step, arrays and JSON state. */
@@ -135,7 +149,8 @@ export class RunWriter {
     this.dir = dir;
     this.#info = info;
     this.#createdMs = Date.parse(info.created);
-    this.#metrics = Deno.openSync(join(dir, "metrics.jsonl"), { append: true, create: true });
+    this.#metrics = Deno.openSync(join(dir, "metrics.jsonl"), { read: true, append: true, create: true });
+    this.#endTornLine();
     this.#writeInfo();
     // Node's typings (pulled in by npm packages) widen the timer id; Deno's is a number.
     this.#heartbeat = setInterval(() => this.#writeInfo(), HEARTBEAT_INTERVAL_MS) as unknown as number;
@@ -145,7 +160,7 @@ export class RunWriter {
   /** Creates a fresh run directory with run.json (status running) and config.json. */
   static create(options: NewRunOptions): RunWriter {
     const now = new Date();
-    const id = `${timestampId(now)}-${shortId()}`;
+    const id = newRunId(now);
     const dir = join(options.root, options.experiment, id);
     Deno.mkdirSync(join(dir, "media"), { recursive: true });
     Deno.mkdirSync(join(dir, "checkpoints"), { recursive: true });
@@ -184,6 +199,19 @@ export class RunWriter {
     });
   }
 
+  /**
+   * Ends a line torn by a crash mid-write, so that a resumed run's first line
+   * starts a line of its own instead of being glued to the fragment.
+   */
+  #endTornLine(): void {
+    const size = this.#metrics.statSync().size;
+    if (size === 0) return;
+    const last = new Uint8Array(1);
+    this.#metrics.seekSync(size - 1, Deno.SeekMode.Start);
+    this.#metrics.readSync(last);
+    if (last[0] !== 0x0a) this.#metrics.writeSync(Uint8Array.of(0x0a));
+  }
+
   /** The current run.json contents. */
   get info(): Readonly<RunInfo> {
     return this.#info;
@@ -214,7 +242,7 @@ export class RunWriter {
     Deno.mkdirSync(folder, { recursive: true });
     const file = `${String(step).padStart(8, "0")}.png`;
     Deno.writeFileSync(join(folder, file), encodePng(image));
-    const entry = { name, step, path: `${safe}/${file}`, width: image.width, height: image.height };
+    const entry: MediaEntry = { name, step, path: `${safe}/${file}`, width: image.width, height: image.height };
     Deno.writeTextFileSync(join(this.dir, "media", "media.jsonl"), JSON.stringify(entry) + "\n", {
       append: true,
     });
@@ -297,90 +325,474 @@ export function loadLatestCheckpoint(dir: string): LoadedCheckpoint | null {
   return { step, arrays, state };
 }
 
-/** Reads run.json as written, without deriving `crashed`. */
+/** Reads run.json as written, without deriving `crashed`; throws when it is missing or does not parse. */
 export function readRunInfo(dir: string): RunInfo {
   return JSON.parse(Deno.readTextFileSync(join(dir, "run.json")));
 }
 
 /**
  * The status a reader should show: a `running` run whose heartbeat is older
- * than {@linkcode STALE_HEARTBEAT_MS} at `now` has crashed.
+ * than {@linkcode STALE_HEARTBEAT_MS} at `now`, or unreadable, has crashed.
  */
 export function effectiveStatus(info: RunInfo, now = Date.now()): RunStatus {
-  if (info.status === "running" && now - Date.parse(info.heartbeat) > STALE_HEARTBEAT_MS) {
+  if (info.status === "running" && !(now - Date.parse(info.heartbeat) <= STALE_HEARTBEAT_MS)) {
     return "crashed";
   }
   return info.status;
 }
 
-/** A run as listed by {@linkcode listRuns}. */
+/** A run as readers show it ({@linkcode readRun}, {@linkcode listRuns}). */
 export interface RunListing {
   dir: string;
+  /** run.json with missing or mistyped fields filled in (see {@linkcode readRun}). */
   info: RunInfo;
   status: RunStatus;
+  /** What is wrong with run.json, when something is; such a run is still listed. */
+  problem?: string;
+}
+
+/** A JSON file's value, or undefined when it is missing, does not parse, or cannot be read. */
+function readJsonFile(path: string): unknown {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const isString = (value: unknown): value is string => typeof value === "string";
+const isNumber = (value: unknown): value is number => typeof value === "number";
+const isDate = (value: unknown): value is string => typeof value === "string" && !Number.isNaN(Date.parse(value));
+const WRITTEN_STATUSES: readonly unknown[] = ["running", "completed", "failed", "interrupted"];
+
+/**
+ * A reader of fields of a parsed JSON object: an invalid field gives
+ * `fallback`, and its key is noted in `bad` when readers show that field.
+ */
+function fieldPicker(raw: Record<string, unknown>, bad: string[]) {
+  return <T>(key: string, valid: (value: unknown) => boolean, fallback: T, shown = true): T => {
+    if (valid(raw[key])) return raw[key] as T;
+    if (shown) bad.push(key);
+    return fallback;
+  };
+}
+
+/**
+ * One run as readers show it, never throwing: null when run.json is missing
+ * or does not parse (a run being created, or a damaged one). Missing or
+ * mistyped fields are filled in, and those readers show are named in
+ * `problem`: id and experiment from the directory names, `created` from the
+ * run id, status `crashed` (no trustworthy record of how it ended).
+ */
+export function readRun(dir: string, now = Date.now()): RunListing | null {
+  const raw = readJsonFile(join(dir, "run.json"));
+  if (!isObject(raw)) return null;
+  const bad: string[] = [];
+  const pick = fieldPicker(raw, bad);
+  const id = pick("id", isString, basename(dir));
+  const info: RunInfo = {
+    ...(raw as Partial<RunInfo>),
+    id,
+    experiment: pick("experiment", isString, basename(dirname(dir))),
+    argv: pick("argv", (v) => Array.isArray(v) && v.every(isString), [], false),
+    status: pick<RunStatus>("status", (v) => WRITTEN_STATUSES.includes(v), "crashed"),
+    created: pick("created", isDate, runIdDate(id)?.toISOString() ?? ""),
+    ended: pick("ended", (v) => v === null || isDate(v), null),
+    heartbeat: pick("heartbeat", isDate, ""),
+    pid: pick("pid", isNumber, NaN, false),
+    host: pick("host", isString, "", false),
+    seed: pick("seed", isNumber, NaN),
+    preset: pick("preset", isString, ""),
+    backend: raw.backend ?? null,
+    versions: pick("versions", isObject, {}, false),
+    git_commit: pick("git_commit", (v) => v === null || isString(v), null, false),
+  };
+  const status = effectiveStatus(info, now);
+  return bad.length
+    ? { dir, info, status, problem: `run.json: missing or invalid ${bad.join(", ")}` }
+    : { dir, info, status };
+}
+
+/** Sorts runs newest first by `created` (those without a date last); ties by directory name, later first. */
+function newestFirst(runs: RunListing[]): RunListing[] {
+  const ms = (run: RunListing) => {
+    const created = Date.parse(run.info.created);
+    return Number.isNaN(created) ? -Infinity : created;
+  };
+  return runs.sort((a, b) => ms(b) - ms(a) || (a.dir < b.dir ? 1 : a.dir > b.dir ? -1 : 0));
+}
+
+/** Subdirectories of `path` by name; none when it is missing or was deleted while listing. */
+function subdirectories(path: string): string[] {
+  try {
+    return [...Deno.readDirSync(path)].filter((e) => e.isDirectory).map((e) => e.name);
+  } catch {
+    return [];
+  }
 }
 
 /**
  * Lists every run under `root` (all experiments), newest first. Directories
- * without a readable run.json (being created, or damaged) are skipped.
+ * without a readable run.json (being created, or damaged) are skipped; a
+ * run.json that lacks fields is listed with a `problem` (see {@linkcode readRun}).
  */
 export function listRuns(root: string, options: { now?: number } = {}): RunListing[] {
   const runs: RunListing[] = [];
-  let experiments: Deno.DirEntry[];
-  try {
-    experiments = [...Deno.readDirSync(root)].filter((e) => e.isDirectory);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
-  }
-  for (const experiment of experiments) {
-    for (const entry of Deno.readDirSync(join(root, experiment.name))) {
-      if (!entry.isDirectory) continue;
-      const dir = join(root, experiment.name, entry.name);
-      try {
-        const info = readRunInfo(dir);
-        runs.push({ dir, info, status: effectiveStatus(info, options.now) });
-      } catch {
-        continue;
-      }
+  for (const experiment of subdirectories(root)) {
+    for (const name of subdirectories(join(root, experiment))) {
+      const run = readRun(join(root, experiment, name), options.now);
+      if (run) runs.push(run);
     }
   }
-  return runs.sort((a, b) => b.info.created.localeCompare(a.info.created));
+  return newestFirst(runs);
 }
 
-/** One parsed metrics line. */
-export type MetricsRow = { step: number; time: number } & Record<string, number>;
+/** config.json of a run, or null when it is missing, does not parse, or is not an object. */
+export function readConfig(dir: string): Record<string, unknown> | null {
+  const config = readJsonFile(join(dir, "config.json"));
+  return isObject(config) ? config : null;
+}
+
+/** A summary as readers show it: summary.json with missing parts filled, and what was missing. */
+export type SummaryView = RunSummary & {
+  /** What is wrong with summary.json, when something is. */
+  problem?: string;
+};
+
+const isVerdict = (v: unknown): v is Verdict => v === "reproduced" || v === "not reproduced" || v === "not measured";
+
+function isTarget(t: unknown): t is SummaryTarget {
+  return isObject(t) && isString(t.metric) && isNumber(t.paper) && isString(t.source) &&
+    (t.ours === null || isNumber(t.ours)) && isVerdict(t.verdict);
+}
+
+function isClaim(c: unknown): c is SummaryClaim {
+  return isObject(c) && isString(c.text) && isString(c.source) && isVerdict(c.verdict);
+}
 
 /**
- * Parses metrics.jsonl text. A line that does not parse (a torn last line
- * after a kill, or damage) is skipped and counted. When a resumed run
- * re-logs a step, the later line wins.
+ * summary.json of a run, never throwing: null when it is missing, does not
+ * parse or is not an object. Missing or mistyped fields are filled (identity
+ * from run.json or the directory names, empty targets, claims and metrics)
+ * and malformed targets and claims dropped; `problem` names what was wrong
+ * with the parts the scorecard shows. Fields this type does not name (a
+ * later `evaluation`) are kept.
  */
-export function parseMetrics(text: string): { rows: MetricsRow[]; skipped: number } {
-  const byStep = new Map<number, MetricsRow>();
-  const unstepped: MetricsRow[] = [];
-  let skipped = 0;
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      const row = JSON.parse(line);
-      if (typeof row !== "object" || row === null || Array.isArray(row)) throw new Error("not an object");
-      if (typeof row.step === "number") byStep.set(row.step, { ...byStep.get(row.step), ...row });
-      else unstepped.push(row);
-    } catch {
-      skipped++;
-    }
-  }
-  const rows = [...byStep.values()].sort((a, b) => a.step - b.step);
-  return { rows: [...rows, ...unstepped], skipped };
+export function readSummary(dir: string): SummaryView | null {
+  const raw = readJsonFile(join(dir, "summary.json"));
+  if (!isObject(raw)) return null;
+  const run = readRun(dir)?.info;
+  const bad: string[] = [], malformed: string[] = [];
+  const pick = fieldPicker(raw, bad);
+  const list = <T>(key: string, valid: (item: unknown) => item is T): T[] => {
+    const items = pick<unknown[]>(key, Array.isArray, []);
+    const kept = items.filter(valid);
+    if (kept.length < items.length) malformed.push(`${items.length - kept.length} of ${items.length} ${key} malformed`);
+    return kept;
+  };
+  const summary: SummaryView = {
+    ...(raw as Partial<RunSummary>),
+    experiment: pick("experiment", isString, run?.experiment ?? basename(dirname(dir))),
+    description: pick("description", isString, "", false),
+    source: pick("source", isString, "", false),
+    run_id: pick("run_id", isString, run?.id ?? basename(dir)),
+    preset: pick("preset", isString, run?.preset ?? ""),
+    seed: pick("seed", isNumber, run?.seed ?? NaN),
+    backend: pick("backend", isString, "", false),
+    wall_time_s: pick("wall_time_s", isNumber, NaN, false),
+    metrics: pick("metrics", isObject, {}, false),
+    targets: list("targets", isTarget),
+    claims: list("claims", isClaim),
+    details: raw.details ?? null,
+  };
+  const problems = [...(bad.length ? [`missing or invalid ${bad.join(", ")}`] : []), ...malformed];
+  if (problems.length) summary.problem = `summary.json: ${problems.join("; ")}`;
+  return summary;
 }
 
-/** Reads and parses a run's metrics.jsonl (see {@linkcode parseMetrics}). */
-export function readMetrics(dir: string): { rows: MetricsRow[]; skipped: number } {
+/** One entry of media/media.jsonl: an image of `name` at `step`, at `path` under media/. */
+export interface MediaEntry {
+  name: string;
+  step: number;
+  path: string;
+  width: number;
+  height: number;
+}
+
+/** The media index of a run in written order; lines that are torn or malformed are skipped. */
+export function readMedia(dir: string): MediaEntry[] {
+  let text: string;
   try {
-    return parseMetrics(Deno.readTextFileSync(join(dir, "metrics.jsonl")));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return { rows: [], skipped: 0 };
-    throw error;
+    text = Deno.readTextFileSync(join(dir, "media", "media.jsonl"));
+  } catch {
+    return [];
   }
+  return text.split("\n").flatMap((line) => {
+    try {
+      const entry = JSON.parse(line);
+      return isObject(entry) && isString(entry.name) && isNumber(entry.step) && isString(entry.path)
+        ? [entry as unknown as MediaEntry]
+        : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** One metrics line as read: its step, seconds since the run was created, and its metric values. */
+export type MetricsRow = { step: number; time: number } & Record<string, number>;
+
+/** One metric of a run in step order, as parallel arrays: x (step), t (seconds since creation), y (value). */
+export interface Series {
+  x: number[];
+  t: number[];
+  y: number[];
+}
+
+/** Value at the highest step, minimum and maximum of one metric. */
+export interface Reducers {
+  last: number;
+  min: number;
+  max: number;
+}
+
+/** How every line {@linkcode RunWriter.log} writes begins, so a line glued to a torn one can be found. */
+const LINE_START = '{"step":';
+
+/** Parses one line: a row, or null when it is not an object with a numeric step. */
+function parseLine(line: string): MetricsRow | null {
+  try {
+    const row = JSON.parse(line);
+    return isObject(row) && isNumber(row.step) ? row as MetricsRow : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The one reader of metrics.jsonl, shared by the CLI ({@linkcode readMetrics})
+ * and the dashboard. It reads incrementally: {@linkcode MetricsReader.update}
+ * reads only the bytes appended since its last call.
+ *
+ * - A line counts once its newline is written (the writer writes both in one
+ *   call); bytes after the last newline stay {@linkcode MetricsReader.pending}.
+ * - A line that does not parse, is not an object or lacks a numeric step is
+ *   skipped and counted. A line glued to the torn line before it (a run
+ *   resumed after a crash mid-write) is recovered, the fragment counted.
+ * - Values that are not numbers (NaN and ±Infinity are written as null) are
+ *   left out.
+ * - When a step is logged again (a resumed run re-logs the steps after its
+ *   checkpoint), the later value for that step and metric wins; points at
+ *   other steps stay.
+ */
+export class MetricsReader {
+  /** Per-metric series in step order. */
+  readonly series: Map<string, Series> = new Map();
+  /** Per-metric last/min/max, kept up to date with {@linkcode MetricsReader.series}. */
+  readonly reducers: Map<string, Reducers> = new Map();
+  #offset: number;
+  #pending = 0;
+  #lines = 0;
+  #skipped = 0;
+
+  /** A reader whose first byte is at `offset` of the file (a live stream starts where the file ends). */
+  constructor(offset = 0) {
+    this.#offset = offset;
+  }
+
+  /** Bytes of the file consumed: up to and including the last newline read. */
+  get offset(): number {
+    return this.#offset;
+  }
+
+  /** Bytes read after the last newline: a line being written, or torn by a crash. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /** Complete, non-blank lines read. */
+  get lines(): number {
+    return this.#lines;
+  }
+
+  /** Complete lines (or parts of lines) that were skipped as malformed. */
+  get skipped(): number {
+    return this.#skipped;
+  }
+
+  /**
+   * Reads what was appended to the file at `path` since the last call and
+   * returns its rows in written order. A missing file reads as empty; a file
+   * shorter than what was consumed was replaced, and is read again from the start.
+   */
+  update(path: string): MetricsRow[] {
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, { read: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      if (this.#offset > 0) this.#reset();
+      return [];
+    }
+    try {
+      const size = file.statSync().size;
+      if (size < this.#offset) this.#reset();
+      if (size === this.#offset) return [];
+      file.seekSync(this.#offset, Deno.SeekMode.Start);
+      const bytes = new Uint8Array(size - this.#offset);
+      let read = 0;
+      while (read < bytes.length) {
+        const n = file.readSync(bytes.subarray(read));
+        if (n === null) break;
+        read += n;
+      }
+      return this.push(bytes.subarray(0, read));
+    } finally {
+      file.close();
+    }
+  }
+
+  /**
+   * Takes the bytes that follow {@linkcode MetricsReader.offset} (including
+   * any pending ones again), parses the complete lines among them and returns
+   * their rows in written order.
+   */
+  push(bytes: Uint8Array): MetricsRow[] {
+    const end = bytes.lastIndexOf(0x0a);
+    this.#pending = bytes.length - (end + 1);
+    if (end < 0) return [];
+    this.#offset += end + 1;
+    const text = new TextDecoder().decode(bytes.subarray(0, end));
+    const rows: MetricsRow[] = [];
+    for (const row of this.#parse(text)) {
+      this.#lines++;
+      if (row) this.#add(row, rows);
+      else this.#skipped++;
+    }
+    return rows;
+  }
+
+  /** Rows of complete lines, null for malformed ones; blank lines are left out. */
+  #parse(text: string): (MetricsRow | null)[] {
+    try {
+      // One parse for the whole chunk is much faster than one per line; any bad line sends us line by line.
+      const values: unknown[] = JSON.parse(`[${text.replaceAll("\n", ",")}]`);
+      if (values.length === text.split("\n").length) {
+        return values.map((v) => isObject(v) && isNumber(v.step) ? v as MetricsRow : null);
+      }
+    } catch {
+      // parsed line by line below
+    }
+    return text.split("\n").filter((line) => line.trim() !== "").flatMap((line) => {
+      const row = parseLine(line);
+      const glued = line.lastIndexOf(LINE_START);
+      if (row || glued <= 0) return [row];
+      const recovered = parseLine(line.slice(glued));
+      return recovered ? [null, recovered] : [null];
+    });
+  }
+
+  #add(row: MetricsRow, rows: MetricsRow[]): void {
+    const clean = { step: row.step, time: isNumber(row.time) ? row.time : NaN } as MetricsRow;
+    for (const key in row) {
+      const value = row[key];
+      if (key === "step" || key === "time" || typeof value !== "number") continue;
+      clean[key] = value;
+      this.#set(key, row.step, clean.time, value);
+    }
+    rows.push(clean);
+  }
+
+  /** Sets one point of a metric: appended at a new highest step, else replacing or inserting in step order. */
+  #set(key: string, step: number, time: number, value: number): void {
+    let series = this.series.get(key);
+    if (!series) this.series.set(key, series = { x: [], t: [], y: [] });
+    const n = series.x.length;
+    if (n === 0 || series.x[n - 1] < step) {
+      series.x.push(step);
+      series.t.push(time);
+      series.y.push(value);
+      const reducers = this.reducers.get(key);
+      if (!reducers) this.reducers.set(key, { last: value, min: value, max: value });
+      else {
+        reducers.last = value;
+        if (value < reducers.min) reducers.min = value;
+        if (value > reducers.max) reducers.max = value;
+      }
+      return;
+    }
+    let lo = 0, hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (series.x[mid] < step) lo = mid + 1;
+      else hi = mid;
+    }
+    if (series.x[lo] === step) {
+      series.t[lo] = time;
+      series.y[lo] = value;
+    } else {
+      series.x.splice(lo, 0, step);
+      series.t.splice(lo, 0, time);
+      series.y.splice(lo, 0, value);
+    }
+    // A replaced value may have been the minimum or maximum; rare (resumes), so recompute.
+    let min = Infinity, max = -Infinity;
+    for (const y of series.y) {
+      if (y < min) min = y;
+      if (y > max) max = y;
+    }
+    this.reducers.set(key, { last: series.y[series.y.length - 1], min, max });
+  }
+
+  #reset(): void {
+    this.series.clear();
+    this.reducers.clear();
+    this.#offset = 0;
+    this.#pending = this.#lines = this.#skipped = 0;
+  }
+
+  /**
+   * One row per step in step order, merging every metric's value at that
+   * step; `time` is that of the latest line that set one of them.
+   */
+  rows(): MetricsRow[] {
+    const byStep = new Map<number, MetricsRow>();
+    for (const [key, series] of this.series) {
+      series.x.forEach((step, i) => {
+        let row = byStep.get(step);
+        if (!row) byStep.set(step, row = { step, time: series.t[i] } as MetricsRow);
+        else if (series.t[i] > row.time || Number.isNaN(row.time)) row.time = series.t[i];
+        row[key] = series.y[i];
+      });
+    }
+    return [...byStep.values()].sort((a, b) => a.step - b.step);
+  }
+}
+
+/** Rows per step and the count of skipped lines, a torn last line included (see {@linkcode MetricsReader}). */
+export interface MetricsRead {
+  rows: MetricsRow[];
+  skipped: number;
+}
+
+function finished(reader: MetricsReader): MetricsRead {
+  return { rows: reader.rows(), skipped: reader.skipped + (reader.pending > 0 ? 1 : 0) };
+}
+
+/** Parses the whole text of a metrics.jsonl with {@linkcode MetricsReader}; an unterminated last line is torn. */
+export function parseMetrics(text: string): MetricsRead {
+  const reader = new MetricsReader();
+  reader.push(new TextEncoder().encode(text));
+  return finished(reader);
+}
+
+/** Reads and parses a run's metrics.jsonl with {@linkcode MetricsReader}; a missing file has no rows. */
+export function readMetrics(dir: string): MetricsRead {
+  const reader = new MetricsReader();
+  reader.update(join(dir, "metrics.jsonl"));
+  return finished(reader);
 }

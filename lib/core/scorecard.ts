@@ -5,67 +5,45 @@
  *
  * @module
  */
-import { join } from "node:path";
-import { listRuns } from "./run_store.ts";
+import { listRuns, readSummary, type SummaryView } from "./run_store.ts";
 
-interface SummaryTarget {
-  metric: string;
-  paper: number;
-  source: string;
-  ours: number | null;
-  verdict: string;
-}
-
-interface SummaryClaim {
-  text: string;
-  source: string;
-  verdict: string;
-}
-
-/** The parts of summary.json the scorecard reads. */
-export interface RunSummary {
-  experiment: string;
-  run_id: string;
-  preset: string;
-  seed: number;
-  wall_time_s: number;
-  targets: SummaryTarget[];
-  claims: SummaryClaim[];
-}
-
-/** The latest completed run's summary per (experiment, preset), sorted by experiment then preset. */
-export function latestSummaries(root: string): RunSummary[] {
+/**
+ * The latest completed run's summary per (experiment, preset), sorted by
+ * experiment then preset. A run whose summary.json is missing or does not
+ * parse is passed over for the one before it; a summary that parses but
+ * lacks parts is shown with its `problem` (see {@linkcode readSummary}).
+ */
+export function latestSummaries(root: string): SummaryView[] {
   const seen = new Set<string>();
-  const out: RunSummary[] = [];
+  const out: SummaryView[] = [];
   for (const run of listRuns(root)) {
     if (run.status !== "completed") continue;
     const key = `${run.info.experiment}/${run.info.preset}`;
     if (seen.has(key)) continue;
-    try {
-      out.push(JSON.parse(Deno.readTextFileSync(join(run.dir, "summary.json"))));
-      seen.add(key);
-    } catch {
-      continue;
-    }
+    const summary = readSummary(run.dir);
+    if (!summary) continue;
+    out.push(summary);
+    seen.add(key);
   }
   return out.sort((a, b) => `${a.experiment}/${a.preset}`.localeCompare(`${b.experiment}/${b.preset}`));
 }
 
 const format = (value: number | null) => value === null ? "—" : Number(value.toFixed(3)).toString();
 
-/** Markdown table rows of one summary: its targets, then its claims. */
-export function summaryRows(summary: RunSummary): string[] {
+/** Markdown table rows of one summary: its targets, then its claims, then what is wrong with it, if anything. */
+export function summaryRows(summary: SummaryView): string[] {
   const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed})`;
   return [
     ...summary.targets.map((t) =>
       `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${t.verdict} |`
     ),
     ...summary.claims.map((c) => `| ${run} | ${c.source} | ${c.text} | holds | | ${c.verdict} |`),
+    ...(summary.problem ? [`| ${run} | | ${summary.problem} | | | not measured |`] : []),
   ];
 }
 
 /** The scorecard as a Markdown table. */
-export function scorecardMarkdown(summaries: RunSummary[]): string {
+export function scorecardMarkdown(summaries: SummaryView[]): string {
   const header = [
     "| experiment | source | metric or finding | published | ours | verdict |",
     "|---|---|---|---|---|---|",

@@ -2,14 +2,21 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import {
   effectiveStatus,
+  isRunId,
   listRuns,
   loadLatestCheckpoint,
+  MetricsReader,
+  newRunId,
   parseMetrics,
+  readMedia,
   readMetrics,
+  readRun,
   readRunInfo,
+  readSummary,
   RunWriter,
   STALE_HEARTBEAT_MS,
 } from "../../lib/core/run_store.ts";
+import { RESUMED_LOSS, RESUMED_METRICS } from "./run_store_fixtures.ts";
 
 function newRun(root: string): RunWriter {
   return RunWriter.create({
@@ -91,4 +98,166 @@ Deno.test("listRuns reports a running run with a stale heartbeat as crashed", ()
   Deno.mkdirSync(join(root, "toy", "20990101-000000-zzzzzz"));
   assertEquals(listRuns(root).length, 2);
   live.finish("completed");
+});
+
+Deno.test("a step re-logged after --resume replaces that step and keeps the later ones", () => {
+  const { rows, skipped } = parseMetrics(RESUMED_METRICS);
+  assertEquals(rows, [{ step: 10, time: 4, loss: 5 }, { step: 20, time: 2, loss: 2 }]);
+  assertEquals(skipped, 1);
+  const reader = new MetricsReader();
+  reader.push(new TextEncoder().encode(RESUMED_METRICS));
+  assertEquals(reader.series.get("loss"), RESUMED_LOSS);
+  assertEquals(reader.reducers.get("loss"), { last: 2, min: 2, max: 5 });
+  assertEquals([reader.lines, reader.skipped, reader.pending], [4, 1, 0]);
+});
+
+Deno.test("a re-logged value replaces its step's value in the reducers", () => {
+  const reader = new MetricsReader();
+  const rows = reader.push(new TextEncoder().encode(
+    '{"step":1,"time":1,"loss":9}\n{"step":2,"time":2,"loss":4}\n{"step":1,"time":3,"loss":3}\n' +
+      '{"step":0,"time":4,"loss":7}\n',
+  ));
+  assertEquals(rows.map((r) => r.step), [1, 2, 1, 0]);
+  assertEquals(reader.series.get("loss"), { x: [0, 1, 2], t: [4, 3, 2], y: [7, 3, 4] });
+  assertEquals(reader.reducers.get("loss"), { last: 4, min: 3, max: 7 });
+});
+
+Deno.test("MetricsReader reads a file in pieces as it grows, the same as in one piece", () => {
+  const dir = Deno.makeTempDirSync();
+  const path = join(dir, "metrics.jsonl");
+  const reader = new MetricsReader();
+  assertEquals(reader.update(path), [], "no file yet");
+  const bytes = new TextEncoder().encode(RESUMED_METRICS);
+  const got: number[] = [];
+  for (const cut of [5, 31, 40, 70, bytes.length]) {
+    Deno.writeFileSync(path, bytes.subarray(0, cut));
+    got.push(...reader.update(path).map((r) => r.step));
+  }
+  assertEquals(got, [10, 20, 10]);
+  assertEquals(reader.series.get("loss"), RESUMED_LOSS);
+  assertEquals([reader.offset, reader.pending, reader.lines, reader.skipped], [bytes.length, 0, 4, 1]);
+  Deno.writeTextFileSync(path, '{"step":1,"time":0,"acc":1}\n');
+  assertEquals(reader.update(path), [{ step: 1, time: 0, acc: 1 }], "a shorter file was replaced: read again");
+  assertEquals([...reader.series.keys()], ["acc"]);
+});
+
+Deno.test("the reader counts a torn line, recovers a line glued to one, and drops non-numbers", () => {
+  const text = [
+    '{"step":1,"time":1,"loss":2}',
+    '{"step":2,"ti{"step":3,"time":3,"loss":1}',
+    '{"step":"4","time":4,"loss":0}',
+    "[5]",
+    '{"step":6,"time":6,"loss":null,"acc":0.5,"note":"x"}',
+    '{"step":7,"time":7,"loss":0.5}',
+  ].join("\n");
+  const { rows, skipped } = parseMetrics(text);
+  assertEquals(rows, [
+    { step: 1, time: 1, loss: 2 },
+    { step: 3, time: 3, loss: 1 },
+    { step: 6, time: 6, acc: 0.5 },
+  ]);
+  assertEquals(skipped, 4, "the fragment before step 3, a string step, an array, the unterminated last line");
+});
+
+Deno.test("a resumed writer ends a torn line, so its first line survives", () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.log(10, { loss: 5 });
+  run.finish("interrupted");
+  Deno.writeTextFileSync(join(run.dir, "metrics.jsonl"), '{"step":20,"ti', { append: true });
+  const resumed = RunWriter.reopen(run.dir, 10, { name: "cpu" });
+  resumed.log(20, { loss: 2 });
+  resumed.finish("completed");
+  const { rows, skipped } = readMetrics(run.dir);
+  assertEquals(rows.map((r) => [r.step, r.loss]), [[10, 5], [20, 2]]);
+  assertEquals(skipped, 1);
+});
+
+Deno.test("run ids: made from the creation time, recognised by form", () => {
+  const id = newRunId(new Date(Date.UTC(2024, 0, 2, 3, 4, 5)));
+  assert(/^20240102-030405-[0-9a-f]{6}$/.test(id), id);
+  assert(isRunId(id));
+  for (const name of ["20240102-030405-zzzzzz", "2024-01-02", "20240102-030405-abcdef0", "x20240102-030405-abcdef"]) {
+    assert(!isRunId(name), name);
+  }
+});
+
+Deno.test("a run.json that parses but lacks fields is listed with its problem, never a throw", () => {
+  const root = Deno.makeTempDirSync();
+  const good = newRun(root);
+  good.finish("completed");
+  const empty = join(root, "toy", "20200101-000000-aaaaaa");
+  Deno.mkdirSync(empty);
+  Deno.writeTextFileSync(join(empty, "run.json"), "{}");
+  const garbled = join(root, "toy", "garbled-run");
+  Deno.mkdirSync(garbled);
+  Deno.writeTextFileSync(
+    join(garbled, "run.json"),
+    JSON.stringify({ ...readRunInfo(good.dir), created: "yesterday", heartbeat: "soon", status: "running" }),
+  );
+  const nameless = join(root, "toy", "nameless");
+  Deno.mkdirSync(nameless);
+  Deno.writeTextFileSync(join(nameless, "run.json"), '{"status": "completed"}');
+  const runs = listRuns(root);
+  // Sorted by created; a missing one is read from the run id, and without an id the run goes last.
+  assertEquals(runs.map((r) => [r.dir, r.status, r.problem]), [
+    [good.dir, "completed", undefined],
+    [garbled, "crashed", "run.json: missing or invalid created, heartbeat"],
+    [empty, "crashed", "run.json: missing or invalid id, experiment, status, created, ended, heartbeat, seed, preset"],
+    [nameless, "completed", "run.json: missing or invalid id, experiment, created, ended, heartbeat, seed, preset"],
+  ]);
+  assertEquals(runs[1].info.created, `${readRunInfo(good.dir).created.slice(0, 19)}.000Z`);
+  const { info } = runs[2];
+  assertEquals([info.id, info.experiment, info.created, info.seed], [
+    "20200101-000000-aaaaaa",
+    "toy",
+    "2020-01-01T00:00:00.000Z",
+    NaN,
+  ]);
+  assertEquals(readRun(join(root, "toy", "missing")), null);
+  assertEquals(effectiveStatus({ ...readRunInfo(good.dir), status: "running", heartbeat: "?" }), "crashed");
+});
+
+Deno.test("readSummary fills a summary.json that lacks parts and names them", () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.writeSummary({});
+  run.finish("completed");
+  const summary = readSummary(run.dir)!;
+  assertEquals(
+    [summary.experiment, summary.run_id, summary.preset, summary.seed],
+    ["toy", run.info.id, "smoke", 1],
+  );
+  assertEquals([summary.targets, summary.claims, summary.metrics], [[], [], {}]);
+  assertEquals(summary.problem, "summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims");
+  run.writeSummary({
+    ...summary,
+    problem: undefined,
+    targets: [{ metric: "mcc", paper: 0.9, source: "T1", ours: null, verdict: "not measured" }, { metric: 3 }],
+    claims: [{ text: "A beats B", source: "T1", verdict: "reproduced" }],
+    evaluation: { mig: 0.1 },
+  });
+  const fixed = readSummary(run.dir)! as typeof summary & { evaluation: unknown };
+  assertEquals(fixed.targets.length, 1);
+  assertEquals(fixed.claims.length, 1);
+  assertEquals(fixed.problem, "summary.json: 1 of 2 targets malformed");
+  assertEquals(fixed.evaluation, { mig: 0.1 });
+  Deno.writeTextFileSync(join(run.dir, "summary.json"), '{"experiment": "to');
+  assertEquals(readSummary(run.dir), null);
+});
+
+Deno.test("readMedia skips torn and malformed index lines", () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  assertEquals(readMedia(run.dir), []);
+  const image = { width: 1, height: 1, channels: 1 as const, data: Uint8Array.of(0) };
+  run.image("grid", 1, image);
+  Deno.writeTextFileSync(join(run.dir, "media", "media.jsonl"), '{"name":3}\nnot json\n', { append: true });
+  run.image("grid", 2, image);
+  Deno.writeTextFileSync(join(run.dir, "media", "media.jsonl"), '{"name":"grid","st', { append: true });
+  run.finish("completed");
+  assertEquals(readMedia(run.dir), [
+    { name: "grid", step: 1, path: "grid/00000001.png", width: 1, height: 1 },
+    { name: "grid", step: 2, path: "grid/00000002.png", width: 1, height: 1 },
+  ]);
 });

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { assertEquals, assertThrows } from "../assert.ts";
 import { latestSummaries, replaceScorecard, scorecardMarkdown } from "../../lib/core/scorecard.ts";
 import { RunWriter } from "../../lib/core/run_store.ts";
@@ -54,4 +55,22 @@ Deno.test("replaceScorecard rewrites only the text between the markers", () => {
     "intro\n<!-- scorecard:begin -->\nnew\n<!-- scorecard:end -->\noutro\n",
   );
   assertThrows(() => replaceScorecard("no markers", "x"), Error, "markers");
+});
+
+Deno.test("the scorecard shows a damaged latest summary with its problem and survives a run.json without created", () => {
+  const root = Deno.makeTempDirSync();
+  const dir = completedRun(root, "quick", 0.88);
+  const info = JSON.parse(Deno.readTextFileSync(join(dir, "run.json")));
+  delete info.created;
+  Deno.writeTextFileSync(join(dir, "run.json"), JSON.stringify(info));
+  assertEquals(latestSummaries(root).map((s) => [s.preset, s.targets[0].ours, s.problem]), [[
+    "quick",
+    0.88,
+    undefined,
+  ]]);
+  Deno.writeTextFileSync(join(dir, "summary.json"), "{}");
+  const [summary] = latestSummaries(root);
+  assertEquals(scorecardMarkdown([summary]).split("\n").slice(2), [
+    "| toy (quick, seed 0) | | summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims | | | not measured |",
+  ]);
 });

@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { createApp } from "../../dashboard/server.ts";
 import { downsample } from "../../dashboard/downsample.ts";
-import { RunWriter } from "../../lib/core/run_store.ts";
+import { parseMetrics, RunWriter } from "../../lib/core/run_store.ts";
+import { RESUMED_LOSS, RESUMED_METRICS } from "../core/run_store_fixtures.ts";
 
 function newRun(root: string, experiment = "toy", config: Record<string, unknown> = { lr: 0.1 }): RunWriter {
   return RunWriter.create({
@@ -161,6 +162,96 @@ Deno.test("SSE delivers lines appended after connecting", async () => {
   run.log(3, { loss: 0.25 });
   await readUntil('"step":3');
   assert(text.includes('"step":2') && !text.includes('"step":1,'), text);
+  run.finish("completed");
+  await readUntil('"status":"completed"');
+  controller.abort();
+  await reader.cancel();
+});
+
+Deno.test("the dashboard reads a resumed run's re-logged step as the CLI does: the last write wins", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.finish("completed");
+  Deno.writeTextFileSync(join(run.dir, "metrics.jsonl"), RESUMED_METRICS);
+  const app = createApp(root);
+  const body = await (await app.request(`/api/runs/${idOf(run.dir)}/metrics`)).json();
+  assertEquals(body.series.loss, RESUMED_LOSS);
+  assertEquals([body.lines, body.skipped], [4, 1]);
+  const cli = parseMetrics(RESUMED_METRICS).rows;
+  assertEquals(
+    body.series.loss.x.map((x: number, i: number) => [x, body.series.loss.y[i]]),
+    cli.map((r) => [r.step, r.loss]),
+  );
+  const [listed] = (await (await app.request("/api/runs")).json()).runs;
+  assertEquals(listed.metrics.loss, { last: 2, min: 2, max: 5 });
+  assertEquals(listed.skipped, 1);
+});
+
+Deno.test("GET /api/scorecard answers 200 when a run.json lacks created", async () => {
+  const root = Deno.makeTempDirSync();
+  newRun(root, "other").finish("completed"); // a second run, so that listing sorts
+  const run = newRun(root);
+  run.writeSummary({ experiment: "toy", run_id: run.info.id, preset: "smoke", seed: 1, targets: [], claims: [] });
+  run.finish("completed");
+  const info = JSON.parse(Deno.readTextFileSync(join(run.dir, "run.json")));
+  delete info.created;
+  Deno.writeTextFileSync(join(run.dir, "run.json"), JSON.stringify(info));
+  const res = await createApp(root).request("/api/scorecard");
+  assertEquals(res.status, 200);
+  assertEquals((await res.json()).summaries.map((s: { run_id: string }) => s.run_id), [run.info.id]);
+});
+
+Deno.test("runs with a run.json or summary.json that lacks fields are shown with their problem", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.log(1, { loss: 1 });
+  run.writeSummary({});
+  run.finish("completed");
+  Deno.writeTextFileSync(join(run.dir, "run.json"), "{}");
+  const app = createApp(root);
+  const res = await app.request("/api/runs");
+  assertEquals(res.status, 200);
+  const [listed] = (await res.json()).runs;
+  assertEquals(
+    [listed.experiment, listed.id, listed.status, listed.created, listed.duration_s, listed.metrics.loss.last],
+    ["toy", run.info.id, "crashed", `${run.info.created.slice(0, 19)}.000Z`, 0, 1],
+  );
+  assertEquals(
+    listed.problem,
+    "run.json: missing or invalid id, experiment, status, created, ended, heartbeat, seed, preset",
+  );
+  const detail = await app.request(`/api/runs/${idOf(run.dir)}`);
+  assertEquals(detail.status, 200);
+  const { run: info, summary } = await detail.json();
+  assertEquals([info.status, info.problem], ["crashed", listed.problem]);
+  assertEquals([summary.targets, summary.claims, summary.experiment], [[], [], "toy"]);
+  assertEquals(summary.problem, "summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims");
+  assertEquals((await app.request("/api/scorecard")).status, 200);
+});
+
+Deno.test("SSE delivers a line that was half-written when the client connected", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.log(1, { loss: 1 });
+  const path = join(run.dir, "metrics.jsonl");
+  Deno.writeTextFileSync(path, '{"step":2,"time":1,', { append: true });
+  const app = createApp(root, { pollMs: 20 });
+  const controller = new AbortController();
+  const res = await app.request(`/api/runs/${idOf(run.dir)}/events`, { signal: controller.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const readUntil = async (needle: string) => {
+    while (!text.includes(needle)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before ${needle}`);
+      text += decoder.decode(value);
+    }
+  };
+  await readUntil('"status":"running"');
+  Deno.writeTextFileSync(path, '"loss":0.5}\n', { append: true });
+  await readUntil('"step":2');
+  assert(text.includes('[{"step":2,"time":1,"loss":0.5}]'), text);
   run.finish("completed");
   await readUntil('"status":"completed"');
   controller.abort();

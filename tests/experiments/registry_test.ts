@@ -1,0 +1,48 @@
+/**
+ * The registry of experiments as a reader meets it: names unique and
+ * kebab-case, every published number and claim traced to a document of
+ * ../shared/papers/ that exists, every target comparing in a stated direction.
+ */
+import { assert, assertEquals } from "../assert.ts";
+import { EXPERIMENTS } from "../../experiments/mod.ts";
+import { PRESETS } from "../../lib/core/experiment.ts";
+
+const PAPERS = new URL("../../../shared/papers/", import.meta.url);
+const DOCUMENTS = new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
+
+/** The report names a document `NNN_<16 hex>`, written with .md (the report) or .txt (the source). */
+function documentsNamed(source: string): string[] {
+  return [...source.matchAll(/\b(\d{3}_[0-9a-f]{16})\.(?:md|txt)\b/g)].map((m) => m[1]);
+}
+
+Deno.test("experiment names are unique kebab-case and every experiment has all presets", () => {
+  const names = EXPERIMENTS.map((e) => e.name);
+  assertEquals(new Set(names).size, names.length);
+  for (const e of EXPERIMENTS) {
+    assert(/^[a-z0-9]+(-[a-z0-9]+)*$/.test(e.name), e.name);
+    assertEquals(Object.keys(e.presets).sort(), [...PRESETS].sort(), e.name);
+  }
+});
+
+Deno.test("every target and claim cites a document of ../shared/papers/ that exists", () => {
+  const missing: string[] = [];
+  for (const e of EXPERIMENTS) {
+    for (const item of [e, ...e.targets, ...e.claims]) {
+      const named = documentsNamed(item.source);
+      if (named.length === 0) missing.push(`${e.name}: "${item.source}" names no document`);
+      for (const doc of named) if (!DOCUMENTS.has(doc)) missing.push(`${e.name}: ${doc} is not in ../shared/papers/`);
+    }
+  }
+  assertEquals(missing, []);
+});
+
+Deno.test("targets state a direction and a positive tolerance, and name each metric once", () => {
+  for (const e of EXPERIMENTS) {
+    const metrics = e.targets.map((t) => t.metric);
+    assertEquals(new Set(metrics).size, metrics.length, e.name);
+    for (const t of e.targets) {
+      assert(["match", "higher", "lower"].includes(t.direction), `${e.name} ${t.metric}`);
+      assert(t.tolerance > 0 && Number.isFinite(t.paper), `${e.name} ${t.metric}`);
+    }
+  }
+});
