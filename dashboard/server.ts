@@ -16,6 +16,7 @@ import { defaultRunsRoot } from "../lib/core/experiment.ts";
 import { readConfig, readMedia, readRun, readSummary, type Series } from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
 import { downsample } from "./downsample.ts";
+import { registrySnapshot } from "./registry.ts";
 import { isRunName, RunIndex } from "./run_index.ts";
 
 /** Options of {@linkcode createApp}. */
@@ -66,6 +67,9 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   app.get("/api/runs", (c) => c.json({ runs: index.list() }));
 
   app.get("/api/scorecard", (c) => c.json({ summaries: latestSummaries(index.root) }));
+
+  const registry = registrySnapshot();
+  app.get("/api/registry", (c) => c.json(registry));
 
   app.get("/api/runs/:exp/:id", (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));

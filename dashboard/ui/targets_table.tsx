@@ -4,11 +4,20 @@
  *
  * @module
  */
+import { useEffect, useState } from "preact/hooks";
 import type { RunSummary } from "../../lib/core/run_store.ts";
+import { comparisonText } from "../../lib/core/targets.ts";
+import type { RegistrySnapshot } from "../registry.ts";
+import { getJson } from "./api.ts";
 import { formatMeasured, formatValue, verdictClass } from "./format.ts";
+import { metricTitle } from "./metric_docs.ts";
 
-/** The card of a completed run's summary.json, its table `#targets`. */
+/** The card of a completed run's summary.json, its table `#targets`; a metric's name shows its definition on hover. */
 export function TargetsTable({ summary }: { summary: RunSummary }) {
+  const [metrics, setMetrics] = useState<RegistrySnapshot["metrics"]>();
+  useEffect(() => {
+    getJson<RegistrySnapshot>("/api/registry").then((r) => setMetrics(r.metrics)).catch(() => {});
+  }, []);
   return (
     <div class="card">
       <h3>
@@ -22,18 +31,18 @@ export function TargetsTable({ summary }: { summary: RunSummary }) {
             <th>source</th>
             <th>published</th>
             <th>ours</th>
-            <th>tolerance</th>
+            <th>reproduced when</th>
             <th>verdict</th>
           </tr>
         </thead>
         <tbody>
           {summary.targets.map((t) => (
             <tr>
-              <td>{t.metric}</td>
+              <td title={metricTitle(metrics, t.metric)}>{t.metric}</td>
               <td>{t.source}</td>
               <td>{formatValue(t.paper)}</td>
               <td>{formatMeasured(t.ours)}</td>
-              <td>±{t.tolerance}</td>
+              <td>{comparisonText(t)}</td>
               <td class={verdictClass(t.verdict)}>{t.verdict}</td>
             </tr>
           ))}

@@ -25,6 +25,7 @@ import {
 import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
+import { targetVerdict } from "./targets.ts";
 import { Rng } from "./rng.ts";
 import {
   type LoadedCheckpoint,
@@ -181,18 +182,6 @@ export function experimentHelp(experiment: AnyExperiment): string {
     );
   }
   return lines.join("\n");
-}
-
-/** Verdict on one target: within tolerance of the published number (or beyond it in its direction) or not. */
-export function targetVerdict(target: Target, ours: number | undefined): Verdict {
-  if (ours === undefined || !Number.isFinite(ours)) return "not measured";
-  const gap = ours - target.paper;
-  const holds = target.direction === "higher"
-    ? gap >= -target.tolerance
-    : target.direction === "lower"
-    ? gap <= target.tolerance
-    : Math.abs(gap) <= target.tolerance;
-  return holds ? "reproduced" : "not reproduced";
 }
 
 function claimVerdict<C>(claim: Claim<C>, metrics: Record<string, number>, cfg: C): Verdict {

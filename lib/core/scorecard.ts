@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { comparisonText } from "./targets.ts";
 import { listRuns, readSummary, type SummaryView } from "./run_store.ts";
 
 /**
@@ -35,20 +36,22 @@ export function summaryRows(summary: SummaryView): string[] {
   const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed})`;
   return [
     ...summary.targets.map((t) =>
-      `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${t.verdict} |`
+      `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${
+        comparisonText(t)
+      } | ${t.verdict} |`
     ),
-    ...summary.claims.map((c) => `| ${run} | ${c.source} | ${c.text} | holds | | ${c.verdict} |`),
-    ...(summary.problem ? [`| ${run} | | ${summary.problem} | | | not measured |`] : []),
+    ...summary.claims.map((c) => `| ${run} | ${c.source} | ${c.text} | holds | | | ${c.verdict} |`),
+    ...(summary.problem ? [`| ${run} | | ${summary.problem} | | | | not measured |`] : []),
   ];
 }
 
 /** The scorecard as a Markdown table. */
 export function scorecardMarkdown(summaries: SummaryView[]): string {
   const header = [
-    "| experiment | source | metric or finding | published | ours | verdict |",
-    "|---|---|---|---|---|---|",
+    "| experiment | source | metric or finding | published | ours | reproduced when | verdict |",
+    "|---|---|---|---|---|---|---|",
   ];
-  if (summaries.length === 0) return [...header, "| (no completed runs yet) | | | | | |"].join("\n");
+  if (summaries.length === 0) return [...header, "| (no completed runs yet) | | | | | | |"].join("\n");
   return [...header, ...summaries.flatMap(summaryRows)].join("\n");
 }
 

@@ -25,6 +25,8 @@ function completedRun(root: string, preset: string, ours: number, status: "compl
       metric: "mcc",
       paper: 0.9,
       source: "doc.md Table 1",
+      tolerance: 0.05,
+      direction: "higher",
       ours,
       verdict: ours > 0.85 ? "reproduced" : "not reproduced",
     }],
@@ -43,8 +45,8 @@ Deno.test("the scorecard takes the latest completed run per experiment and prese
   const summaries = latestSummaries(root);
   assertEquals(summaries.map((s) => [s.preset, s.targets[0].ours]), [["quick", 0.88]]);
   assertEquals(scorecardMarkdown(summaries).split("\n").slice(2), [
-    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | reproduced |",
-    "| toy (quick, seed 0) | doc.md Table 1 | A beats B | holds | | reproduced |",
+    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | ≥ 0.85 (0.9 − 0.05) | reproduced |",
+    "| toy (quick, seed 0) | doc.md Table 1 | A beats B | holds | | | reproduced |",
   ]);
 });
 
@@ -71,6 +73,6 @@ Deno.test("the scorecard shows a damaged latest summary with its problem and sur
   Deno.writeTextFileSync(join(dir, "summary.json"), "{}");
   const [summary] = latestSummaries(root);
   assertEquals(scorecardMarkdown([summary]).split("\n").slice(2), [
-    "| toy (quick, seed 0) | | summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims | | | not measured |",
+    "| toy (quick, seed 0) | | summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims | | | | not measured |",
   ]);
 });

@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { createApp } from "../../dashboard/server.ts";
+import { EXPERIMENTS } from "../../experiments/mod.ts";
+import { METRICS } from "../../lib/metrics/registry.ts";
 import { downsample } from "../../dashboard/downsample.ts";
 import { parseMetrics, RunWriter } from "../../lib/core/run_store.ts";
 import { RESUMED_LOSS, RESUMED_METRICS } from "../core/run_store_fixtures.ts";
@@ -256,4 +258,17 @@ Deno.test("SSE delivers a line that was half-written when the client connected",
   await readUntil('"status":"completed"');
   controller.abort();
   await reader.cancel();
+});
+
+Deno.test("/api/registry serves every experiment, objective and metric the CLI knows", async () => {
+  const body = await (await createApp(Deno.makeTempDirSync()).request("/api/registry")).json();
+  assertEquals(body.experiments.map((e: { name: string }) => e.name), EXPERIMENTS.map((e) => e.name));
+  assertEquals(body.metrics.map((m: { name: string }) => m.name), [...METRICS.names]);
+  const vae = body.experiments.find((e: { name: string }) => e.name === "vae-dsprites");
+  assertEquals(vae.config.resolution, {
+    doc: "image side; 32 drops one stride-2 stage",
+    default: 64,
+    allowed: "one of 64, 32",
+  });
+  assertEquals(body.objectives.filter((o: { registry: string }) => o.registry === "VAE objective").length, 6);
 });
