@@ -29,6 +29,8 @@ import { sampleCodes, scoreVae, type TrainedEncoder } from "./lib/metrics/score.
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
+const KEEPING = EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ");
+
 const HELP = `latentlab: reproduce representation-learning findings, one command each
 
 usage: deno task <command>   (or: deno run -A main.ts <command>)
@@ -42,12 +44,11 @@ commands:
   eval --codes c.npy --factors f.npy [--metrics ${CODES_METRICS.join(",")}] [--out result.json]
                                disentanglement metrics of any representation: codes float [n, d],
                                factors integer [n, k]; rows [0, 0.8 n) train, the rest test
-  eval --run <run dir>         every metric (interventional ones included) of a run's trained encoder
-                               (experiments that keep one: ${
-  EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ")
-}),
-                               added to its summary.json
-  export-codes <run dir> [--samples N]
+  eval --run <run dir> [--model name]
+                               every metric (interventional ones included) of a trained encoder a run
+                               kept, added to its summary.json; --model picks one of a study's models
+                               (experiments that keep theirs: ${KEEPING})
+  export-codes <run dir> [--samples N] [--model name]
                                mean and sampled codes of a trained model with their factors, as .npy
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
                                row per factor) into data/previews/
@@ -138,16 +139,15 @@ function datasets(args: string[]): void {
 }
 
 /** The trained encoder of a completed run, through its experiment's `load`, or exit 2 naming what is wrong. */
-async function trainedRun(dir: string): Promise<TrainedEncoder> {
+async function trainedRun(dir: string, model?: string): Promise<TrainedEncoder> {
   try {
     const info = readRunInfo(dir);
     const experiment = findExperiment(info.experiment);
     if (!experiment?.load) {
-      const keeping = EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ");
-      throw new UsageError(`${dir}: a ${info.experiment} run keeps no trained encoder; runs that do: ${keeping}`);
+      throw new UsageError(`${dir}: a ${info.experiment} run keeps no trained encoder; runs that do: ${KEEPING}`);
     }
     await selectBackend("auto");
-    return experiment.load(dir);
+    return experiment.load(dir, model);
   } catch (error) {
     if (error instanceof UsageError) usageError(error.message);
     if (error instanceof Deno.errors.NotFound) usageError(`${dir}: not a run directory`);
@@ -155,13 +155,14 @@ async function trainedRun(dir: string): Promise<TrainedEncoder> {
   }
 }
 
-async function evaluateRun(dir: string): Promise<void> {
-  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir);
+async function evaluateRun(dir: string, model?: string): Promise<void> {
+  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir, model);
   const { metrics, seconds } = await scoreVae(encoder, dataset, scoring, seed);
   dispose();
   const path = join(dir, "summary.json");
   const summary = JSON.parse(Deno.readTextFileSync(path));
-  writeJsonAtomic(path, { ...summary, evaluation: { metrics, seconds, at: new Date().toISOString() } });
+  const evaluation = { ...(model === undefined ? {} : { model }), metrics, seconds, at: new Date().toISOString() };
+  writeJsonAtomic(path, { ...summary, evaluation });
   console.log(JSON.stringify(metrics));
   console.error(`added to ${path}`);
 }
@@ -169,7 +170,9 @@ async function evaluateRun(dir: string): Promise<void> {
 async function exportCodes(args: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(args);
   for (const key of flags.keys()) {
-    if (key !== "samples") usageError(`unknown option --${key} for export-codes; valid: --samples`);
+    if (key !== "samples" && key !== "model") {
+      usageError(`unknown option --${key} for export-codes; valid: --samples, --model`);
+    }
   }
   if (positionals.length !== 1) usageError("export-codes needs one run directory");
   const raw = flags.get("samples");
@@ -177,10 +180,12 @@ async function exportCodes(args: string[]): Promise<void> {
   if (samples !== undefined && !(Number.isInteger(samples) && samples >= 2)) {
     usageError(`--samples ${raw}: must be an integer ≥ 2`);
   }
-  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(positionals[0]);
+  const model = flags.get("model");
+  if (model === true) usageError("--model needs a model name");
+  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(positionals[0], model);
   const codes = await sampleCodes(encoder, dataset, samples ?? scoring.eval_samples, Rng.derive(seed, "export"));
   dispose();
-  const folder = join(positionals[0], "exports");
+  const folder = join(positionals[0], "exports", ...(model === undefined ? [] : [model]));
   Deno.mkdirSync(folder, { recursive: true });
   const files = {
     "codes_mean.npy": formatNpy(Float32Array.from(codes.mean.data), [codes.mean.rows, codes.mean.cols]),
@@ -200,8 +205,12 @@ async function evaluate(args: string[]): Promise<void> {
     const run = flags.get("run");
     if (run !== undefined) {
       if (run === true) throw new UsageError("--run needs a run directory");
-      if (flags.size > 1) throw new UsageError("--run takes no other option");
-      return await evaluateRun(run);
+      const model = flags.get("model");
+      if (model === true) throw new UsageError("--model needs a model name");
+      if ([...flags.keys()].some((k) => k !== "run" && k !== "model")) {
+        throw new UsageError("--run takes only --model");
+      }
+      return await evaluateRun(run, model);
     }
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     for (const key of flags.keys()) {

@@ -11,9 +11,10 @@
 import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { loadDataset } from "../lib/data/registry.ts";
-import { scoreVae } from "../lib/metrics/score.ts";
+import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
 import { analyseStudy, STUDY_METRICS } from "../lib/metrics/vae_study.ts";
 import { runModelPlan } from "../lib/train/model_plan.ts";
+import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import { trainVae, VAE_CONFIG, type VaeConfig, vaeStudyPlan } from "../lib/train/vae.ts";
 import { VAE_METHODS } from "../lib/train/vae_objectives.ts";
 
@@ -93,7 +94,7 @@ const claims: Claim<Cfg>[] = [
 ];
 
 /** Many VAE-family models on one dataset, and the study's analyses of them. */
-export const experiment = defineExperiment({
+export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   name: "dislib-study",
   description: "Locatello et al. 2019 at small scale: methods × values × seeds, metric agreement, TC, selection",
   source: SOURCE,
@@ -132,6 +133,7 @@ export const experiment = defineExperiment({
   },
   targets,
   claims,
+  load: loadSavedEncoder,
   async run(ctx, cfg) {
     const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
     const { models } = await runModelPlan(ctx, vaeStudyPlan(cfg, ctx.seed), async ({ method, value, seed }) => {
@@ -142,6 +144,7 @@ export const experiment = defineExperiment({
         resumed: null,
         checkpoints: false,
         mediaPrefix: `${method}@${value}-seed${seed}-`,
+        saveAs: `${method}@${value}-seed${seed}`,
       });
       const { metrics } = await scoreVae(encoder, dataset, modelCfg, seed);
       dispose();

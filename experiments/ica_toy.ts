@@ -121,7 +121,7 @@ function slowFlowEstimator(rng: Rng, cfg: Cfg): Estimator {
     hidden: cfg.flow_hidden,
     hiddenLayers: cfg.flow_hidden_layers,
     linear: cfg.flow_linear,
-    coupling: cfg.flow_coupling as "additive" | "affine",
+    coupling: cfg.flow_coupling,
   });
   const logLambda = cfg.learn_lambda ? flow.params.add("log_lambda", Float32Array.of(Math.log(cfg.lambda)), []) : null;
   return {

@@ -10,7 +10,8 @@ import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/co
 import { Rng } from "../lib/core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
 import { loadDataset } from "../lib/data/registry.ts";
-import { scoreVae } from "../lib/metrics/score.ts";
+import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
+import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import type { PairModelMethod } from "../lib/train/pair_model.ts";
 import {
   groundTruthPairSource,
@@ -189,7 +190,7 @@ export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: n
 }
 
 /** SlowVAE and its baselines on dSprites pairs, over seeds. */
-export const experiment = defineExperiment({
+export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   name: "slowvae-dsprites",
   description: "SlowVAE (LAP, UNI) vs PM-VAE, Ada-GVAE, PCL and β-VAE on dSprites pairs (Klindt et al. 2021 Table 1)",
   source: SOURCE,
@@ -222,6 +223,7 @@ export const experiment = defineExperiment({
   },
   targets,
   claims,
+  load: loadSavedEncoder,
   async run(ctx, cfg) {
     const dataset = loadDataset("dsprites", { size: cfg.resolution });
     const plan = dspritesPlan(cfg, dataset, ctx.seed);
@@ -229,6 +231,19 @@ export const experiment = defineExperiment({
     const { metrics, models, selection } = await runPairStudy(ctx, plan, {
       score: async (encoder, seed) => (await scoreVae(encoder, dataset, cfg, seed)).metrics,
       probe: { images: probe.values, n: probe.n, shape: probe.shape },
+      keep: {
+        architecture: cfg.architecture,
+        size: cfg.resolution,
+        channels: dataset.imageShape[2],
+        latents: cfg.latents,
+        dataset: "dsprites",
+        scoring: {
+          eval_samples: cfg.eval_samples,
+          score_points: cfg.score_points,
+          score_batch: cfg.score_batch,
+          latents: cfg.latents,
+        },
+      },
     });
     return { metrics, details: { dataset: dataset.description, models, selection } };
   },

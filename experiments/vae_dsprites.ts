@@ -9,7 +9,8 @@
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { loadDataset } from "../lib/data/registry.ts";
 import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
-import { loadTrainedVae, trainVae, VAE_CONFIG, type VaeConfig } from "../lib/train/vae.ts";
+import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
+import { trainVae, VAE_CONFIG, type VaeConfig } from "../lib/train/vae.ts";
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (Locatello et al. 2019); targets: 000_306f4209a39c5a17.md Table 16";
 
@@ -78,13 +79,20 @@ export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
   claims,
   async run(ctx, cfg) {
     const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
-    const training = { label: cfg.method, seed: ctx.seed, resumed: ctx.resumed, checkpoints: true, mediaPrefix: "" };
+    const training = {
+      label: cfg.method,
+      seed: ctx.seed,
+      resumed: ctx.resumed,
+      checkpoints: true,
+      mediaPrefix: "",
+      saveAs: "model",
+    };
     const { encoder, dispose } = await trainVae(ctx, cfg, dataset, training);
     const { metrics, seconds } = await scoreVae(encoder, dataset, cfg as VaeConfig, ctx.seed);
     dispose();
     return { metrics, details: { metric_seconds: seconds, dataset: dataset.description } };
   },
-  load: loadTrainedVae,
+  load: loadSavedEncoder,
 });
 
 if (import.meta.main) await runFromCli(experiment, Deno.args);

@@ -102,6 +102,11 @@ export interface RunContext {
   /** Saves a checkpoint: arrays plus JSON state (include any `Rng.state()` needed to continue). */
   checkpoint(step: number, arrays: CheckpointArrays, state: unknown): Promise<void>;
   /**
+   * Keeps a trained model as models/<name>/: its arrays and the JSON `info`
+   * that rebuilds it (the experiment's `load` reads both). Returns the name used.
+   */
+  saveModel(name: string, arrays: CheckpointArrays, info: unknown): Promise<string>;
+  /**
    * Aborted (with a {@linkcode RunInterrupted} reason) when the run was asked
    * to stop; training loops call `throwIfAborted()` between steps.
    */
@@ -122,11 +127,12 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   claims: Claim<ConfigOf<S>>[];
   run(ctx: RunContext, cfg: ConfigOf<S>): Promise<RunResult>;
   /**
-   * The trained model of a completed run (for `eval --run` and
-   * `export-codes`), for experiments that keep one; throws UsageError when
-   * the run cannot give it.
+   * A trained model of a completed run (for `eval --run` and `export-codes`),
+   * for experiments that keep theirs: `model` names one of a run that keeps
+   * several (models/<name>/). Throws UsageError naming what the run lacks or
+   * which models it has.
    */
-  load?(runDir: string): T;
+  load?(runDir: string, model?: string): T;
 }
 
 /** Any experiment, for registries. */
@@ -349,6 +355,7 @@ export async function runExperiment<S extends ConfigSpec>(
       stop.signal.throwIfAborted();
       writer.saveCheckpoint(step, await tensorArrays(arrays), state);
     },
+    saveModel: async (name, arrays, info) => writer.saveModel(name, await tensorArrays(arrays), info),
     stopRequested: stop.signal,
   };
   report(`${experiment.name} (${preset}, seed ${seed}, backend ${backend.name}) → ${writer.dir}`);

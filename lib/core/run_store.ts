@@ -256,19 +256,21 @@ export class RunWriter {
    */
   saveCheckpoint(step: number, arrays: Record<string, { data: NpyData; shape: number[] }>, state: unknown): void {
     const root = join(this.dir, "checkpoints");
-    const name = `step-${String(step).padStart(9, "0")}`;
-    const temp = join(root, `.${name}.tmp-${Deno.pid}`);
-    Deno.mkdirSync(temp, { recursive: true });
-    const names = Object.keys(arrays);
-    names.forEach((key, i) => {
-      Deno.writeFileSync(join(temp, `${i}.npy`), formatNpy(arrays[key].data, arrays[key].shape));
-    });
-    Deno.writeTextFileSync(join(temp, "state.json"), JSON.stringify({ step, names, state }));
-    removeIfPresent(join(root, name));
-    Deno.renameSync(temp, join(root, name));
+    writeArrayFolder(join(root, `step-${String(step).padStart(9, "0")}`), arrays, { step, state });
     for (const old of checkpointNames(this.dir).slice(0, -CHECKPOINTS_KEPT)) {
       removeIfPresent(join(root, old));
     }
+  }
+
+  /**
+   * Saves a trained model's arrays and what rebuilds it (`info`, JSON) as
+   * models/<name>/, for `eval --run` and `export-codes`; `name` is reduced to
+   * letters, digits and `_ . @ = -`. Returns the name used.
+   */
+  saveModel(name: string, arrays: Record<string, { data: NpyData; shape: number[] }>, info: unknown): string {
+    const safe = safeModelName(name);
+    writeArrayFolder(join(this.dir, "models", safe), arrays, { info });
+    return safe;
   }
 
   /** Writes summary.json atomically. */
@@ -316,13 +318,60 @@ function checkpointNames(dir: string): string[] {
 export function loadLatestCheckpoint(dir: string): LoadedCheckpoint | null {
   const name = checkpointNames(dir).at(-1);
   if (!name) return null;
-  const folder = join(dir, "checkpoints", name);
-  const { step, names, state } = JSON.parse(Deno.readTextFileSync(join(folder, "state.json")));
-  const arrays: Record<string, NpyArray> = {};
-  (names as string[]).forEach((key, i) => {
-    arrays[key] = parseNpy(Deno.readFileSync(join(folder, `${i}.npy`)), `${name}/${key}`);
-  });
+  const { arrays, json } = readArrayFolder(join(dir, "checkpoints", name));
+  const { step, state } = json as { step: number; state: unknown };
   return { step, arrays, state };
+}
+
+/** A model name as saved under models/: other characters become "_". */
+export function safeModelName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.@=-]/g, "_");
+}
+
+/** Names of the models a run saved with {@linkcode RunWriter.saveModel}, sorted. */
+export function savedModels(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(join(dir, "models"))].filter((e) => e.isDirectory && !e.name.startsWith("."))
+      .map((e) => e.name).sort();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}
+
+/** A model saved by {@linkcode RunWriter.saveModel}: its arrays and info. */
+export function loadSavedModel(dir: string, name: string): { arrays: Record<string, NpyArray>; info: unknown } {
+  const { arrays, json } = readArrayFolder(join(dir, "models", name));
+  return { arrays, info: (json as { info: unknown }).info };
+}
+
+/**
+ * Writes arrays as 0.npy, 1.npy, … and `json` plus the array names as
+ * state.json into `folder`, through a temp folder and a rename, so that a
+ * reader sees the whole folder or none of it.
+ */
+function writeArrayFolder(
+  folder: string,
+  arrays: Record<string, { data: NpyData; shape: number[] }>,
+  json: Record<string, unknown>,
+): void {
+  const temp = join(dirname(folder), `.${basename(folder)}.tmp-${Deno.pid}`);
+  Deno.mkdirSync(temp, { recursive: true });
+  const names = Object.keys(arrays);
+  names.forEach((key, i) => Deno.writeFileSync(join(temp, `${i}.npy`), formatNpy(arrays[key].data, arrays[key].shape)));
+  Deno.writeTextFileSync(join(temp, "state.json"), JSON.stringify({ ...json, names }));
+  removeIfPresent(folder);
+  Deno.renameSync(temp, folder);
+}
+
+/** Reads a folder written by {@linkcode writeArrayFolder}. */
+function readArrayFolder(folder: string): { arrays: Record<string, NpyArray>; json: Record<string, unknown> } {
+  const json = JSON.parse(Deno.readTextFileSync(join(folder, "state.json")));
+  const arrays: Record<string, NpyArray> = {};
+  (json.names as string[]).forEach((key, i) => {
+    arrays[key] = parseNpy(Deno.readFileSync(join(folder, `${i}.npy`)), `${basename(folder)}/${key}`);
+  });
+  return { arrays, json };
 }
 
 /** Reads run.json as written, without deriving `crashed`; throws when it is missing or does not parse. */

@@ -16,6 +16,7 @@ import { encodeImages, type Encoder } from "../models/vae.ts";
 import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../metrics/study.ts";
 import { runModelPlan } from "./model_plan.ts";
 import { type PairModelConfig, type PairModelMethod, type PairSource, trainPairModel } from "./pair_model.ts";
+import { type SavedEncoderInfo, saveEncoder } from "./saved_encoder.ts";
 import { NETWORK_CONFIG } from "./vae.ts";
 
 /** Config keys every pair experiment shares: the network, the optimizer, the schedule and the UDR probe. */
@@ -90,6 +91,11 @@ export interface PairStudyOptions {
   score(encoder: Encoder, seed: number): Promise<Record<string, number>>;
   /** The shared probe images `[n, h, w, c]` for UDR. */
   probe: { images: Float32Array; n: number; shape: [number, number, number] };
+  /**
+   * When the models' data is a registered ground-truth dataset: what rebuilds
+   * and scores a kept encoder; each model is then kept as models/<setting>-seed<seed>/.
+   */
+  keep?: Omit<SavedEncoderInfo, "seed">;
 }
 
 /**
@@ -101,6 +107,7 @@ export async function runPairStudy(ctx: RunContext, plan: PlannedModel[], option
   const { models, arrays } = await runModelPlan(ctx, plan, async ({ method, seed, config, source }, index) => {
     const { encoder, last } = await trainPairModel(ctx, source, config, { label: `${method}/seed${seed}`, seed });
     const metrics = await options.score(encoder, seed);
+    if (options.keep) await saveEncoder(ctx, `${method}-seed${seed}`, encoder, { ...options.keep, seed });
     const { mean, klPerCode } = await encodeImages(encoder, options.probe.images, options.probe.n, options.probe.shape);
     encoder.params.dispose();
     for (const key of ["reconstruction", "kl_normal", "kl", "transition", "kl_pair", "accuracy"]) {

@@ -1,27 +1,25 @@
 /**
  * Training one VAE-family model of Locatello et al. 2019
  * (002_e32ada0b3d473046.md §2: objectives, Table 2 architecture, Table 4a
- * optimizer) on a ground-truth dataset: its config keys, the training loop
- * with checkpoints, media and resume, and the trained model read back from a
- * finished run.
+ * optimizer) on a ground-truth dataset: its config keys, and the training
+ * loop with checkpoints, media and resume, which keeps the trained encoder
+ * in the run.
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { join } from "node:path";
 import { choice, type ConfigOf, integer, integerChoice, real } from "../core/config.ts";
 import type { RunContext } from "../core/experiment.ts";
-import { UsageError } from "../core/errors.ts";
 import type { Image } from "../core/png.ts";
 import { Rng, type RngState } from "../core/rng.ts";
-import { type LoadedCheckpoint, loadLatestCheckpoint, readRunInfo } from "../core/run_store.ts";
+import type { LoadedCheckpoint } from "../core/run_store.ts";
 import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
 import { imageGrid } from "../data/preview.ts";
 import { DATASET_NAMES, loadDataset } from "../data/registry.ts";
 import { vaeNetworks } from "../models/dislib_vae.ts";
-import type { TrainedEncoder } from "../metrics/score.ts";
 import { type Decoder, type Encoder, posterior } from "../models/vae.ts";
 import { optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import { saveEncoder } from "./saved_encoder.ts";
 import {
   discriminatorLoss,
   FactorDiscriminator,
@@ -118,8 +116,10 @@ export interface VaeTraining {
   seed: number;
   /** The checkpoint it continues from, or null. */
   resumed: LoadedCheckpoint | null;
-  /** Whether it saves periodic and final checkpoints (a study keeps its own). */
+  /** Whether it saves periodic checkpoints (a study keeps its own). */
   checkpoints: boolean;
+  /** Keeps the trained encoder as models/<name>/ for `eval --run` and `export-codes`. */
+  saveAs: string;
   /** Prefix of its media names, so that many models share one run. */
   mediaPrefix: string;
 }
@@ -203,10 +203,20 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
       await ctx.checkpoint(step, arrays, { step, batchRng: batchRng.state() } satisfies VaeState);
     },
   });
-  // A final checkpoint holds the trained weights for export-codes and eval --run.
-  if (training.checkpoints) {
-    await ctx.checkpoint(cfg.steps, entries(), { step: cfg.steps, batchRng: batchRng.state() } satisfies VaeState);
-  }
+  await saveEncoder(ctx, training.saveAs, encoder, {
+    architecture: cfg.architecture,
+    size: cfg.resolution,
+    channels: c,
+    latents: cfg.latents,
+    dataset: cfg.dataset,
+    seed: training.seed,
+    scoring: {
+      eval_samples: cfg.eval_samples,
+      score_points: cfg.score_points,
+      score_batch: cfg.score_batch,
+      latents: cfg.latents,
+    },
+  });
   optimizer.dispose();
   discriminatorOptimizer.dispose();
   return {
@@ -218,34 +228,6 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
       discriminator?.params.dispose();
     },
   };
-}
-
-/**
- * The trained encoder of a completed run that trained one model with
- * {@linkcode trainVae} (its config.json holds {@linkcode VAE_CONFIG}'s keys),
- * rebuilt from its config and seed and loaded from its final checkpoint, with
- * its dataset. Throws UsageError naming what the run lacks.
- */
-export function loadTrainedVae(dir: string): TrainedEncoder {
-  const info = readRunInfo(dir);
-  if (info.status !== "completed") throw new UsageError(`${dir}: the run is ${info.status}, not completed`);
-  const cfg = JSON.parse(Deno.readTextFileSync(join(dir, "config.json"))) as Cfg;
-  const checkpoint = loadLatestCheckpoint(dir);
-  if (!checkpoint || (checkpoint.state as VaeState).step !== cfg.steps) {
-    throw new UsageError(`${dir}: has no final checkpoint (runs save one at their last step)`);
-  }
-  // Runs written before the resolution became a number saved it as a string.
-  const size = Number(cfg.resolution) as VaeConfig["resolution"];
-  const dataset = loadDataset(cfg.dataset, { size });
-  const { encoder, decoder, discriminator } = vaeModels(
-    Rng.derive(info.seed, "model"),
-    { ...cfg, resolution: size },
-    dataset.imageShape[2],
-  );
-  encoder.params.load(checkpoint.arrays, "encoder/");
-  decoder.params.dispose();
-  discriminator?.params.dispose();
-  return { encoder, dataset, scoring: cfg, seed: info.seed, dispose: () => encoder.params.dispose() };
 }
 
 /** The models of a study, in training order: method, then each value at the `grid` positions of Table 3, then seed. */

@@ -8,11 +8,13 @@
  * target is measured); what they measured before stays the same.
  */
 import * as tf from "@tensorflow/tfjs";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
-import { listRuns, readMetrics } from "../../lib/core/run_store.ts";
+import { UsageError } from "../../lib/core/errors.ts";
+import { listRuns, readMetrics, safeModelName, savedModels } from "../../lib/core/run_store.ts";
+import { scoreVae } from "../../lib/metrics/score.ts";
 
 const BEFORE: Record<string, { backend: string; seed: number; metrics: Record<string, number> }> = JSON.parse(
   Deno.readTextFileSync(new URL("./fixtures/smoke_summaries.json", import.meta.url)),
@@ -49,7 +51,7 @@ const CHANGED: Record<string, { pattern: RegExp; relative: number }> = {
 };
 
 for (const experiment of EXPERIMENTS) {
-  Deno.test(`${experiment.name} --preset smoke: full summary, no tensors left, the metrics of before the refactor`, async () => {
+  Deno.test(`${experiment.name} --preset smoke: full summary, no tensors left, the numbers of before, kept models re-score the same`, async () => {
     const before = BEFORE[experiment.name];
     assert(before, `no smoke fixture for ${experiment.name}: add it to fixtures/smoke_summaries.json`);
     const root = Deno.makeTempDirSync();
@@ -80,5 +82,42 @@ for (const experiment of EXPERIMENTS) {
         assert(Math.abs(ours[key] - value) <= changed.relative * Math.abs(value), `${key}: ${ours[key]} vs ${value}`);
       } else assertEquals(ours[key], value, key);
     }
+
+    if (experiment.load) await rescoreKeptModel(experiment, dir, summary.metrics, summary.details);
   });
+}
+
+/**
+ * A kept model read back through the experiment's `load` scores exactly what
+ * the run reported for it (the same seed-derived samples), and a run keeping
+ * several refuses to guess which one is meant.
+ */
+async function rescoreKeptModel(
+  experiment: typeof EXPERIMENTS[number],
+  dir: string,
+  metrics: Record<string, number>,
+  details: unknown,
+) {
+  const names = savedModels(dir);
+  assert(names.length > 0, "the run kept its models");
+  let reported = metrics;
+  if (names.length > 1) {
+    assertThrows(() => experiment.load!(dir), UsageError, "choose one with --model");
+    const models =
+      (details as { models: { method: string; value: number; seed: number; metrics: Record<string, number> }[] })
+        .models;
+    const model = models.find((m) =>
+      [`${m.method}@${m.value}-seed${m.seed}`, `${m.method}-seed${m.seed}`].map(safeModelName).includes(names[0])
+    );
+    assert(model, `no model of the summary is called ${names[0]}`);
+    reported = model.metrics;
+  }
+  const tensors = tf.memory().numTensors;
+  const trained = experiment.load!(dir, names.length > 1 ? names[0] : undefined);
+  const { metrics: rescored } = await scoreVae(trained.encoder, trained.dataset, trained.scoring, trained.seed);
+  trained.dispose();
+  assertEquals(tf.memory().numTensors, tensors);
+  const shared = Object.keys(rescored).filter((key) => key in reported);
+  assert(shared.includes("mig") || shared.includes("mcc"), shared.join(", "));
+  for (const key of shared) assertEquals(rescored[key], reported[key], key);
 }

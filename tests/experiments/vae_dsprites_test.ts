@@ -36,7 +36,7 @@ Deno.test("200 steps on dSprites raise the ELBO and leave no tensors, for every 
     const cfg = resolveConfig(VAE_CONFIG, findExperiment("vae-dsprites")!.presets.smoke, flags);
     const logged: { step: number; values: Record<string, number> }[] = [];
     const before = tf.memory().numTensors;
-    const training = { label: method, seed: 1, resumed: null, checkpoints: false, mediaPrefix: "" };
+    const training = { label: method, seed: 1, resumed: null, checkpoints: false, mediaPrefix: "", saveAs: method };
     const { dispose } = await trainVae(fakeContext(logged), cfg, dataset, training);
     dispose();
     assertEquals(tf.memory().numTensors, before, method);

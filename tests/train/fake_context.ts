@@ -16,6 +16,7 @@ export function fakeContext(logged: { step: number; values: Record<string, numbe
     image: () => {},
     progress: (label, total) => new Progress(label, total, { write: () => {} }),
     checkpoint: () => Promise.resolve(),
+    saveModel: (name) => Promise.resolve(name),
     stopRequested: new AbortController().signal,
   };
 }
