@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli } from "./lib/core/experiment.ts";
-import { latestSummaries, replaceScorecard, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { writeSection } from "./lib/core/readme.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
@@ -103,9 +104,7 @@ function scorecard(args: string[]): void {
   const table = scorecardMarkdown(latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot()));
   if (flags.has("write")) {
     const path = join(ROOT, "README.md");
-    Deno.writeTextFileSync(path, replaceScorecard(Deno.readTextFileSync(path), table));
-    // Align the table as deno fmt does, so `deno task test`'s fmt --check stays green.
-    new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path], stdout: "null", stderr: "null" }).outputSync();
+    writeSection(path, "scorecard", table);
     console.error(`updated the scorecard in ${path}`);
   }
   console.log(table);

@@ -1,68 +1,261 @@
 /**
- * `deno task bench`: training-step and inference times of the toolkit's
- * reference models per TF.js backend, beside PyTorch on the same number of
- * CPU threads when python3 with torch is available.
+ * `deno task bench`: training-step times of the toolkit's reference models
+ * per TF.js backend, paired round by round with PyTorch on the same number
+ * of CPU threads when a python3 with torch is found.
  *
  * Models: the disentanglement_lib conv VAE at 64×64 and 32×32 and its MLP
- * VAE at 64×64 (batch 64, Adam, Bernoulli loss), a small MNIST CNN
- * (batch 128), and the conv encoder's inference (batch 256).
+ * VAE at 64×64 (batch 64, Adam, the β-VAE loss training uses), a small
+ * MNIST CNN (batch 128), and the conv encoder's inference (batch 256).
+ *
+ * Fairness: PyTorch runs in one persistent worker (bench/torch_reference.py),
+ * so its start-up is never timed. Its environment drops the OpenBLAS
+ * overrides of ours (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE), which pin a core
+ * type and cache size that need not fit this CPU (3–4× slower sgemm here),
+ * and tells glibc to keep freed memory: by default glibc returns each step's
+ * large tensors to the OS and page-faults them back in on the next step,
+ * which costs PyTorch up to 10× on the 64×64 models, while the wasm heap is
+ * kept for the process's life. The worker reports the BLAS it loaded and its
+ * page faults. Rounds alternate the two sides (ABBA order, cancelling linear
+ * drift in machine load); the ratio per model is the median of the per-round
+ * ratios, with its spread, beside the load average.
+ *
+ * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
+ *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
+ *        [--torch_malloc keep|default] [--profile] [--json path] [--write-readme]
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
+import { version_wasm } from "@tensorflow/tfjs-backend-wasm";
+import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { selectBackend } from "../lib/core/backend.ts";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
-import { choice, flag, integer, resolveConfig } from "../lib/core/config.ts";
+import { choice, choices, flag, integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { Rng } from "../lib/core/rng.ts";
-import { betaVaeLoss, convDecoder, convEncoder, vaeNetworks } from "../lib/models/dislib_vae.ts";
+import { convEncoder, vaeNetworks } from "../lib/models/dislib_vae.ts";
 import { smallCnn } from "../lib/models/small_cnn.ts";
+import { posterior } from "../lib/models/vae.ts";
+import { vaeLoss } from "../lib/train/vae_objectives.ts";
 import { sampleBatch } from "../lib/data/ground_truth.ts";
 import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
+import { README_PATH, writeSpeedTable } from "./readme_table.ts";
+
+/** Model names, in the order they are timed. */
+export const MODEL_NAMES = ["conv-vae-64", "conv-vae-32", "mlp-vae-64", "mnist-cnn", "conv-encoder-infer"] as const;
+/** A model name. */
+export type ModelName = typeof MODEL_NAMES[number];
+
+/** OpenBLAS overrides removed from the reference's environment under `--torch_env clean`. */
+export const BLAS_OVERRIDES = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"] as const;
+
+/** glibc settings of the reference under `--torch_malloc keep`: no mmap per large tensor, no trimming of the heap. */
+export const MALLOC_KEEP = { MALLOC_MMAP_THRESHOLD_: String(2 ** 32), MALLOC_TRIM_THRESHOLD_: String(2 ** 32) };
 
 const OPTIONS = {
   backend: choice("auto", ["auto", "wasm", "cpu", "webgpu", "all"], "backends to time; all = every one available"),
-  warmup: integer(3, "untimed steps first", { min: 0 }),
-  repeats: integer(10, "timed steps", { min: 1 }),
+  models: choices([...MODEL_NAMES], MODEL_NAMES, "models to time"),
+  rounds: integer(8, "paired rounds per model (tfjs and PyTorch alternate, ABBA)", { min: 1 }),
+  steps: integer(3, "timed steps per side per round; a round's time is their median", { min: 1 }),
+  warmup: integer(2, "untimed steps per side before the first round", { min: 0 }),
   threads: integer(1, "PyTorch threads (the wasm backend runs on one)", { min: 1 }),
-  torch: choice("auto", ["auto", "off"], "run the PyTorch reference when python3 has torch"),
-  profile: flag(false, "print the per-kernel time of one conv VAE 64×64 step"),
+  torch: choice("auto", ["auto", "off"], "run the PyTorch reference when a python3 has torch"),
+  torch_env: choice("clean", ["clean", "inherit"], "clean: the reference runs without our OpenBLAS overrides"),
+  torch_malloc: choice("keep", ["keep", "default"], "keep: glibc keeps the reference's freed memory, as the wasm heap"),
+  profile: flag(false, "per-kernel times and GFLOP/s of one conv VAE 64×64 step"),
 };
+
+/** Summary of a sample: median, quartiles and range. */
+export interface Spread {
+  median: number;
+  q1: number;
+  q3: number;
+  min: number;
+  max: number;
+}
+
+/** One paired round: each side's median step time in it, and their ratio. */
+export interface Round {
+  ours_ms: number;
+  reference_ms: number | null;
+  ratio: number | null;
+}
+
+/** One model on one backend. */
+export interface ModelResult {
+  model: ModelName;
+  backend: string;
+  /** Images per step. */
+  batch: number;
+  /** Over every timed step of every round. */
+  ms_per_step: Spread;
+  reference_ms_per_step: Spread | null;
+  /** Minor page faults of the reference per timed step (near 0 when its allocator keeps memory). */
+  reference_page_faults_per_step: number | null;
+  /** Of the per-round ratios tfjs ms / PyTorch ms; null without a reference. */
+  ratio: Spread | null;
+  rounds: Round[];
+  /** 1-minute load average just before and just after this model's rounds. */
+  load_before: number;
+  load_after: number;
+  peak_rss_mb: number;
+}
+
+/** What the PyTorch worker reported about itself. */
+export interface ReferenceInfo {
+  python: string;
+  torch: string;
+  threads: number;
+  /** `clean`: {@linkcode BLAS_OVERRIDES} were unset in its process; `inherit`: it saw ours. */
+  env: "clean" | "inherit";
+  malloc: "keep" | "default";
+  /** Variables unset in its process, with the values ours had. */
+  removed_env: Record<string, string>;
+  /** Variables set in its process: thread counts, and glibc's under `keep`. */
+  set_env: Record<string, string>;
+  /** torch's build flags, loaded libraries, OpenBLAS's config and core, threadpoolctl when present. */
+  blas: Record<string, unknown>;
+}
+
+/** One kernel of the profiled step, summed over its calls. */
+export interface KernelProfile {
+  name: string;
+  calls: number;
+  ms: number;
+  share: number;
+  /** Multiply-adds ×2 for convolutions and matrix products; null for other kernels. */
+  gflop: number | null;
+  gflops: number | null;
+  /** gflops over the backend's single-thread sgemm limit (see {@linkcode ProfileReport}). */
+  of_gemm_limit: number | null;
+}
+
+/** One call of a FLOP-heavy kernel, for finding the slow layer. */
+export interface KernelCall {
+  name: string;
+  input_shapes: number[][];
+  ms: number;
+  gflops: number;
+}
+
+/** The `--profile` section. */
+export interface ProfileReport {
+  backend: string;
+  model: "conv-vae-64";
+  steps: number;
+  total_ms: number;
+  /**
+   * One-thread sgemm rates, 2 FLOP per multiply-add over the fastest of 7
+   * runs: the backend's n×n×n matMul and 1×1 convolution (8n × n × n), the
+   * faster of the two as the limit `of_gemm_limit` divides by, and
+   * PyTorch's n×n×n torch.mm with the CPU time it used per wall second (1
+   * means one thread).
+   */
+  gemm: {
+    n: number;
+    backend_matmul_gflops: number;
+    backend_conv1x1_gflops: number;
+    limit_gflops: number;
+    torch: { gflops: number; cpu_per_wall: number } | null;
+  };
+  kernels: KernelProfile[];
+  calls: KernelCall[];
+}
+
+/** The JSON `--json` writes and bench/readme_table.ts reads. */
+export interface BenchReport {
+  schema: "latentlab-bench/1";
+  date: string;
+  argv: string[];
+  config: {
+    rounds: number;
+    steps: number;
+    warmup: number;
+    threads: number;
+    torch_env: "clean" | "inherit";
+    torch_malloc: "keep" | "default";
+    models: string[];
+    backends: string[];
+  };
+  machine: {
+    cpu: string;
+    cores: number;
+    memory_gb: number;
+    os: string;
+    deno: string;
+    v8: string;
+    tfjs: string;
+    tfjs_wasm: string;
+    wasm_simd: boolean;
+    wasm_threads: boolean;
+    /** 1, 5 and 15-minute load averages at start and end; they include the bench's own process. */
+    load_start: number[];
+    load_end: number[];
+  };
+  reference: ReferenceInfo | null;
+  results: ModelResult[];
+  /** Rendering a batch of 64 images on one core; `share_of_conv_vae_64`: of a conv VAE 64×64 step when timed. */
+  datasets: { name: string; images_per_s: number; batch_ms: number; share_of_conv_vae_64: number | null }[];
+  profile: ProfileReport | null;
+}
 
 /** One timed workload: builds its state once, then runs a step that resolves when the result is read. */
 interface Workload {
-  name: string;
+  name: ModelName;
+  batch: number;
   build(rng: Rng): { step(): Promise<void>; dispose(): void };
 }
 
-function vaeWorkload(name: string, size: 32 | 64, kind: "conv" | "mlp"): Workload {
+function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
+  return tf.tensor4d(Float32Array.from({ length: n * size * size }, () => rng.uniform() < 0.2 ? 1 : 0), [
+    n,
+    size,
+    size,
+    1,
+  ]);
+}
+
+/** A VAE training step with the loss and posterior that training uses (β-VAE, β = 1). */
+function vaeTrainer(rng: Rng, size: 32 | 64, kind: "conv" | "mlp") {
+  const { encoder, decoder } = vaeNetworks(rng, kind, { size, channels: 1, latents: 10 });
+  const variables = [...encoder.params.list(), ...decoder.params.list()];
+  const x = binaryImages(rng, 64, size);
+  const optimizer = tf.train.adam(1e-4);
+  return {
+    /** One Adam step; returns the loss (the caller disposes it). */
+    minimize(): tf.Scalar {
+      const noise = tf.tensor2d(rng.normalArray(64 * 10), [64, 10]);
+      const loss = optimizer.minimize(
+        () => vaeLoss(decoder, x, posterior(encoder, x, noise), { method: "beta_vae", value: 1, step: 0 }).total,
+        true,
+        variables,
+      )!;
+      noise.dispose();
+      return loss;
+    },
+    dispose() {
+      encoder.params.dispose();
+      decoder.params.dispose();
+      optimizer.dispose();
+      x.dispose();
+    },
+  };
+}
+
+function vaeWorkload(name: ModelName, size: 32 | 64, kind: "conv" | "mlp"): Workload {
   return {
     name,
+    batch: 64,
     build(rng) {
-      const options = { size, channels: 1, latents: 10 };
-      const { encoder, decoder } = vaeNetworks(rng, kind, options);
-      const variables = [...encoder.params.list(), ...decoder.params.list()];
-      const x = tf.tensor4d(Float32Array.from({ length: 64 * size * size }, () => rng.uniform() < 0.2 ? 1 : 0), [
-        64,
-        size,
-        size,
-        1,
-      ]);
-      const optimizer = tf.train.adam(1e-4);
+      const trainer = vaeTrainer(rng, size, kind);
       return {
         async step() {
-          const noise = tf.tensor2d(rng.normalArray(64 * 10), [64, 10]);
-          const loss = optimizer.minimize(() => betaVaeLoss(encoder, decoder, x, noise).total, true, variables)!;
+          const loss = trainer.minimize();
           await loss.data();
-          tf.dispose([loss, noise]);
+          loss.dispose();
         },
-        dispose() {
-          encoder.params.dispose();
-          decoder.params.dispose();
-          optimizer.dispose();
-          x.dispose();
-        },
+        dispose: trainer.dispose,
       };
     },
   };
@@ -74,6 +267,7 @@ const WORKLOADS: Workload[] = [
   vaeWorkload("mlp-vae-64", 64, "mlp"),
   {
     name: "mnist-cnn",
+    batch: 128,
     build(rng) {
       const model = smallCnn(rng);
       const images = tf.tensor4d(Float32Array.from({ length: 128 * 784 }, () => rng.uniform()), [128, 28, 28, 1]);
@@ -99,14 +293,10 @@ const WORKLOADS: Workload[] = [
   },
   {
     name: "conv-encoder-infer",
+    batch: 256,
     build(rng) {
       const encoder = convEncoder(rng, { size: 64, channels: 1, latents: 10 });
-      const x = tf.tensor4d(Float32Array.from({ length: 256 * 4096 }, () => rng.uniform() < 0.2 ? 1 : 0), [
-        256,
-        64,
-        64,
-        1,
-      ]);
+      const x = binaryImages(rng, 256, 64);
       return {
         async step() {
           const { mean, logVar } = tf.tidy(() => encoder.encode(x));
@@ -122,72 +312,328 @@ const WORKLOADS: Workload[] = [
   },
 ];
 
-/** Median and range of step times in milliseconds. */
-export interface Timing {
-  median_ms: number;
-  min_ms: number;
-  max_ms: number;
-}
-
-function summarize(times: number[]): Timing {
-  const sorted = [...times].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return { median_ms: median, min_ms: sorted[0], max_ms: sorted.at(-1)! };
-}
-
-async function timeWorkload(workload: Workload, warmup: number, repeats: number) {
-  const state = workload.build(new Rng(0));
-  const times: number[] = [];
-  let peakRss = 0;
-  for (let i = 0; i < warmup + repeats; i++) {
-    const start = performance.now();
-    await state.step();
-    if (i >= warmup) times.push(performance.now() - start);
-    peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
-  }
-  state.dispose();
-  return { ...summarize(times), peak_rss_mb: Math.round(peakRss / 2 ** 20) };
-}
-
-async function profileConvVae(): Promise<string> {
-  const rng = new Rng(0);
-  const options = { size: 64 as const, channels: 1, latents: 10 };
-  const encoder = convEncoder(rng, options), decoder = convDecoder(rng, options);
-  const x = tf.tensor4d(Float32Array.from({ length: 64 * 4096 }, () => rng.uniform() < 0.2 ? 1 : 0), [64, 64, 64, 1]);
-  const noise = tf.tensor2d(rng.normalArray(640), [64, 10]);
-  const variables = [...encoder.params.list(), ...decoder.params.list()];
-  const run = () => {
-    const { value, grads } = tf.variableGrads(() => betaVaeLoss(encoder, decoder, x, noise).total, variables);
-    tf.dispose([value, ...Object.values(grads)]);
+/** Median, quartiles (linear interpolation) and range of `values`. */
+export function spread(values: number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const position = q * (sorted.length - 1), low = Math.floor(position);
+    return sorted[low] + (sorted[Math.min(low + 1, sorted.length - 1)] - sorted[low]) * (position - low);
   };
-  run();
-  const info = await tf.profile(run);
-  const byKernel = new Map<string, number>();
-  for (const k of info.kernels) byKernel.set(k.name, (byKernel.get(k.name) ?? 0) + Number(k.kernelTimeMs));
-  const total = [...byKernel.values()].reduce((a, b) => a + b, 0);
-  tf.dispose([x, noise]);
-  encoder.params.dispose();
-  decoder.params.dispose();
-  return [...byKernel].sort((a, b) => b[1] - a[1]).slice(0, 8)
-    .map(([name, ms]) => `${name} ${ms.toFixed(1)} ms (${(100 * ms / total).toFixed(0)}%)`).join(", ");
+  return { median: at(0.5), q1: at(0.25), q3: at(0.75), min: sorted[0], max: sorted.at(-1)! };
 }
 
-async function torchReference(threads: number, warmup: number, repeats: number) {
-  const script = fileURLToPath(new URL("./torch_reference.py", import.meta.url));
-  // The Debian interpreter is tried too: python3-torch installs there, beside a pyenv python3 on PATH.
-  for (const python of ["python3", "/usr/bin/python3"]) {
-    try {
-      const out = await new Deno.Command(python, {
-        args: [script, "--threads", String(threads), "--warmup", String(warmup), "--repeats", String(repeats)],
-        stderr: "null",
-      }).output();
-      if (out.success) return JSON.parse(new TextDecoder().decode(out.stdout));
-    } catch {
-      continue;
+/**
+ * The PyTorch worker: one python process answering JSON requests line by
+ * line (protocol in bench/torch_reference.py).
+ */
+class TorchWorker {
+  #process: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #lines: AsyncIterator<string>;
+  #stderr: Promise<string>;
+
+  private constructor(process: Deno.ChildProcess) {
+    this.#process = process;
+    this.#writer = process.stdin.getWriter();
+    this.#lines = readLines(process.stdout)[Symbol.asyncIterator]();
+    this.#stderr = new Response(process.stderr).text();
+  }
+
+  /**
+   * Starts the worker with the first interpreter that imports torch, or
+   * returns null. Under `clean` its environment lacks {@linkcode BLAS_OVERRIDES},
+   * under `keep` it has {@linkcode MALLOC_KEEP}; BLAS and OpenMP threads are
+   * pinned to `threads` always.
+   */
+  static async start(
+    threads: number,
+    env: "clean" | "inherit",
+    malloc: "keep" | "default",
+  ): Promise<{ worker: TorchWorker; info: ReferenceInfo } | null> {
+    const script = fileURLToPath(new URL("./torch_reference.py", import.meta.url));
+    const childEnv = Deno.env.toObject();
+    const removed: Record<string, string> = {};
+    if (env === "clean") {
+      for (const key of BLAS_OVERRIDES) {
+        if (key in childEnv) removed[key] = childEnv[key];
+        delete childEnv[key];
+      }
+    }
+    const set: Record<string, string> = {};
+    for (const key of ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"]) set[key] = String(threads);
+    if (malloc === "keep") Object.assign(set, MALLOC_KEEP);
+    Object.assign(childEnv, set);
+    // Debian's python3-torch installs under /usr/bin/python3, which a pyenv python3 on PATH may shadow.
+    for (const python of ["/usr/bin/python3", "python3"]) {
+      let process: Deno.ChildProcess;
+      try {
+        process = new Deno.Command(python, {
+          args: [script, "--threads", String(threads)],
+          env: childEnv,
+          clearEnv: true,
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+      } catch {
+        continue;
+      }
+      const worker = new TorchWorker(process);
+      const ready = await worker.#next();
+      if (ready?.ready) {
+        const info: ReferenceInfo = {
+          python,
+          torch: ready.torch as string,
+          threads: ready.threads as number,
+          env,
+          malloc,
+          removed_env: removed,
+          set_env: set,
+          blas: ready.blas as Record<string, unknown>,
+        };
+        return { worker, info };
+      }
+      await worker.close();
+      console.error(`${python}: ${(await worker.#stderr).trim().split("\n").at(-1) ?? "no reply"}`);
+    }
+    return null;
+  }
+
+  async #next(): Promise<Record<string, unknown> | null> {
+    const { value, done } = await this.#lines.next();
+    return done ? null : JSON.parse(value);
+  }
+
+  /** Sends one request and returns the reply; throws with the worker's stderr when it died or failed. */
+  async request(message: Record<string, unknown>): Promise<Record<string, unknown>> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+    const reply = await this.#next();
+    if (!reply) throw new Error(`PyTorch worker exited: ${(await this.#stderr).trim().split("\n").at(-1)}`);
+    if (reply.error) throw new Error(`PyTorch worker: ${reply.error}`);
+    return reply;
+  }
+
+  /** Ends its input and waits for it to exit. */
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    await this.#process.status;
+    await this.#stderr;
+  }
+}
+
+async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let buffered = "";
+  const decoder = new TextDecoder();
+  for await (const bytes of stream) {
+    buffered += decoder.decode(bytes, { stream: true });
+    let newline;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      yield buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
     }
   }
-  return null;
+  if (buffered) yield buffered;
+}
+
+async function timeOurs(step: () => Promise<void>, steps: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < steps; i++) {
+    const start = performance.now();
+    await step();
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+async function timeReference(worker: TorchWorker, model: string, steps: number) {
+  const reply = await worker.request({ op: "time", model, steps });
+  return { times: reply.times_ms as number[], faults: reply.minor_faults as number };
+}
+
+/** Rounds of one model: ours and the reference alternate in ABBA order, each timing `steps` steps per round. */
+async function timeModel(
+  workload: Workload,
+  backend: string,
+  worker: TorchWorker | null,
+  cfg: { rounds: number; steps: number; warmup: number },
+): Promise<ModelResult> {
+  const state = workload.build(new Rng(0));
+  if (worker) await worker.request({ op: "build", model: workload.name });
+  const loadBefore = loadavg()[0];
+  await timeOurs(state.step, cfg.warmup);
+  if (worker && cfg.warmup) await timeReference(worker, workload.name, cfg.warmup);
+  const ours: number[] = [], theirs: number[] = [], rounds: Round[] = [];
+  let peakRss = Deno.memoryUsage().rss, faults = 0;
+  for (let r = 0; r < cfg.rounds; r++) {
+    let a: number[], reference: { times: number[]; faults: number } | null = null;
+    if (worker && r % 2 === 1) {
+      reference = await timeReference(worker, workload.name, cfg.steps);
+      a = await timeOurs(state.step, cfg.steps);
+    } else {
+      a = await timeOurs(state.step, cfg.steps);
+      if (worker) reference = await timeReference(worker, workload.name, cfg.steps);
+    }
+    peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
+    ours.push(...a);
+    const b = reference?.times ?? null;
+    if (reference) {
+      theirs.push(...reference.times);
+      faults += reference.faults;
+    }
+    const oursMs = spread(a).median, referenceMs = b ? spread(b).median : null;
+    rounds.push({ ours_ms: oursMs, reference_ms: referenceMs, ratio: referenceMs ? oursMs / referenceMs : null });
+  }
+  state.dispose();
+  if (worker) await worker.request({ op: "dispose", model: workload.name });
+  return {
+    model: workload.name,
+    backend,
+    batch: workload.batch,
+    ms_per_step: spread(ours),
+    reference_ms_per_step: theirs.length ? spread(theirs) : null,
+    reference_page_faults_per_step: theirs.length ? Math.round(faults / theirs.length) : null,
+    ratio: worker ? spread(rounds.map((r) => r.ratio!)) : null,
+    rounds,
+    load_before: loadBefore,
+    load_after: loadavg()[0],
+    peak_rss_mb: Math.round(peakRss / 2 ** 20),
+  };
+}
+
+/**
+ * Single-thread sgemm rates of the active backend in GFLOP/s: an n×n×n
+ * matMul and a 1×1 convolution of the same GEMM shape with 8n rows
+ * (XNNPACK's GEMM microkernel on wasm), each timed by its fastest of
+ * `repeats` runs, since a limit is a best case.
+ */
+async function backendGemmGflops(n: number, repeats: number): Promise<{ matmul: number; conv1x1: number }> {
+  const rng = new Rng(1);
+  const fastest = async (run: () => tf.Tensor) => {
+    let best = Infinity;
+    for (let i = 0; i <= repeats; i++) {
+      const start = performance.now();
+      const out = run();
+      await out.data();
+      out.dispose();
+      if (i > 0) best = Math.min(best, performance.now() - start);
+    }
+    return best / 1000;
+  };
+  const a = tf.tensor2d(rng.normalArray(n * n), [n, n]), b = tf.tensor2d(rng.normalArray(n * n), [n, n]);
+  const x = tf.tensor4d(rng.normalArray(8 * n * n), [1, 8 * n, 1, n]), w = tf.reshape(b, [1, 1, n, n]) as tf.Tensor4D;
+  const matmul = 2 * n ** 3 / await fastest(() => tf.matMul(a, b)) / 1e9;
+  const conv1x1 = 2 * 8 * n ** 3 / await fastest(() => tf.conv2d(x, w, 1, "valid")) / 1e9;
+  tf.dispose([a, b, x, w]);
+  return { matmul, conv1x1 };
+}
+
+const numel = (shape: number[]) => shape.reduce((p, d) => p * d, 1);
+
+/**
+ * FLOPs (2 per multiply-add) of one call of a convolution or matrix-product
+ * kernel from its input and output shapes, or null for other kernels. Shapes
+ * follow the tfjs kernel inputs: Conv2D (x, filter), Conv2DBackpropInput (dy,
+ * filter), Conv2DBackpropFilter (x, dy) → filter, BatchMatMul (a, b).
+ */
+export function kernelFlops(name: string, inputs: number[][], output: number[]): number | null {
+  switch (name) {
+    case "Conv2D":
+    case "FusedConv2D": {
+      const [kh, kw, ci] = inputs[1];
+      return 2 * numel(output) * kh * kw * ci;
+    }
+    case "Conv2DBackpropInput": {
+      const [kh, kw, ci] = inputs[1];
+      return 2 * numel(inputs[0]) * kh * kw * ci;
+    }
+    case "Conv2DBackpropFilter": {
+      const [kh, kw, ci] = output;
+      return 2 * numel(inputs[1]) * kh * kw * ci;
+    }
+    case "BatchMatMul":
+    case "_FusedMatMul": {
+      // Output [..., m, n]; the shared dimension k = |a| · n / |output| whatever the transposes.
+      const n = output.at(-1)!;
+      return 2 * numel(output) * (numel(inputs[0]) * n / numel(output));
+    }
+    default:
+      return null;
+  }
+}
+
+/** Per-kernel time of conv VAE 64×64 Adam steps on the active backend, with GFLOP/s against its sgemm rate. */
+async function profileConvVae(
+  backend: string,
+  torch: ProfileReport["gemm"]["torch"],
+  steps = 3,
+): Promise<ProfileReport> {
+  const n = 512;
+  const rates = await backendGemmGflops(n, 7);
+  const limit = Math.max(rates.matmul, rates.conv1x1);
+  const trainer = vaeTrainer(new Rng(0), 64, "conv");
+  for (let i = 0; i < 2; i++) trainer.minimize().dispose();
+  const byKernel = new Map<string, { calls: number; ms: number; flops: number | null }>();
+  const calls: KernelCall[] = [];
+  for (let i = 0; i < steps; i++) {
+    const info = await tf.profile(() => trainer.minimize());
+    for (const k of info.kernels) {
+      const ms = Number(k.kernelTimeMs);
+      const flops = kernelFlops(k.name, k.inputShapes as number[][], k.outputShapes[0] as number[]);
+      const entry = byKernel.get(k.name) ?? { calls: 0, ms: 0, flops: flops === null ? null : 0 };
+      entry.calls++;
+      entry.ms += ms;
+      if (flops !== null) entry.flops! += flops;
+      byKernel.set(k.name, entry);
+      if (flops !== null && i === steps - 1) {
+        calls.push({ name: k.name, input_shapes: k.inputShapes as number[][], ms, gflops: flops / ms / 1e6 });
+      }
+    }
+    tf.dispose(info.result as tf.Tensor);
+  }
+  trainer.dispose();
+  const total = [...byKernel.values()].reduce((s, k) => s + k.ms, 0);
+  const kernels = [...byKernel].sort((a, b) => b[1].ms - a[1].ms).map(([name, k]): KernelProfile => {
+    const gflops = k.flops === null ? null : k.flops / k.ms / 1e6;
+    return {
+      name,
+      calls: k.calls / steps,
+      ms: k.ms / steps,
+      share: k.ms / total,
+      gflop: k.flops === null ? null : k.flops / steps / 1e9,
+      gflops,
+      of_gemm_limit: gflops === null ? null : gflops / limit,
+    };
+  });
+  return {
+    backend,
+    model: "conv-vae-64",
+    steps,
+    total_ms: total / steps,
+    gemm: { n, backend_matmul_gflops: rates.matmul, backend_conv1x1_gflops: rates.conv1x1, limit_gflops: limit, torch },
+    kernels,
+    calls: calls.sort((a, b) => b.ms - a.ms),
+  };
+}
+
+function datasetThroughput(convStepMs: number | null, batches = 30): BenchReport["datasets"] {
+  return DATASET_NAMES.map((name) => {
+    const dataset = loadDataset(name);
+    const rng = new Rng(0);
+    sampleBatch(dataset, 64, rng); // warm-up: sprite masks and ray-cast layers are cached lazily
+    const times: number[] = [];
+    for (let i = 0; i < batches; i++) {
+      const start = performance.now();
+      sampleBatch(dataset, 64, rng);
+      times.push(performance.now() - start);
+    }
+    const ms = spread(times).median;
+    return {
+      name,
+      images_per_s: Math.round(64_000 / ms),
+      batch_ms: ms,
+      share_of_conv_vae_64: convStepMs ? ms / convStepMs : null,
+    };
+  });
 }
 
 async function availableBackends(choice: string): Promise<string[]> {
@@ -203,14 +649,102 @@ async function availableBackends(choice: string): Promise<string[]> {
   return names;
 }
 
+async function machineInfo(): Promise<BenchReport["machine"]> {
+  const load = loadavg();
+  return {
+    cpu: cpus()[0]?.model.trim() ?? "unknown",
+    cores: cpus().length,
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    os: `${Deno.build.os} ${Deno.build.arch}`,
+    deno: Deno.version.deno,
+    v8: Deno.version.v8,
+    tfjs: tf.version.tfjs,
+    tfjs_wasm: version_wasm,
+    wasm_simd: await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT") as boolean,
+    wasm_threads: await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT") as boolean,
+    load_start: load,
+    load_end: load,
+  };
+}
+
+const fixed = (v: number | null | undefined, digits?: number) =>
+  v === null || v === undefined ? "—" : v.toFixed(digits ?? (v >= 100 ? 0 : 1));
+
+function printSummary(report: BenchReport): void {
+  const ref = report.reference;
+  if (ref) {
+    const openblas = ref.blas.openblas as { config: string; core: string } | null;
+    console.log(
+      `PyTorch ${ref.torch} (${ref.python}, ${ref.threads} thread${ref.threads > 1 ? "s" : ""}), BLAS ${
+        openblas ? `${openblas.config} core ${openblas.core}` : ref.blas.blas_info ?? "unknown"
+      }; unset in its env: ${Object.keys(ref.removed_env).join(", ") || "nothing"}; set: ${
+        Object.entries(ref.set_env).map(([k, v]) => `${k}=${v}`).join(" ")
+      }`,
+    );
+  }
+  console.log(
+    "\n| model | backend | ms/step | PyTorch ms/step | ratio median (IQR; min–max) | PyTorch faults/step | load before→after |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of report.results) {
+    const ratio = r.ratio
+      ? `${fixed(r.ratio.median, 2)} (${fixed(r.ratio.q1, 2)}–${fixed(r.ratio.q3, 2)}; ${fixed(r.ratio.min, 2)}–${
+        fixed(r.ratio.max, 2)
+      })`
+      : "—";
+    console.log(
+      `| ${r.model} | ${r.backend} | ${fixed(r.ms_per_step.median)} | ${
+        fixed(r.reference_ms_per_step?.median)
+      } | ${ratio} | ${r.reference_page_faults_per_step ?? "—"} | ${fixed(r.load_before, 2)}→${
+        fixed(r.load_after, 2)
+      } |`,
+    );
+  }
+  console.log("\n| dataset | images/s (one core, batches of 64) | batch of 64 ms | share of a conv VAE 64×64 step |");
+  console.log("|---|---|---|---|");
+  for (const d of report.datasets) {
+    const share = d.share_of_conv_vae_64 === null ? "—" : `${(100 * d.share_of_conv_vae_64).toFixed(1)}%`;
+    console.log(`| ${d.name} | ${d.images_per_s} | ${d.batch_ms.toFixed(2)} | ${share} |`);
+  }
+  const p = report.profile;
+  if (p) {
+    const g = p.gemm;
+    console.log(
+      `\nprofile (${p.backend}, conv-vae-64, ${fixed(p.total_ms)} ms of kernels per step); one-thread sgemm, ` +
+        `fastest of 7: ${p.backend} matMul ${g.n}³ ${fixed(g.backend_matmul_gflops)} GFLOP/s, 1×1 conv ` +
+        `${8 * g.n}×${g.n}×${g.n} ${fixed(g.backend_conv1x1_gflops)} GFLOP/s; PyTorch mm ${g.n}³ ` +
+        `${fixed(g.torch?.gflops)} GFLOP/s (${fixed(g.torch?.cpu_per_wall, 2)} CPU s per wall s)`,
+    );
+    console.log(`| kernel | calls/step | ms/step | share | GFLOP/s | of ${p.backend} sgemm limit |`);
+    console.log("|---|---|---|---|---|---|");
+    for (const k of p.kernels.slice(0, 12)) {
+      console.log(
+        `| ${k.name} | ${k.calls} | ${fixed(k.ms)} | ${(100 * k.share).toFixed(0)}% | ${fixed(k.gflops)} | ${
+          k.of_gemm_limit === null ? "—" : `${(100 * k.of_gemm_limit).toFixed(0)}%`
+        } |`,
+      );
+    }
+    console.log("\nslowest FLOP-heavy calls of one step:");
+    for (const c of p.calls.slice(0, 10)) {
+      console.log(
+        `  ${c.name} ${c.input_shapes.map((s) => `[${s}]`).join(" ")}: ${fixed(c.ms)} ms, ${fixed(c.gflops)} GFLOP/s`,
+      );
+    }
+  }
+}
+
 async function main(args: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(args);
-  const jsonPath = flags.get("json");
+  const jsonPath = flags.get("json"), writeReadme = flags.get("write-readme");
   flags.delete("json");
+  flags.delete("write-readme");
   if (flags.has("help")) {
     console.log(
-      "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--warmup N] [--repeats N] " +
-        "[--threads N] [--torch auto|off] [--profile] [--json path]",
+      "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N] [--steps N] " +
+        "[--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit] [--torch_malloc keep|default] " +
+        "[--profile] [--json path] " +
+        "[--write-readme]\n" +
+        `models: ${MODEL_NAMES.join(", ")}`,
     );
     return;
   }
@@ -218,62 +752,70 @@ async function main(args: string[]): Promise<void> {
   try {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (jsonPath === true) throw new UsageError("--json needs a path");
-    cfg = resolveConfig(OPTIONS, {}, flags, ["json"]);
+    if (writeReadme !== undefined && writeReadme !== true) throw new UsageError("--write-readme takes no value");
+    cfg = resolveConfig(OPTIONS, {}, flags, ["json", "write-readme"]);
   } catch (error) {
     if (error instanceof UsageError) exitWithUsageError(error.message);
     throw error;
   }
-  const rows: Record<string, unknown>[] = [];
-  for (const backend of await availableBackends(cfg.backend)) {
-    await selectBackend(backend as "wasm" | "cpu" | "webgpu");
-    for (const workload of WORKLOADS) {
-      console.error(`timing ${workload.name} on ${backend} ...`);
-      rows.push({ model: workload.name, backend, ...await timeWorkload(workload, cfg.warmup, cfg.repeats) });
+  const backends = await availableBackends(cfg.backend);
+  const machine = await machineInfo();
+  const started = cfg.torch === "auto"
+    ? await TorchWorker.start(cfg.threads, cfg.torch_env as "clean" | "inherit", cfg.torch_malloc as "keep" | "default")
+    : null;
+  if (!started && cfg.torch === "auto") console.error("no python3 with torch found: running without the reference");
+  const worker = started?.worker ?? null;
+  const report: BenchReport = {
+    schema: "latentlab-bench/1",
+    date: new Date().toISOString(),
+    argv: args,
+    config: {
+      rounds: cfg.rounds,
+      steps: cfg.steps,
+      warmup: cfg.warmup,
+      threads: cfg.threads,
+      torch_env: cfg.torch_env as "clean" | "inherit",
+      torch_malloc: cfg.torch_malloc as "keep" | "default",
+      models: cfg.models,
+      backends,
+    },
+    machine,
+    reference: started?.info ?? null,
+    results: [],
+    datasets: [],
+    profile: null,
+  };
+  try {
+    for (const backend of backends) {
+      await selectBackend(backend as "wasm" | "cpu" | "webgpu");
+      for (const workload of WORKLOADS.filter((w) => cfg.models.includes(w.name))) {
+        console.error(`timing ${workload.name} on ${backend} ...`);
+        report.results.push(await timeModel(workload, backend, worker, cfg));
+      }
     }
-    if (cfg.profile && backend !== "cpu") console.log(`profile (${backend}, conv-vae-64): ${await profileConvVae()}`);
-  }
-  const convStep = rows.find((r) => r.model === "conv-vae-64")?.median_ms as number | undefined;
-  console.log(
-    "\n| dataset | images/s (one core, 64×64, batches of 64) | batch of 64 ms | share of a conv VAE 64×64 step |",
-  );
-  console.log("|---|---|---|---|");
-  for (const name of DATASET_NAMES) {
-    const dataset = loadDataset(name);
-    const rng = new Rng(0);
-    sampleBatch(dataset, 64, rng); // warm-up: sprite masks and ray-cast layers are cached lazily
-    const times: number[] = [];
-    for (let i = 0; i < 50; i++) {
-      const start = performance.now();
-      sampleBatch(dataset, 64, rng);
-      times.push(performance.now() - start);
+    if (cfg.profile) {
+      const backend = backends.find((b) => b !== "cpu") ?? backends[0];
+      await selectBackend(backend as "wasm" | "cpu" | "webgpu");
+      console.error(`profiling conv-vae-64 on ${backend} ...`);
+      const torchGemm = worker
+        ? await worker.request({ op: "gemm", n: 512, repeats: 7 }) as { gflops: number; cpu_per_wall: number }
+        : null;
+      report.profile = await profileConvVae(backend, torchGemm);
     }
-    const { median_ms } = summarize(times);
-    const share = convStep ? `${(100 * median_ms / convStep).toFixed(1)}%` : "—";
-    console.log(`| ${name} | ${Math.round(64_000 / median_ms)} | ${median_ms.toFixed(2)} | ${share} |`);
+  } finally {
+    await worker?.close();
   }
-  const torch = cfg.torch === "auto" ? await torchReference(cfg.threads, cfg.warmup, cfg.repeats) : null;
-  for (const row of rows) {
-    const reference = torch?.results?.[row.model as string];
-    row.torch_median_ms = reference?.median_ms ?? null;
-    row.ratio = reference ? (row.median_ms as number) / reference.median_ms : null;
-  }
-  const fmt = (v: unknown) => typeof v === "number" ? v.toFixed(v >= 100 ? 0 : 1) : "—";
-  console.log(
-    `| model | backend | median ms | min–max ms | peak RSS MB | PyTorch ${torch?.torch ?? ""} ${
-      torch ? `(${torch.threads} thread${torch.threads > 1 ? "s" : ""}) ` : ""
-    }ms | ratio tfjs/PyTorch |`,
-  );
-  console.log("|---|---|---|---|---|---|---|");
-  for (const r of rows) {
-    console.log(
-      `| ${r.model} | ${r.backend} | ${fmt(r.median_ms)} | ${fmt(r.min_ms)}–${fmt(r.max_ms)} | ${r.peak_rss_mb} | ${
-        fmt(r.torch_median_ms)
-      } | ${r.ratio === null ? "—" : (r.ratio as number).toFixed(2)} |`,
-    );
-  }
-  if (!torch && cfg.torch === "auto") console.log("(no python3 with torch found: PyTorch column empty)");
+  const convStep = report.results.find((r) => r.model === "conv-vae-64" && r.backend === backends[0]);
+  report.datasets = datasetThroughput(convStep?.ms_per_step.median ?? null);
+  report.machine.load_end = loadavg();
+  printSummary(report);
   if (typeof jsonPath === "string") {
-    Deno.writeTextFileSync(jsonPath, JSON.stringify({ date: new Date().toISOString(), torch, rows }, null, 2) + "\n");
+    Deno.writeTextFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n");
+    console.error(`wrote ${jsonPath}`);
+  }
+  if (writeReadme) {
+    writeSpeedTable(report, README_PATH);
+    console.error(`wrote the speed table of ${README_PATH}`);
   }
 }
 

@@ -1,29 +1,44 @@
-"""PyTorch reference timings for `deno task bench`: the same models and steps on
-the CPU, with a fixed number of threads. Prints one JSON object to stdout.
+"""PyTorch reference worker for `deno task bench`: the bench's models and training
+steps on the CPU with a fixed number of threads, driven over stdin/stdout so
+one process serves every round (interpreter and torch start-up are never timed).
 
-usage: python3 bench/torch_reference.py --threads 1 --repeats 10 --warmup 3
+Protocol: one JSON object per line each way. On start the worker prints
+{"ready": true, "torch": ..., "threads": ..., "blas": {...}}; then per request
+  {"op": "build", "model": name}                -> {"ok": true}
+  {"op": "time", "model": name, "steps": n}     -> {"times_ms": [...], "minor_faults": ...}
+  {"op": "gemm", "n": 512, "repeats": 7}        -> {"gflops": ..., "cpu_per_wall": ...}
+  {"op": "dispose", "model": name}              -> {"ok": true}
+and exits at end of input. Errors come back as {"error": "..."}.
+
+usage: /usr/bin/python3 bench/torch_reference.py --threads 1
 """
 import argparse
+import ctypes
 import json
-import statistics
+import os
+import re
+import resource
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+LATENTS = 10
 
-def conv_encoder(size, latents=10):
-    channels = [32, 32, 64, 64] if size == 64 else [32, 64, 64]
+
+def conv_encoder(size):
+    plan = [32, 32, 64, 64] if size == 64 else [32, 64, 64]
     layers, inputs = [], 1
-    for outputs in channels:
+    for outputs in plan:
         # TensorFlow "same" with a 4x4 kernel and stride 2 pads 1 on each side.
         layers += [nn.Conv2d(inputs, outputs, 4, 2, 1), nn.ReLU()]
         inputs = outputs
-    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(4 * 4 * inputs, 256), nn.ReLU(), nn.Linear(256, 2 * latents))
+    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(4 * 4 * inputs, 256), nn.ReLU(), nn.Linear(256, 2 * LATENTS))
 
 
-def conv_decoder(size, latents=10):
+def conv_decoder(size):
     # Up-convolutions to 64, 32, 32, 1 channels (64x64) or 64, 32, 1 (32x32), as lib/models/dislib_vae.ts.
     plan = [64, 32, 32, 1] if size == 64 else [64, 32, 1]
     layers, inputs = [], 64
@@ -32,31 +47,18 @@ def conv_decoder(size, latents=10):
         if i + 1 < len(plan):
             layers.append(nn.ReLU())
         inputs = outputs
-    return nn.Sequential(nn.Linear(latents, 256), nn.ReLU(), nn.Linear(256, 4 * 4 * 64), nn.ReLU(),
+    return nn.Sequential(nn.Linear(LATENTS, 256), nn.ReLU(), nn.Linear(256, 4 * 4 * 64), nn.ReLU(),
                          nn.Unflatten(1, (64, 4, 4)), *layers)
 
 
-def mlp_encoder(pixels, latents=10):
+def mlp_encoder(pixels):
     return nn.Sequential(nn.Flatten(), nn.Linear(pixels, 1200), nn.ReLU(), nn.Linear(1200, 1200), nn.ReLU(),
-                         nn.Linear(1200, 2 * latents))
+                         nn.Linear(1200, 2 * LATENTS))
 
 
-def mlp_decoder(size, latents=10):
-    return nn.Sequential(nn.Linear(latents, 1200), nn.Tanh(), nn.Linear(1200, 1200), nn.Tanh(),
+def mlp_decoder(size):
+    return nn.Sequential(nn.Linear(LATENTS, 1200), nn.Tanh(), nn.Linear(1200, 1200), nn.Tanh(),
                          nn.Linear(1200, 1200), nn.Tanh(), nn.Linear(1200, size * size), nn.Unflatten(1, (1, size, size)))
-
-
-def vae_step(encoder, decoder, optimizer, x):
-    stats = encoder(x)
-    mean, log_var = stats.chunk(2, dim=1)
-    z = mean + torch.exp(0.5 * log_var) * torch.randn_like(mean)
-    logits = decoder(z)
-    reconstruction = F.binary_cross_entropy_with_logits(logits, x, reduction="sum") / x.shape[0]
-    kl = 0.5 * (mean.pow(2) + log_var.exp() - log_var - 1).sum() / x.shape[0]
-    loss = reconstruction + kl
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
 
 
 def mnist_cnn():
@@ -65,55 +67,181 @@ def mnist_cnn():
                          nn.Linear(128, 10))
 
 
-def time_it(step, warmup, repeats):
-    for _ in range(warmup):
-        step()
-    times = []
+def vae_step_fn(encoder, decoder, size):
+    """β-VAE (β = 1) step with a Bernoulli decoder, the loss lib/train/vae_objectives.ts trains with."""
+    optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=1e-4)
+    x = (torch.rand(64, 1, size, size) < 0.2).float()
+
+    def step():
+        mean, log_var = encoder(x).chunk(2, dim=1)
+        z = mean + torch.exp(0.5 * log_var) * torch.randn_like(mean)
+        reconstruction = F.binary_cross_entropy_with_logits(decoder(z), x, reduction="sum") / x.shape[0]
+        kl = 0.5 * (mean.pow(2) + log_var.exp() - log_var - 1).sum() / x.shape[0]
+        loss = reconstruction + kl
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        loss.item()
+
+    return step
+
+
+def classifier_step_fn():
+    model = mnist_cnn()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    images, labels = torch.rand(128, 1, 28, 28), torch.randint(0, 10, (128,))
+
+    def step():
+        loss = F.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        loss.item()
+
+    return step
+
+
+def inference_step_fn():
+    encoder = conv_encoder(64)
+    x = (torch.rand(256, 1, 64, 64) < 0.2).float()
+
+    def step():
+        with torch.no_grad():
+            encoder(x)
+
+    return step
+
+
+BUILDERS = {
+    "conv-vae-64": lambda: vae_step_fn(conv_encoder(64), conv_decoder(64), 64),
+    "conv-vae-32": lambda: vae_step_fn(conv_encoder(32), conv_decoder(32), 32),
+    "mlp-vae-64": lambda: vae_step_fn(mlp_encoder(64 * 64), mlp_decoder(64), 64),
+    "mnist-cnn": classifier_step_fn,
+    "conv-encoder-infer": inference_step_fn,
+}
+
+
+def loaded_libraries():
+    """Shared libraries mapped into this process whose names say BLAS, LAPACK, threading or oneDNN."""
+    pattern = re.compile(r"blas|lapack|mkl|blis|omp|dnnl|atlas", re.I)
+    found = []
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                if path.startswith("/") and pattern.search(os.path.basename(path)) and path not in found:
+                    found.append(path)
+    except OSError:
+        pass
+    return found
+
+
+def openblas_details(libraries):
+    """OpenBLAS's own account of its build and the core kernel it picked at load (honours OPENBLAS_CORETYPE)."""
+    for path in libraries:
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+        except (OSError, AttributeError):
+            continue
+        return {
+            "library": path,
+            "config": lib.openblas_get_config().decode(),
+            "core": lib.openblas_get_corename().decode(),
+            "threads": lib.openblas_get_num_threads(),
+        }
+    return None
+
+
+def blas_report():
+    """Which BLAS this torch runs: build flags, the libraries actually loaded, and OpenBLAS's core kernel."""
+    config = torch.__config__.show()
+
+    def setting(name):
+        match = re.search(name + r"=([^,\s]+)", config)
+        return match.group(1) if match else None
+
+    capability = re.search(r"CPU capability usage: (\S+)", config)
+    libraries = loaded_libraries()
+    report = {
+        "blas_info": setting("BLAS_INFO"),
+        "lapack_info": setting("LAPACK_INFO"),
+        "use_mkldnn": setting("USE_MKLDNN"),
+        "cpu_capability": capability.group(1) if capability else None,
+        "parallel_info": [line.strip() for line in torch.__config__.parallel_info().splitlines() if line.strip()],
+        "libraries": libraries,
+        "openblas": openblas_details(libraries),
+        "env": {key: os.environ.get(key) for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
+                                                     "OMP_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_",
+                                                     "MALLOC_TRIM_THRESHOLD_")},
+        "threadpoolctl": None,
+    }
+    try:
+        import threadpoolctl
+        report["threadpoolctl"] = threadpoolctl.threadpool_info()
+    except ImportError:
+        pass
+    return report
+
+
+def gemm(n, repeats):
+    """Single-precision n×n×n product rate over the fastest of `repeats` runs, and the CPU time per wall second
+    it took (1 means one thread): the machine's practical one-thread GEMM limit."""
+    a, b = torch.rand(n, n), torch.rand(n, n)
+    torch.mm(a, b)
+    best, cpu_per_wall = float("inf"), 0.0
     for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        torch.mm(a, b)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        if wall < best:
+            best, cpu_per_wall = wall, cpu / wall
+    return {"gflops": 2 * n ** 3 / best / 1e9, "cpu_per_wall": cpu_per_wall}
+
+
+def time_steps(step, steps):
+    times = []
+    for _ in range(steps):
         start = time.perf_counter()
         step()
         times.append((time.perf_counter() - start) * 1000)
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times)}
+    return times
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    results = {}
-    for size in (64, 32):
-        encoder, decoder = conv_encoder(size), conv_decoder(size)
-        optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=1e-4)
-        x = (torch.rand(64, 1, size, size) < 0.2).float()
-        results[f"conv-vae-{size}"] = time_it(lambda: vae_step(encoder, decoder, optimizer, x), args.warmup, args.repeats)
-    encoder, decoder = mlp_encoder(64 * 64), mlp_decoder(64)
-    optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=1e-4)
-    x = (torch.rand(64, 1, 64, 64) < 0.2).float()
-    results["mlp-vae-64"] = time_it(lambda: vae_step(encoder, decoder, optimizer, x), args.warmup, args.repeats)
-    model = mnist_cnn()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    images, labels = torch.rand(128, 1, 28, 28), torch.randint(0, 10, (128,))
-
-    def classifier_step():
-        loss = F.cross_entropy(model(images), labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-    results["mnist-cnn"] = time_it(classifier_step, args.warmup, args.repeats)
-    encoder = conv_encoder(64)
-    x = (torch.rand(256, 1, 64, 64) < 0.2).float()
-
-    def inference():
-        with torch.no_grad():
-            encoder(x)
-
-    results["conv-encoder-infer"] = time_it(inference, args.warmup, args.repeats)
-    print(json.dumps({"torch": torch.__version__, "threads": args.threads, "results": results}))
+    reply = lambda obj: print(json.dumps(obj), flush=True)
+    reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_report()})
+    steps = {}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            op = request["op"]
+            if op == "build":
+                steps[request["model"]] = BUILDERS[request["model"]]()
+                reply({"ok": True})
+            elif op == "time":
+                # Minor page faults show whether the allocator hands freed tensors back to the OS between steps.
+                faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                times = time_steps(steps[request["model"]], request["steps"])
+                faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+                reply({"times_ms": times, "minor_faults": faults})
+            elif op == "gemm":
+                reply(gemm(request["n"], request["repeats"]))
+            elif op == "dispose":
+                steps.pop(request["model"], None)
+                reply({"ok": True})
+            else:
+                reply({"error": f"unknown op {op}"})
+        except Exception as error:  # reported to the bench, which decides whether to go on
+            reply({"error": f"{type(error).__name__}: {error}"})
 
 
 if __name__ == "__main__":

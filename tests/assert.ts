@@ -45,3 +45,21 @@ export function assertThrows(fn: () => unknown, type: new (...args: never[]) => 
   }
   throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });
 }
+
+/** Asserts that the promise `fn` returns rejects with `type`; returns the error. */
+export async function assertRejects(
+  fn: () => Promise<unknown>,
+  type: new (...args: never[]) => Error,
+  includes?: string,
+): Promise<Error> {
+  try {
+    await fn();
+  } catch (error) {
+    nodeAssert.ok(error instanceof type, `expected ${type.name}, got ${error}`);
+    if (includes) {
+      nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
+    }
+    return error as Error;
+  }
+  throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });
+}

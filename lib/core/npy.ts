@@ -132,13 +132,3 @@ export function formatNpy(data: NpyData, shape: number[], options: { bool?: bool
 export async function readNpy(path: string): Promise<NpyArray> {
   return parseNpy(await Deno.readFile(path), path);
 }
-
-/** Writes an `.npy` file. */
-export async function writeNpy(
-  path: string,
-  data: NpyData,
-  shape: number[],
-  options: { bool?: boolean } = {},
-): Promise<void> {
-  await Deno.writeFile(path, formatNpy(data, shape, options));
-}

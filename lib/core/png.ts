@@ -22,13 +22,3 @@ export function encodePng(image: Image): Uint8Array {
   }
   return encode({ width: image.width, height: image.height, channels: image.channels, depth: 8, data: image.data });
 }
-
-/**
- * Converts float pixels in [0, 1] (`[height, width, channels]`, C order) to
- * an 8-bit {@linkcode Image}, clipping out-of-range values.
- */
-export function imageFromFloats(values: Float32Array, height: number, width: number, channels: 1 | 3 | 4): Image {
-  const data = new Uint8Array(values.length);
-  for (let i = 0; i < values.length; i++) data[i] = Math.round(Math.min(1, Math.max(0, values[i])) * 255);
-  return { width, height, channels, data };
-}

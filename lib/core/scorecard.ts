@@ -54,13 +54,3 @@ export function scorecardMarkdown(summaries: SummaryView[]): string {
   if (summaries.length === 0) return [...header, "| (no completed runs yet) | | | | | | |"].join("\n");
   return [...header, ...summaries.flatMap(summaryRows)].join("\n");
 }
-
-const BEGIN = "<!-- scorecard:begin -->";
-const END = "<!-- scorecard:end -->";
-
-/** Replaces the text between the scorecard markers of a README. */
-export function replaceScorecard(readme: string, table: string): string {
-  const start = readme.indexOf(BEGIN), end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README lacks the ${BEGIN} … ${END} markers`);
-  return `${readme.slice(0, start + BEGIN.length)}\n${table}\n${readme.slice(end)}`;
-}

@@ -13,21 +13,10 @@
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
+import type { Decoder, Encoder } from "./vae.ts";
 
 /** Image sizes the architectures are defined for. */
 export type ImageSize = 32 | 64;
-
-/** A Gaussian encoder: images `[batch, h, w, c]` → mean and log-variance `[batch, latents]`. */
-export interface Encoder {
-  params: Params;
-  encode(x: tf.Tensor4D): { mean: tf.Tensor2D; logVar: tf.Tensor2D };
-}
-
-/** A decoder: latents `[batch, latents]` → Bernoulli logits `[batch, h, w, c]`. */
-export interface Decoder {
-  params: Params;
-  decode(z: tf.Tensor2D): tf.Tensor4D;
-}
 
 /** Options shared by the architectures. */
 export interface ArchitectureOptions {
@@ -46,6 +35,20 @@ function dense(
   params.addGlorotUniform(rng, `${key}/w`, [inputs, outputs], inputs, outputs);
   params.addZeros(`${key}/b`, [outputs]);
   return (x) => tf.add(tf.matMul(x, params.get(`${key}/w`)), params.get(`${key}/b`));
+}
+
+/**
+ * Throws unless `x` is `[batch, size, size, channels]`: a mismatched image
+ * would otherwise surface as a reshape error deep inside the network.
+ */
+function checkInput(x: tf.Tensor4D, options: ArchitectureOptions, architecture: string): void {
+  const [, h, w, c] = x.shape;
+  if (h !== options.size || w !== options.size || c !== options.channels) {
+    throw new RangeError(
+      `the ${architecture} encoder takes [batch, ${options.size}, ${options.size}, ${options.channels}] images, ` +
+        `got [${x.shape}]`,
+    );
+  }
 }
 
 /** Conv channel plan per size: 64×64 has four stride-2 stages, 32×32 drops the second 32. */
@@ -70,6 +73,7 @@ export function convEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
   return {
     params,
     encode: (x) => {
+      checkInput(x, options, "conv");
       let h: tf.Tensor4D = x;
       channels.forEach((_, i) => {
         h = tf.relu(tf.conv2d(h, params.get(`conv${i}/w`) as tf.Tensor4D, 2, "same").add(params.get(`conv${i}/b`)));
@@ -122,6 +126,7 @@ export function mlpEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
   return {
     params,
     encode: (x) => {
+      checkInput(x, options, "MLP");
       const h = tf.relu(fc2(tf.relu(fc1(tf.reshape(x, [x.shape[0], pixels])))));
       return { mean: mean(h), logVar: logVar(h) };
     },
@@ -158,33 +163,4 @@ export function vaeNetworks(rng: Rng, architecture: Architecture, options: Archi
   const encoder = architecture === "conv" ? convEncoder(rng, options) : mlpEncoder(rng, options);
   const decoder = architecture === "conv" ? convDecoder(rng, options) : mlpDecoder(rng, options);
   return { encoder, decoder };
-}
-
-/** Terms of the VAE objective, batch means in nats. */
-export type VaeTerms = { total: tf.Scalar; reconstruction: tf.Scalar; kl: tf.Scalar };
-
-/**
- * The β-VAE objective with a Bernoulli decoder: sigmoid cross-entropy with
- * logits summed over pixels, plus β·KL(q(z|x) ‖ N(0, I)), averaged over the
- * batch. `noise` is standard normal `[batch, latents]` for the
- * reparameterisation (drawn by the caller, so runs stay seeded).
- */
-export function betaVaeLoss(
-  encoder: Encoder,
-  decoder: Decoder,
-  x: tf.Tensor4D,
-  noise: tf.Tensor2D,
-  beta = 1,
-): VaeTerms {
-  const { mean, logVar } = encoder.encode(x);
-  const z = tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise)) as tf.Tensor2D;
-  const logits = decoder.decode(z);
-  const batch = x.shape[0];
-  const crossEntropy = tf.add(tf.sub(tf.relu(logits), tf.mul(logits, x)), tf.softplus(tf.neg(tf.abs(logits))));
-  const reconstruction = tf.div(tf.sum(crossEntropy), batch) as tf.Scalar;
-  const kl = tf.div(
-    tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)))),
-    batch,
-  ) as tf.Scalar;
-  return { total: tf.add(reconstruction, tf.mul(beta, kl)) as tf.Scalar, reconstruction, kl };
 }

@@ -15,7 +15,7 @@ import { Rng, type RngState } from "../core/rng.ts";
 import type { LoadedCheckpoint } from "../core/run_store.ts";
 import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
 import { imageGrid } from "../data/preview.ts";
-import { DATASET_NAMES, loadDataset } from "../data/registry.ts";
+import { DATASET_NAMES } from "../data/registry.ts";
 import { vaeNetworks } from "../models/dislib_vae.ts";
 import { type Decoder, type Encoder, posterior } from "../models/vae.ts";
 import { optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";

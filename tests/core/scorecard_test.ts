@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { assertEquals, assertThrows } from "../assert.ts";
-import { latestSummaries, replaceScorecard, scorecardMarkdown } from "../../lib/core/scorecard.ts";
+import { latestSummaries, scorecardMarkdown } from "../../lib/core/scorecard.ts";
+import { replaceSection } from "../../lib/core/readme.ts";
 import { RunWriter } from "../../lib/core/run_store.ts";
 
 function completedRun(root: string, preset: string, ours: number, status: "completed" | "failed" = "completed") {
@@ -50,13 +51,14 @@ Deno.test("the scorecard takes the latest completed run per experiment and prese
   ]);
 });
 
-Deno.test("replaceScorecard rewrites only the text between the markers", () => {
-  const readme = "intro\n<!-- scorecard:begin -->\nold\n<!-- scorecard:end -->\noutro\n";
+Deno.test("replaceSection rewrites only the text between its markers", () => {
+  const readme =
+    "intro\n<!-- scorecard:begin -->\nold\n<!-- scorecard:end -->\n<!-- bench:begin -->\nb\n<!-- bench:end -->\n";
   assertEquals(
-    replaceScorecard(readme, "new"),
-    "intro\n<!-- scorecard:begin -->\nnew\n<!-- scorecard:end -->\noutro\n",
+    replaceSection(readme, "scorecard", "new"),
+    "intro\n<!-- scorecard:begin -->\n\nnew\n\n<!-- scorecard:end -->\n<!-- bench:begin -->\nb\n<!-- bench:end -->\n",
   );
-  assertThrows(() => replaceScorecard("no markers", "x"), Error, "markers");
+  assertThrows(() => replaceSection(readme, "other", "x"), Error, "<!-- other:begin -->");
 });
 
 Deno.test("the scorecard shows a damaged latest summary with its problem and survives a run.json without created", () => {

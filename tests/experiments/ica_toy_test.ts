@@ -57,23 +57,18 @@ Deno.test("ica-toy --preset smoke writes a complete run directory", async () => 
   const info = readRunInfo(dir);
   assertEquals([info.status, info.seed, info.preset, info.experiment], ["completed", 3, "smoke", "ica-toy"]);
   assert(["wasm", "cpu", "webgpu"].includes((info.backend as { name: string }).name));
-  assertEquals(JSON.parse(Deno.readTextFileSync(join(dir, "config.json"))).layers, [1, 3]);
+  assertEquals(JSON.parse(Deno.readTextFileSync(join(dir, "config.json"))).layers, [1, 2, 3, 4, 5]);
   const { rows, skipped } = parseMetrics(Deno.readTextFileSync(join(dir, "metrics.jsonl")));
   assertEquals(skipped, 0);
   assert(rows.some((r) => typeof r["L3/pcl/total"] === "number"));
   const summary = JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
   assertEquals(summary.targets.length, 10);
   const measured = summary.targets.filter((t: { ours: number | null }) => t.ours !== null);
-  assertEquals(measured.map((t: { metric: string }) => t.metric).sort(), [
-    "mcc/pcl/L1",
-    "mcc/pcl/L3",
-    "mcc/slowflow/L1",
-    "mcc/slowflow/L3",
-  ]);
+  assertEquals(measured.length, 10);
   for (const t of measured) assert(t.ours > 0 && t.ours <= 1 && ["reproduced", "not reproduced"].includes(t.verdict));
   assertEquals(summary.claims.length, 2);
   const media = Deno.readTextFileSync(join(dir, "media", "media.jsonl")).trim().split("\n").map((l) => JSON.parse(l));
-  assertEquals(media.length, 4);
+  assertEquals(media.length, 10);
   for (const m of media) assert(Deno.statSync(join(dir, "media", m.path)).size > 100);
 });
 

@@ -1,5 +1,5 @@
 /**
- * vae-dsprites: 200 steps on dSprites raise the ELBO for every method, and a
+ * vae-dsprites: 60 steps on dSprites raise the ELBO for every method, and a
  * trained run exports its codes and is re-scored by `eval --run` to the same metrics.
  */
 import * as tf from "@tensorflow/tfjs";
@@ -14,24 +14,24 @@ import { VAE_METHODS } from "../../lib/train/vae_objectives.ts";
 import { trainVae, VAE_CONFIG } from "../../lib/train/vae.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { fakeContext } from "../train/fake_context.ts";
-import { projectPath, scriptCommand } from "./cli.ts";
+import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
 
 await selectBackend("wasm");
 
-Deno.test("200 steps on dSprites raise the ELBO and leave no tensors, for every VAE-family method", async () => {
+Deno.test("60 steps on dSprites raise the ELBO and leave no tensors, for every VAE-family method", async () => {
   const dataset = loadDataset("dsprites", { size: 32 });
   for (const method of VAE_METHODS) {
     const flags = new Map<string, string>([
       ["method", method],
       ["value", method === "annealed_vae" ? "5" : "2"],
-      ["steps", "200"],
+      ["steps", "60"],
       ["batch", "16"],
-      ["lr", "1e-3"],
-      ["anneal_steps", "100"],
+      ["lr", "2e-3"],
+      ["anneal_steps", "60"],
       ["discriminator_hidden", "64"],
       ["discriminator_layers", "2"],
-      ["log_every", "20"],
-      ["media_every", "200"],
+      ["log_every", "6"],
+      ["media_every", "60"],
     ]);
     const cfg = resolveConfig(VAE_CONFIG, findExperiment("vae-dsprites")!.presets.smoke, flags);
     const logged: { step: number; values: Record<string, number> }[] = [];
@@ -42,7 +42,8 @@ Deno.test("200 steps on dSprites raise the ELBO and leave no tensors, for every 
     assertEquals(tf.memory().numTensors, before, method);
     const elbo = logged.map((row) => -(row.values[`${method}/reconstruction`] + row.values[`${method}/kl`]));
     assertEquals(elbo.length, 10);
-    // Mean of the first two vs the last two logged batches: single batches are noisy.
+    // Mean of the first two vs the last two logged batches: single batches are noisy. Every method gained
+    // 176–274 nats here; 50 leaves room for other seeds and backends.
     const [first, last] = [(elbo[0] + elbo[1]) / 2, (elbo[8] + elbo[9]) / 2];
     assert(last > first + 50, `${method}: ELBO ${first.toFixed(1)} → ${last.toFixed(1)}`);
   }
@@ -57,7 +58,7 @@ async function cli(args: string[], root: string) {
 
 Deno.test("export-codes and eval --run read a finished vae-dsprites run", async () => {
   const root = Deno.makeTempDirSync();
-  assertEquals((await cli(["run", "vae-dsprites", "--preset", "smoke", "--method", "factor_vae"], root)).code, 0);
+  await runInProcess("vae-dsprites", root, ["--preset", "smoke", "--method", "factor_vae"]);
   const [run] = listRuns(root);
 
   const exported = await cli(["export-codes", run.dir, "--samples", "40"], root);

@@ -1,0 +1,146 @@
+/**
+ * README.md's speed table, written from a `deno task bench --json` report so
+ * the numbers there are never typed by hand: the machine, its load average,
+ * PyTorch's BLAS kernel, per model the step times and the median paired
+ * ratio with its spread, and the `--profile` kernels when present.
+ *
+ * usage: deno task bench-readme <bench.json> [--readme path]
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
+import { writeSection } from "../lib/core/readme.ts";
+import type { BenchReport } from "./bench.ts";
+
+/** The project's README. */
+export const README_PATH = fileURLToPath(new URL("../README.md", import.meta.url));
+
+const LABELS: Record<string, string> = {
+  "conv-vae-64": "conv VAE 64×64",
+  "conv-vae-32": "conv VAE 32×32",
+  "mlp-vae-64": "MLP VAE 64×64",
+  "mnist-cnn": "MNIST CNN",
+  "conv-encoder-infer": "conv encoder inference",
+};
+
+const ms = (v: number) => v.toFixed(v >= 100 ? 0 : 1);
+const ratio = (v: number) => v.toFixed(2);
+const load = (v: number) => v.toFixed(2);
+
+/** The BLAS the reference ran, in words: OpenBLAS's own config and core when it reported them. */
+export function blasDescription(report: BenchReport): string {
+  const ref = report.reference;
+  if (!ref) return "none";
+  const openblas = ref.blas.openblas as { config: string; core: string } | null;
+  if (openblas) return `${openblas.config.split(" ").slice(0, 2).join(" ")}, core kernel ${openblas.core}`;
+  return `${ref.blas.blas_info ?? "unknown"} (torch build setting)`;
+}
+
+/** The Markdown between the README's bench markers. */
+export function speedSection(report: BenchReport): string {
+  const { machine: m, config: c, reference: ref } = report;
+  const lines: string[] = [];
+  const wasm = `wasm ${m.tfjs_wasm} (SIMD ${m.wasm_simd ? "on" : "off"}, threads ${m.wasm_threads ? "on" : "off"})`;
+  lines.push(
+    `Written by \`deno task bench-readme\` from \`deno task bench ${report.argv.join(" ")}\`, ` +
+      `${report.date.slice(0, 10)}: ` +
+      `${m.cpu}, ${m.cores} cores, ${m.os}, Deno ${m.deno}, tfjs ${m.tfjs} ${wasm}. ` +
+      `1-minute load average ${load(m.load_start[0])} at the start and ${load(m.load_end[0])} at the end ` +
+      `(the bench itself counts as 1).`,
+  );
+  if (ref) {
+    const removed = Object.keys(ref.removed_env);
+    lines.push(
+      `PyTorch ${ref.torch} on ${ref.threads} thread${ref.threads > 1 ? "s" : ""}, BLAS ${blasDescription(report)}` +
+        (ref.env === "clean"
+          ? removed.length ? ` (${removed.join(" and ")} unset in its process)` : ""
+          : " (inheriting the bench's OPENBLAS_* settings)") +
+        (ref.malloc === "keep"
+          ? ", glibc told to keep freed memory (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) as the wasm heap does"
+          : ", glibc's default malloc") +
+        `, in one persistent process. ${c.rounds} rounds per model after ${c.warmup} warm-up steps per side; ` +
+        `each round times ${c.steps} steps of each side, the order alternating (ABBA); the ratio is the median over ` +
+        `rounds of tfjs ms / PyTorch ms in the same round.`,
+    );
+  } else {
+    lines.push(
+      `No PyTorch reference was found. ${c.rounds} rounds of ${c.steps} steps after ${c.warmup} warm-up steps.`,
+    );
+  }
+  lines.push("");
+  lines.push(
+    "| model | backend | batch | tfjs ms/step | PyTorch ms/step | ratio tfjs/PyTorch | ratio IQR | ratio min–max | " +
+      "PyTorch page faults/step | load before → after |",
+  );
+  lines.push("|---|---|---|---|---|---|---|---|---|---|");
+  for (const r of report.results) {
+    const q = r.ratio;
+    lines.push(
+      `| ${LABELS[r.model] ?? r.model} | ${r.backend} | ${r.batch} | ${ms(r.ms_per_step.median)} | ${
+        r.reference_ms_per_step ? ms(r.reference_ms_per_step.median) : "—"
+      } | ${q ? ratio(q.median) : "—"} | ${q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—"} | ${
+        q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"
+      } | ${r.reference_page_faults_per_step ?? "—"} | ${load(r.load_before)} → ${load(r.load_after)} |`,
+    );
+  }
+  const p = report.profile;
+  if (p) {
+    lines.push("");
+    const g = p.gemm;
+    lines.push(
+      `Kernels of one conv VAE 64×64 Adam step on ${p.backend} (\`--profile\`, ${ms(p.total_ms)} ms of kernel time), ` +
+        `GFLOP/s at 2 FLOP per multiply-add against the one-thread sgemm limit of ${p.backend}: ` +
+        `${ms(g.limit_gflops)} GFLOP/s, the faster of a ${g.n}³ matMul (${ms(g.backend_matmul_gflops)}) and a ` +
+        `${8 * g.n}×${g.n}×${g.n} 1×1 convolution (${ms(g.backend_conv1x1_gflops)}), fastest of 7 runs` +
+        (g.torch ? `; PyTorch's ${g.n}³ mm runs at ${ms(g.torch.gflops)} GFLOP/s on one thread.` : "."),
+    );
+    lines.push("");
+    lines.push(`| kernel | calls | ms/step | share | GFLOP/s | of the sgemm limit |`);
+    lines.push("|---|---|---|---|---|---|");
+    const shown = p.kernels.filter((k, i) => i < 8 || k.gflops !== null);
+    for (const k of shown) {
+      lines.push(
+        `| ${k.name} | ${k.calls} | ${ms(k.ms)} | ${(100 * k.share).toFixed(0)}% | ${
+          k.gflops === null ? "—" : ms(k.gflops)
+        } | ${k.of_gemm_limit === null ? "—" : `${(100 * k.of_gemm_limit).toFixed(0)}%`} |`,
+      );
+    }
+    lines.push("");
+    lines.push("The six slowest convolution and matrix-product calls of that step:");
+    lines.push("");
+    lines.push("| kernel | input shapes | ms | GFLOP/s | of the sgemm limit |");
+    lines.push("|---|---|---|---|---|");
+    for (const call of p.calls.slice(0, 6)) {
+      lines.push(
+        `| ${call.name} | ${call.input_shapes.map((s) => `[${s.join(", ")}]`).join(" ")} | ${ms(call.ms)} | ${
+          ms(call.gflops)
+        } | ${(100 * call.gflops / g.limit_gflops).toFixed(0)}% |`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+/** Rewrites the speed table of the README at `path` from `report`, aligned as deno fmt aligns it. */
+export function writeSpeedTable(report: BenchReport, path: string): void {
+  if (report.schema !== "latentlab-bench/1") throw new Error(`not a latentlab-bench/1 report: ${report.schema}`);
+  writeSection(path, "bench", speedSection(report));
+}
+
+if (import.meta.main) {
+  const { flags, positionals } = parseCommandLine(Deno.args);
+  const unknown = [...flags.keys()].find((key) => key !== "help" && key !== "readme");
+  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme`);
+  if (flags.has("help") || positionals.length !== 1) {
+    const usage = "usage: deno task bench-readme <bench.json> [--readme path]";
+    if (flags.has("help")) console.log(usage);
+    else exitWithUsageError(usage);
+  } else {
+    const readme = flags.get("readme");
+    if (readme === true) exitWithUsageError("--readme needs a path");
+    const report = JSON.parse(Deno.readTextFileSync(positionals[0])) as BenchReport;
+    writeSpeedTable(report, readme ?? README_PATH);
+    console.log(`wrote the speed table of ${readme ?? README_PATH} from ${positionals[0]}`);
+  }
+}
