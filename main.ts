@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closest, parseCommandLine } from "./lib/core/cli.ts";
-import { defaultRunsRoot, runFromCli } from "./lib/core/experiment.ts";
+import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
 import { latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
 import { writeSection } from "./lib/core/readme.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
@@ -60,8 +60,7 @@ deno task bench times the reference models per backend beside PyTorch (bench/ben
 Each experiment is also its own task: ${EXPERIMENTS.map((e) => `deno task ${e.name}`).join(", ")}.`;
 
 function usageError(message: string): never {
-  console.error(`error: ${message}\n\n${HELP}`);
-  Deno.exit(2);
+  throw new UsageError(message);
 }
 
 function list(): void {
@@ -251,7 +250,12 @@ async function evaluate(args: string[]): Promise<void> {
   if (out) Deno.writeTextFileSync(out, JSON.stringify({ ...values, seconds }, null, 2) + "\n");
 }
 
-async function main(args: string[]): Promise<void> {
+/**
+ * Runs one command in this process; a command line that is wrong rejects
+ * with {@linkcode UsageError} before any work (the CLI prints it with the
+ * help and exits with code 2).
+ */
+export async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   const wantsHelp = rest.includes("--help") || rest.includes("-h");
   if (["list", "scorecard", "datasets", "eval", "export-codes"].includes(command) && wantsHelp) {
@@ -296,4 +300,12 @@ async function main(args: string[]): Promise<void> {
   }
 }
 
-if (import.meta.main) await main(Deno.args);
+if (import.meta.main) {
+  try {
+    await main(Deno.args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`error: ${error.message}\n\n${HELP}`);
+    Deno.exitCode = USAGE_EXIT_CODE;
+  }
+}

@@ -122,14 +122,14 @@ Deno.test("a run killed with SIGKILL leaves parseable metrics and reads as crash
 
 Deno.test("SIGINT marks the run interrupted and --resume continues at the checkpointed step", async () => {
   const root = Deno.makeTempDirSync();
-  // Two phases (SlowFlow, then PCL) of 400 steps; stop inside the second one.
+  // Two phases (SlowFlow, then PCL) of 300 steps; stop early in the second one.
   const args = [
     "--preset",
     "smoke",
     "--layers",
     "1",
     "--steps",
-    "400",
+    "300",
     "--log_every",
     "10",
     "--checkpoint_every",
@@ -137,7 +137,7 @@ Deno.test("SIGINT marks the run interrupted and --resume continues at the checkp
   ];
   const child = command(root, args).spawn();
   await waitFor(
-    () => listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) > 450,
+    () => listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) > 300,
     "a checkpoint in the second phase",
   );
   child.kill("SIGINT");
@@ -155,10 +155,10 @@ Deno.test("SIGINT marks the run interrupted and --resume continues at the checkp
   assertEquals(info.resumes?.map((r) => r.step), [checkpointStep]);
   const appended = Deno.readTextFileSync(join(dir, "metrics.jsonl")).split("\n").filter((l) => l).slice(linesBefore)
     .map((l) => JSON.parse(l));
-  assertEquals(appended[0].step, checkpointStep - 400 + 10);
+  assertEquals(appended[0].step, checkpointStep - 300 + 10);
   assert("L1/pcl/total" in appended[0]);
   assert(appended.every((row) => !("L1/slowflow/total" in row)), "the finished phase is not repeated");
-  assertEquals(appended.at(-1).step, 400);
+  assertEquals(appended.at(-1).step, 300);
   assertEquals(listRuns(root).length, 1);
 
   // Parameters, Adam moments and the batch stream all come back: the result matches an uninterrupted run

@@ -1,7 +1,9 @@
-/** `deno task eval` end to end: a known representation, and every refused input. */
+/** `deno task eval`: a known representation end to end, and every refused input. */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { main } from "../../main.ts";
+import { UsageError } from "../../lib/core/errors.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { FactorSpace } from "../../lib/data/ground_truth.ts";
@@ -101,9 +103,11 @@ Deno.test("deno task eval refuses bad input with exit code 2", async () => {
     [["--codes", join(dir, "missing.npy"), "--factors", factors], "no such file"],
     [["--codes", codes, "--factors", factors, "--bogus", "1"], "unknown option --bogus"],
   ];
-  for (const [args, message] of cases) {
-    const { code, stderr } = await evalCli(args);
-    assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
-    assert(stderr.includes(message), `"${stderr}" lacks "${message}"`);
-  }
+  // In process: each is refused with a UsageError naming the problem, before any metric runs.
+  for (const [args, message] of cases) await assertRejects(() => main(["eval", ...args]), UsageError, message);
+  // Through the command line once: the message, then exit code 2.
+  const [args, message] = cases[0];
+  const { code, stderr } = await evalCli(args);
+  assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
+  assert(stderr.includes(`error: ${message}`), `"${stderr}" lacks "${message}"`);
 });
