@@ -84,6 +84,17 @@ export function speedSection(report: BenchReport): string {
       } | ${r.reference_page_faults_per_step ?? "—"} | ${load(r.load_before)} → ${load(r.load_after)} |`,
     );
   }
+  if (report.datasets.length > 0) {
+    lines.push("");
+    lines.push("Rendering the training images, per dataset (one core, batches of 64):");
+    lines.push("");
+    lines.push("| dataset | images/s | batch of 64 ms | share of a conv VAE 64×64 step |");
+    lines.push("|---|---|---|---|");
+    for (const d of report.datasets) {
+      const share = d.share_of_conv_vae_64 === null ? "—" : `${(100 * d.share_of_conv_vae_64).toFixed(1)}%`;
+      lines.push(`| ${d.name} | ${d.images_per_s} | ${d.batch_ms.toFixed(2)} | ${share} |`);
+    }
+  }
   const p = report.profile;
   if (p) {
     lines.push("");
