@@ -40,7 +40,7 @@ import { posterior } from "../lib/models/vae.ts";
 import { vaeLoss } from "../lib/train/vae_objectives.ts";
 import { sampleBatch } from "../lib/data/ground_truth.ts";
 import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
-import { README_PATH, writeSpeedTable } from "./readme_table.ts";
+import { README_PATH, speedSection, writeSpeedTable } from "./readme_table.ts";
 
 /** Model names, in the order they are timed. */
 export const MODEL_NAMES = ["conv-vae-64", "conv-vae-32", "mlp-vae-64", "mnist-cnn", "conv-encoder-infer"] as const;
@@ -667,72 +667,6 @@ async function machineInfo(): Promise<BenchReport["machine"]> {
   };
 }
 
-const fixed = (v: number | null | undefined, digits?: number) =>
-  v === null || v === undefined ? "—" : v.toFixed(digits ?? (v >= 100 ? 0 : 1));
-
-function printSummary(report: BenchReport): void {
-  const ref = report.reference;
-  if (ref) {
-    const openblas = ref.blas.openblas as { config: string; core: string } | null;
-    console.log(
-      `PyTorch ${ref.torch} (${ref.python}, ${ref.threads} thread${ref.threads > 1 ? "s" : ""}), BLAS ${
-        openblas ? `${openblas.config} core ${openblas.core}` : ref.blas.blas_info ?? "unknown"
-      }; unset in its env: ${Object.keys(ref.removed_env).join(", ") || "nothing"}; set: ${
-        Object.entries(ref.set_env).map(([k, v]) => `${k}=${v}`).join(" ")
-      }`,
-    );
-  }
-  console.log(
-    "\n| model | backend | ms/step | PyTorch ms/step | ratio median (IQR; min–max) | PyTorch faults/step | load before→after |",
-  );
-  console.log("|---|---|---|---|---|---|---|");
-  for (const r of report.results) {
-    const ratio = r.ratio
-      ? `${fixed(r.ratio.median, 2)} (${fixed(r.ratio.q1, 2)}–${fixed(r.ratio.q3, 2)}; ${fixed(r.ratio.min, 2)}–${
-        fixed(r.ratio.max, 2)
-      })`
-      : "—";
-    console.log(
-      `| ${r.model} | ${r.backend} | ${fixed(r.ms_per_step.median)} | ${
-        fixed(r.reference_ms_per_step?.median)
-      } | ${ratio} | ${r.reference_page_faults_per_step ?? "—"} | ${fixed(r.load_before, 2)}→${
-        fixed(r.load_after, 2)
-      } |`,
-    );
-  }
-  console.log("\n| dataset | images/s (one core, batches of 64) | batch of 64 ms | share of a conv VAE 64×64 step |");
-  console.log("|---|---|---|---|");
-  for (const d of report.datasets) {
-    const share = d.share_of_conv_vae_64 === null ? "—" : `${(100 * d.share_of_conv_vae_64).toFixed(1)}%`;
-    console.log(`| ${d.name} | ${d.images_per_s} | ${d.batch_ms.toFixed(2)} | ${share} |`);
-  }
-  const p = report.profile;
-  if (p) {
-    const g = p.gemm;
-    console.log(
-      `\nprofile (${p.backend}, conv-vae-64, ${fixed(p.total_ms)} ms of kernels per step); one-thread sgemm, ` +
-        `fastest of 7: ${p.backend} matMul ${g.n}³ ${fixed(g.backend_matmul_gflops)} GFLOP/s, 1×1 conv ` +
-        `${8 * g.n}×${g.n}×${g.n} ${fixed(g.backend_conv1x1_gflops)} GFLOP/s; PyTorch mm ${g.n}³ ` +
-        `${fixed(g.torch?.gflops)} GFLOP/s (${fixed(g.torch?.cpu_per_wall, 2)} CPU s per wall s)`,
-    );
-    console.log(`| kernel | calls/step | ms/step | share | GFLOP/s | of ${p.backend} sgemm limit |`);
-    console.log("|---|---|---|---|---|---|");
-    for (const k of p.kernels.slice(0, 12)) {
-      console.log(
-        `| ${k.name} | ${k.calls} | ${fixed(k.ms)} | ${(100 * k.share).toFixed(0)}% | ${fixed(k.gflops)} | ${
-          k.of_gemm_limit === null ? "—" : `${(100 * k.of_gemm_limit).toFixed(0)}%`
-        } |`,
-      );
-    }
-    console.log("\nslowest FLOP-heavy calls of one step:");
-    for (const c of p.calls.slice(0, 10)) {
-      console.log(
-        `  ${c.name} ${c.input_shapes.map((s) => `[${s}]`).join(" ")}: ${fixed(c.ms)} ms, ${fixed(c.gflops)} GFLOP/s`,
-      );
-    }
-  }
-}
-
 async function main(args: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(args);
   const jsonPath = flags.get("json"), writeReadme = flags.get("write-readme");
@@ -808,7 +742,8 @@ async function main(args: string[]): Promise<void> {
   const convStep = report.results.find((r) => r.model === "conv-vae-64" && r.backend === backends[0]);
   report.datasets = datasetThroughput(convStep?.ms_per_step.median ?? null);
   report.machine.load_end = loadavg();
-  printSummary(report);
+  // The same tables README.md shows, so what the terminal says is what the README will say.
+  console.log(`\n${speedSection(report)}`);
   if (typeof jsonPath === "string") {
     Deno.writeTextFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n");
     console.error(`wrote ${jsonPath}`);

@@ -37,13 +37,17 @@ export function assertThrows(fn: () => unknown, type: new (...args: never[]) => 
   try {
     fn();
   } catch (error) {
-    nodeAssert.ok(error instanceof type, `expected ${type.name}, got ${error}`);
-    if (includes) {
-      nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
-    }
-    return error as Error;
+    return checkError(error, type, includes);
   }
   throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });
+}
+
+function checkError(error: unknown, type: new (...args: never[]) => Error, includes?: string): Error {
+  nodeAssert.ok(error instanceof type, `expected ${type.name}, got ${error}`);
+  if (includes) {
+    nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
+  }
+  return error as Error;
 }
 
 /** Asserts that the promise `fn` returns rejects with `type`; returns the error. */
@@ -55,11 +59,7 @@ export async function assertRejects(
   try {
     await fn();
   } catch (error) {
-    nodeAssert.ok(error instanceof type, `expected ${type.name}, got ${error}`);
-    if (includes) {
-      nodeAssert.ok((error as Error).message.includes(includes), `"${(error as Error).message}" lacks "${includes}"`);
-    }
-    return error as Error;
+    return checkError(error, type, includes);
   }
   throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });
 }

@@ -1,24 +1,8 @@
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
-import type { RunRow } from "../../dashboard/run_index.ts";
+import { runRow } from "./fixtures.ts";
 import { chartConfig, chartDatasets, chartLines, PALETTE, pointCount } from "../../dashboard/ui/chart_lines.ts";
 
-function row(id: string, config: Record<string, unknown>): RunRow {
-  return {
-    experiment: "vae",
-    id,
-    status: "completed",
-    created: "2024-01-01T00:00:00Z",
-    ended: null,
-    duration_s: 1,
-    backend: "wasm",
-    seed: 0,
-    preset: "smoke",
-    tags: [],
-    config,
-    metrics: {},
-    skipped: 0,
-  };
-}
+const row = (id: string, config: Record<string, unknown>) => runRow(id, { config });
 
 const runs = [row("1", { beta: 4 }), row("2", { beta: 1 }), row("3", { beta: 4 })];
 const data = {

@@ -1,5 +1,5 @@
 import { assertEquals } from "../assert.ts";
-import type { RunRow } from "../../dashboard/run_index.ts";
+import { runRow } from "./fixtures.ts";
 import { configKeys, differingKeys } from "../../dashboard/ui/config_keys.ts";
 import {
   cellValue,
@@ -12,24 +12,7 @@ import {
 
 const reducers = (last: number, min = last, max = last) => ({ last, min, max });
 
-function row(id: string, fields: Partial<RunRow>): RunRow {
-  return {
-    experiment: "vae",
-    id,
-    status: "completed",
-    created: "2024-01-01T00:00:00Z",
-    ended: null,
-    duration_s: 1,
-    backend: "wasm",
-    seed: 0,
-    preset: "smoke",
-    tags: [],
-    config: {},
-    metrics: {},
-    skipped: 0,
-    ...fields,
-  };
-}
+const row = runRow;
 
 Deno.test("configKeys and differingKeys: union in first-seen order; a key some configs lack differs", () => {
   const configs = [{ lr: 0.1, seed: 1 }, { lr: 0.1, seed: 2, beta: 4 }, { seed: 1, lr: 0.1 }];

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { createApp } from "../../dashboard/server.ts";
+import { eventReader } from "./fixtures.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { METRICS } from "../../lib/metrics/registry.ts";
 import { downsample } from "../../dashboard/downsample.ts";
@@ -149,25 +150,17 @@ Deno.test("SSE delivers lines appended after connecting", async () => {
   const controller = new AbortController();
   const res = await app.request(`/api/runs/${idOf(run.dir)}/events`, { signal: controller.signal });
   assertEquals(res.headers.get("content-type"), "text/event-stream");
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  const readUntil = async (needle: string) => {
-    while (!text.includes(needle)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended before ${needle}`);
-      text += decoder.decode(value);
-    }
-  };
+  const stream = eventReader(res);
+  const readUntil = (needle: string) => stream.readUntil(needle);
   await readUntil('"status":"running"');
   run.log(2, { loss: 0.5 });
   run.log(3, { loss: 0.25 });
   await readUntil('"step":3');
-  assert(text.includes('"step":2') && !text.includes('"step":1,'), text);
+  assert(stream.text.includes('"step":2') && !stream.text.includes('"step":1,'), stream.text);
   run.finish("completed");
   await readUntil('"status":"completed"');
   controller.abort();
-  await reader.cancel();
+  await stream.cancel();
 });
 
 Deno.test("the dashboard reads a resumed run's re-logged step as the CLI does: the last write wins", async () => {
@@ -240,24 +233,16 @@ Deno.test("SSE delivers a line that was half-written when the client connected",
   const app = createApp(root, { pollMs: 20 });
   const controller = new AbortController();
   const res = await app.request(`/api/runs/${idOf(run.dir)}/events`, { signal: controller.signal });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  const readUntil = async (needle: string) => {
-    while (!text.includes(needle)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended before ${needle}`);
-      text += decoder.decode(value);
-    }
-  };
+  const stream = eventReader(res);
+  const readUntil = (needle: string) => stream.readUntil(needle);
   await readUntil('"status":"running"');
   Deno.writeTextFileSync(path, '"loss":0.5}\n', { append: true });
   await readUntil('"step":2');
-  assert(text.includes('[{"step":2,"time":1,"loss":0.5}]'), text);
+  assert(stream.text.includes('[{"step":2,"time":1,"loss":0.5}]'), stream.text);
   run.finish("completed");
   await readUntil('"status":"completed"');
   controller.abort();
-  await reader.cancel();
+  await stream.cancel();
 });
 
 Deno.test("/api/registry serves every experiment, objective and metric the CLI knows", async () => {
