@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { meanSd } from "../../lib/core/matrix.ts";
 import type { Series } from "../../lib/core/run_store.ts";
 
 /** A mean series and its band, point for point. */
@@ -14,15 +15,15 @@ export interface SeedBand {
 }
 
 /**
- * Mean ± one standard deviation over runs, aligned on step. The deviation is
- * the population one (divided by n, not n − 1), so a group of one seed has a
- * zero-width band rather than none. A step that only some runs logged
+ * Mean ± one sample standard deviation (n − 1) over runs, aligned on step,
+ * with the toolkit's one mean/s.d. helper; a step one run alone logged has a
+ * zero-width band (no spread is known). A step that only some runs logged
  * averages the runs that have it; its time is that of the first run listed.
  *
  * @example
  * ```ts
  * meanBand([{ x: [0], t: [0], y: [1] }, { x: [0], t: [0], y: [3] }]);
- * // { series: { x: [0], t: [0], y: [2] }, band: { lo: [1], hi: [3] } }
+ * // { series: { x: [0], t: [0], y: [2] }, band: { lo: [2 − √2], hi: [2 + √2] } }
  * ```
  */
 export function meanBand(series: Series[]): SeedBand {
@@ -38,8 +39,8 @@ export function meanBand(series: Series[]): SeedBand {
   const mean: number[] = [], lo: number[] = [], hi: number[] = [], t: number[] = [];
   for (const step of steps) {
     const { values, t: time } = byStep.get(step)!;
-    const m = values.reduce((a, b) => a + b, 0) / values.length;
-    const sd = Math.sqrt(values.reduce((a, b) => a + (b - m) ** 2, 0) / values.length);
+    const { mean: m, sd: spread } = meanSd(values);
+    const sd = values.length > 1 ? spread : 0;
     mean.push(m);
     lo.push(m - sd);
     hi.push(m + sd);

@@ -30,9 +30,9 @@ Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
     "vae (1 seed)",
     PALETTE[1],
   ]);
-  // Seeds 2 and 4 at step 0, 4 and 8 at step 10: means 3 and 6, s.d. 1 and 2.
+  // Seeds 2 and 4 at step 0, 4 and 8 at step 10: means 3 and 6, sample s.d. √2 and 2√2.
   assertEquals(four.series, { x: [0, 10], t: [0, 1], y: [3, 6] });
-  assertEquals(four.band, { lo: [2, 4], hi: [4, 8] });
+  assertEquals(four.band, { lo: [3 - Math.SQRT2, 6 - 2 * Math.SQRT2], hi: [3 + Math.SQRT2, 6 + 2 * Math.SQRT2] });
   assertEquals(one.band, { lo: [5, 5], hi: [5, 5] });
 });
 

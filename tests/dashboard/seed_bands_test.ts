@@ -1,21 +1,24 @@
 import { assertAlmostEquals, assertEquals } from "../assert.ts";
 import { meanBand, seedGroups } from "../../dashboard/ui/seed_bands.ts";
 
-Deno.test("meanBand: mean ± population s.d. at each step (2,4,4,4,5,5,7,9 → 5 ± 2)", () => {
+Deno.test("meanBand: mean ± sample s.d. at each step (2,4,4,4,5,5,7,9 → 5 ± √(32/7))", () => {
   // Eight seeds, one value each at step 10 and the same values doubled at step 20.
   const values = [2, 4, 4, 4, 5, 5, 7, 9];
   const series = values.map((v) => ({ x: [10, 20], t: [1, 2], y: [v, 2 * v] }));
   const { series: mean, band } = meanBand(series);
   assertEquals(mean, { x: [10, 20], t: [1, 2], y: [5, 10] });
-  // Σ(v − 5)² = 32 and 32 / 8 = 4: s.d. 2 (the sample s.d., √(32/7), would not be).
-  assertEquals(band, { lo: [3, 6], hi: [7, 14] });
+  // Σ(v − 5)² = 32: the sample s.d. is √(32/7) (the population one, 2, is not what a spread over seeds estimates).
+  const sd = Math.sqrt(32 / 7);
+  [[5 - sd, 10 - 2 * sd], [5 + sd, 10 + 2 * sd]].forEach((bound, k) =>
+    bound.forEach((v, i) => assertAlmostEquals((k ? band.hi : band.lo)[i], v, 1e-12))
+  );
 });
 
-Deno.test("meanBand: two seeds 1 and 4 give 2.5 ± 1.5", () => {
+Deno.test("meanBand: two seeds 1 and 4 give 2.5 ± 1.5·√2", () => {
   const { series, band } = meanBand([{ x: [0], t: [0], y: [1] }, { x: [0], t: [0], y: [4] }]);
   assertEquals(series.y, [2.5]);
-  assertAlmostEquals(band.lo[0], 1, 1e-12);
-  assertAlmostEquals(band.hi[0], 4, 1e-12);
+  assertAlmostEquals(band.lo[0], 2.5 - 1.5 * Math.SQRT2, 1e-12);
+  assertAlmostEquals(band.hi[0], 2.5 + 1.5 * Math.SQRT2, 1e-12);
 });
 
 Deno.test("meanBand aligns on step: a step only one run logged has a zero-width band", () => {
@@ -24,7 +27,8 @@ Deno.test("meanBand aligns on step: a step only one run logged has a zero-width 
   const { series, band } = meanBand([a, b]);
   // Steps sorted; each step's time is that of the first run listed that logged it.
   assertEquals(series, { x: [0, 20, 40], t: [0.5, 2.5, 18], y: [1, 4, 7] });
-  assertEquals(band, { lo: [1, 3, 7], hi: [1, 5, 7] });
+  // Step 20 has 3 and 5: sample s.d. √2.
+  assertEquals(band, { lo: [1, 4 - Math.SQRT2, 7], hi: [1, 4 + Math.SQRT2, 7] });
 });
 
 Deno.test("meanBand of one run is the run itself with a zero-width band", () => {
