@@ -15,7 +15,7 @@ import { choice, type ConfigOf, flag, integer, integers, real } from "../lib/cor
 import { gatherRows } from "../lib/core/matrix.ts";
 import { scatterPanels } from "../lib/core/plot.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
-import { laplaceArSources, mix, randomMixingMlp } from "../lib/data/laplace_ar.ts";
+import { ICA_GENERATORS, laplaceArSources, mix, randomMixingMlp } from "../lib/data/laplace_ar.ts";
 import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { CouplingFlow } from "../lib/models/coupling_flow.ts";
 import { Mlp } from "../lib/models/mlp.ts";
@@ -43,7 +43,12 @@ const config = {
   samples: integer(50_000, "time steps of the source process (the report does not state N)", { min: 100 }),
   rho: real(0.7, "AR coefficient of the sources", { min: 0, max: 0.99 }),
   mixing_slope: real(0.2, "slope α of the smooth leaky ReLU in the mixing MLP", { min: 0.01, max: 1 }),
-  max_condition: real(4, "largest condition number of each mixing matrix", { min: 1 }),
+  generator: choice(
+    "reference",
+    ICA_GENERATORS,
+    "data: the PCL reference code's (unit-variance sources, conditioned U(−1, 1) matrices) or the first one",
+  ),
+  max_condition: real(4, "legacy generator: largest condition number of each mixing matrix", { min: 1 }),
   steps: integer(20_000, "Adam steps per method and L", { min: 1 }),
   batch: integer(512, "pairs per step", { min: 2 }),
   lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
@@ -179,10 +184,11 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
   const label = `L${layers}/${method}`;
   // Data and model depend only on (seed, L, method): a resumed phase rebuilds them identically.
   const dataRng = Rng.derive(ctx.seed, "data", layers);
-  const sources = laplaceArSources(dataRng, cfg.samples, cfg.dim, { rho: cfg.rho });
+  const sources = laplaceArSources(dataRng, cfg.samples, cfg.dim, { rho: cfg.rho, generator: cfg.generator });
   const mixing = randomMixingMlp(dataRng, cfg.dim, layers, {
     alpha: cfg.mixing_slope,
     maxCondition: cfg.max_condition,
+    generator: cfg.generator,
   });
   const observations = mix(mixing, sources);
   const modelRng = Rng.derive(ctx.seed, "model", layers, method);

@@ -313,7 +313,10 @@ async function partA(ctx: RunContext, cfg: Cfg, kappa: number): Promise<Record<s
  * TF.js, batch by batch, so that the 2000-dimensional data is never stored.
  */
 function expandingMixing(rng: Rng, latents: number, dimX: number, alpha = 0.2) {
-  const w1 = tf.tensor2d(Float32Array.from(randomMixingMlp(rng, latents, 1).weights[0]), [latents, latents]);
+  const w1 = tf.tensor2d(Float32Array.from(randomMixingMlp(rng, latents, 1, { generator: "legacy" }).weights[0]), [
+    latents,
+    latents,
+  ]);
   const w2 = tf.tensor2d(rng.normalArray(dimX * latents, 1 / Math.sqrt(latents)), [dimX, latents]);
   const raw = (z: tf.Tensor2D) => {
     const h = tf.matMul(z, w1, false, true);
