@@ -21,7 +21,7 @@ import { CouplingFlow } from "../lib/models/coupling_flow.ts";
 import { Mlp } from "../lib/models/mlp.ts";
 import { Params } from "../lib/models/params.ts";
 import { mapInChunks } from "../lib/models/vae.ts";
-import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import { type PhaseCheckpoints, runPhases } from "../lib/train/phases.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
@@ -52,6 +52,11 @@ const config = {
   steps: integer(20_000, "Adam steps per method and L", { min: 1 }),
   batch: integer(512, "pairs per step", { min: 2 }),
   lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
+  lr_schedule: choice(
+    "constant",
+    ["constant", "cosine"],
+    "learning rate over each phase: constant, or cosine decay to 0",
+  ),
   flow_blocks: integer(6, "coupling blocks of SlowFlow", { min: 1 }),
   flow_hidden: integer(500, "hidden units of each coupling MLP", { min: 1 }),
   flow_hidden_layers: integer(1, 'hidden layers of each coupling MLP (a "2-layer MLP" has 1)', { min: 1, max: 4 }),
@@ -219,6 +224,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
     startStep: resumed?.step ?? 0,
     variables: estimator.params.list(),
     optimizer,
+    learningRate: cfg.lr_schedule === "cosine" ? cosineDecay(cfg.lr, cfg.steps) : undefined,
     logEvery: cfg.log_every,
     loss: () => {
       // Pair (x_{t−1}, x_t) for t ≥ 1; the shuffled partner is another random x_{t'−1}.
@@ -293,7 +299,9 @@ export const experiment = defineExperiment({
       eval_every: 500,
       checkpoint_every: 500,
     },
-    paper: {},
+    // App. F.1.2's networks (the defaults); the sample count of the PCL reference code (pcl_training.py: 2**18),
+    // since Paper A does not state one.
+    paper: { samples: 2 ** 18 },
   },
   targets,
   claims,

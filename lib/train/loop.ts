@@ -33,7 +33,24 @@ export interface TrainPhase {
   /** Checkpoint every `checkpointEvery` steps (0: never). */
   checkpointEvery?: number;
   checkpoint?(step: number): Promise<void>;
+  /**
+   * The learning rate of each step (1-based), for a schedule; it depends on
+   * the step alone, so a resumed phase continues the schedule exactly.
+   * Without it the optimizer's own rate is kept.
+   */
+  learningRate?(step: number): number;
 }
+
+/** Cosine decay from `initial` at step 1 to `initial · floor` at `steps` (Loshchilov & Hutter's SGDR without restarts). */
+export function cosineDecay(initial: number, steps: number, floor = 0): (step: number) => number {
+  return (step) => {
+    const progress = steps > 1 ? (step - 1) / (steps - 1) : 1;
+    return initial * (floor + (1 - floor) * 0.5 * (1 + Math.cos(Math.PI * progress)));
+  };
+}
+
+/** The optimizers of tfjs read their rate from this field at every step. */
+type WithRate = { learningRate: number };
 
 /** Yields to the event loop so that signal handlers and timers can run. */
 function yieldToEventLoop(): Promise<void> {
@@ -49,6 +66,7 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
   let last: Record<string, number> = {};
   for (let step = phase.startStep + 1; step <= phase.steps; step++) {
     const logging = step % phase.logEvery === 0 || step === phase.steps;
+    if (phase.learningRate) (phase.optimizer as unknown as WithRate).learningRate = phase.learningRate(step);
     let kept: Record<string, tf.Scalar> = {};
     const cost = phase.optimizer.minimize(
       () => {

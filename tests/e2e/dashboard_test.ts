@@ -45,7 +45,7 @@ Deno.test({
         "slowflow",
         // Long enough for the chart to grow between two looks 1.5 s apart, short enough not to wait on it.
         "--steps",
-        "1500",
+        "800",
         "--log_every",
         "10",
       ],

@@ -1,12 +1,12 @@
 import * as tf from "@tensorflow/tfjs";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { laplaceArSources, mix, randomMixingMlp } from "../../lib/data/laplace_ar.ts";
 import { CouplingFlow } from "../../lib/models/coupling_flow.ts";
 import { Mlp } from "../../lib/models/mlp.ts";
 import { Params } from "../../lib/models/params.ts";
-import { type TrainPhase, trainPhase } from "../../lib/train/loop.ts";
+import { cosineDecay, type TrainPhase, trainPhase } from "../../lib/train/loop.ts";
 import { PclHead, pclLoss } from "../../lib/train/pcl.ts";
 import { slowFlowNll } from "../../lib/train/slow_flow.ts";
 import { fakeContext } from "./fake_context.ts";
@@ -89,5 +89,41 @@ Deno.test("PCL training lowers the contrastive loss and keeps tf.memory().numTen
   assert(losses.at(-1)! < losses[0] - 0.05, `loss ${losses[0]} → ${losses.at(-1)}`);
   assert(logged.at(-1)!.values["pcl/accuracy"] > 0.6);
   params.dispose();
+  optimizer.dispose();
+});
+
+Deno.test("cosineDecay: half a cosine from the initial rate to the floor", () => {
+  const rates = [1, 2, 3, 4, 5].map(cosineDecay(1, 5));
+  [1, 0.5 + 0.5 * Math.SQRT1_2, 0.5, 0.5 - 0.5 * Math.SQRT1_2, 0].forEach((v, i) =>
+    assertAlmostEquals(rates[i], v, 1e-15)
+  );
+  assertAlmostEquals(cosineDecay(2, 3, 0.1)(3), 0.2, 1e-15);
+});
+
+Deno.test("trainPhase sets the optimizer's rate every step: a rate of 0 leaves Adam's variables where they were", async () => {
+  const w = tf.variable(tf.tensor1d([1, -2]));
+  const optimizer = tf.train.adam(0.1);
+  const rates: number[] = [];
+  await trainPhase(fakeContext([]), {
+    label: "w",
+    steps: 4,
+    startStep: 0,
+    variables: [w],
+    optimizer,
+    loss: () => ({ total: tf.sum(tf.square(w)) }),
+    logEvery: 1,
+    learningRate: (step) => {
+      rates.push(step);
+      return step <= 2 ? 0 : 0.1;
+    },
+    afterStep: (step) => {
+      if (step === 2) assertEquals(Array.from(w.dataSync()), [1, -2]);
+    },
+  });
+  assertEquals(rates, [1, 2, 3, 4]);
+  // Steps 3 and 4 moved w toward 0 (Adam's first steps move each coordinate by about the rate).
+  const [a, b] = w.dataSync();
+  assert(a < 0.85 && b > -1.85, `${a}, ${b}`);
+  tf.dispose([w]);
   optimizer.dispose();
 });
