@@ -12,7 +12,7 @@ import {
   readRunInfo,
   STALE_HEARTBEAT_MS,
 } from "../../lib/core/run_store.ts";
-import { projectPath, scriptCommand } from "./cli.ts";
+import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/ica_toy.ts");
 const decoder = new TextDecoder();
@@ -75,9 +75,8 @@ Deno.test("ica-toy --preset smoke writes a complete run directory", async () => 
 Deno.test("ica-toy gives identical metrics for the same seed and different ones for another seed", async () => {
   const metricsOf = async (seed: string) => {
     const root = Deno.makeTempDirSync();
-    const { code, stderr } = await run(root, ["--preset", "smoke", "--seed", seed, "--layers", "2"]);
-    assertEquals(code, 0, stderr);
-    return JSON.parse(Deno.readTextFileSync(join(onlyRunDir(root), "summary.json"))).metrics;
+    return (await runInProcess("ica-toy", root, ["--preset", "smoke", "--seed", seed, "--layers", "2"])).summary
+      .metrics;
   };
   const [a, b, c] = [await metricsOf("5"), await metricsOf("5"), await metricsOf("6")];
   assertEquals(a, b);
