@@ -20,6 +20,7 @@ import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { CouplingFlow } from "../lib/models/coupling_flow.ts";
 import { Mlp } from "../lib/models/mlp.ts";
 import { Params } from "../lib/models/params.ts";
+import { pcaWhiten } from "../lib/ml/linalg.ts";
 import { mapInChunks } from "../lib/models/vae.ts";
 import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import { type PhaseCheckpoints, runPhases } from "../lib/train/phases.ts";
@@ -49,6 +50,7 @@ const config = {
     "data: the PCL reference code's (unit-variance sources, conditioned U(−1, 1) matrices) or the first one",
   ),
   max_condition: real(4, "legacy generator: largest condition number of each mixing matrix", { min: 1 }),
+  whiten: flag(false, "PCA-whiten the observations before training, as the PCL reference code's pcl_training.py does"),
   steps: integer(20_000, "Adam steps per method and L", { min: 1 }),
   batch: integer(512, "pairs per step", { min: 2 }),
   lr: real(1e-3, "Adam learning rate", { min: 0, max: 1 }),
@@ -196,6 +198,8 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
     generator: cfg.generator,
   });
   const observations = mix(mixing, sources);
+  // An invertible linear map of x: identifiability is unchanged, both estimators see the same data.
+  if (cfg.whiten) pcaWhiten(observations, cfg.dim);
   const modelRng = Rng.derive(ctx.seed, "model", layers, method);
   const estimator = method === "slowflow" ? slowFlowEstimator(modelRng, cfg) : pclEstimator(modelRng, cfg, layers);
   const optimizer = tf.train.adam(cfg.lr);

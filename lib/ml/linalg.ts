@@ -210,3 +210,28 @@ export function standardizeByTrain(train: Matrix, ...others: Matrix[]): Matrix[]
     cols: d,
   }));
 }
+
+/**
+ * PCA whitening in place of a row-major `[n, dim]` Float32Array, as
+ * scikit-learn's `PCA(whiten=True).fit_transform`: centred, projected onto
+ * the covariance's eigenvectors in order of decreasing variance, each
+ * component divided by its standard deviation (ddof = 1), so the result has
+ * identity sample covariance. Components keep the eigenvectors' signs.
+ */
+export function pcaWhiten(values: Float32Array, dim: number): void {
+  const n = values.length / dim;
+  const cov = covariance({ data: values, rows: n, cols: dim });
+  const { values: variances, vectors } = symmetricEigen(cov);
+  const order = [...variances.keys()].sort((a, b) => variances[b] - variances[a]);
+  const mean = new Float64Array(dim);
+  for (let t = 0; t < n; t++) for (let c = 0; c < dim; c++) mean[c] += values[t * dim + c] / n;
+  const row = new Float64Array(dim);
+  for (let t = 0; t < n; t++) {
+    order.forEach((k, out) => {
+      let sum = 0;
+      for (let c = 0; c < dim; c++) sum += vectors[c][k] * (values[t * dim + c] - mean[c]);
+      row[out] = sum / Math.sqrt(variances[k]);
+    });
+    values.set(row, t * dim);
+  }
+}
