@@ -10,7 +10,7 @@ import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/co
 import { Rng } from "../lib/core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
 import { loadDataset } from "../lib/data/registry.ts";
-import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
+import { SCORE_CONFIG, scoreConfig, scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import type { PairModelMethod } from "../lib/train/pair_model.ts";
 import {
@@ -49,9 +49,7 @@ const config = {
   ada_beta: real(4, "Ada-GVAE/-MLVAE β (Paper A selects from 1–16 by reconstruction)", { min: 0 }),
   vae_beta: real(4, "β of the i.i.d. β-VAE", { min: 0 }),
   lap_rate: real(1, "LAP data rate λ: scale ln(n)/λ per factor (App. D.2)", { min: 0.01 }),
-  eval_samples: integer(10_000, "observations scored by MCC, MIG, DCI, SAP, Modularity", { min: 20 }),
-  score_points: integer(10_000, "BetaVAE/FactorVAE training points", { min: 2 }),
-  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
+  ...SCORE_CONFIG,
   ...PAIR_TRAINING_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
@@ -237,12 +235,7 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
         channels: dataset.imageShape[2],
         latents: cfg.latents,
         dataset: "dsprites",
-        scoring: {
-          eval_samples: cfg.eval_samples,
-          score_points: cfg.score_points,
-          score_batch: cfg.score_batch,
-          latents: cfg.latents,
-        },
+        scoring: scoreConfig(cfg),
       },
     });
     return { metrics, details: { dataset: dataset.description, models, selection } };

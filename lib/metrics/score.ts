@@ -5,6 +5,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
+import { type ConfigOf, integer } from "../core/config.ts";
 import type { Matrix } from "../core/matrix.ts";
 import { Rng } from "../core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
@@ -34,15 +35,24 @@ export function mccWithFactors(factors: Matrix, codes: Matrix, names: readonly s
   return { mcc, ...Object.fromEntries(names.map((name, i) => [`mcc/${name}`, perSource[i]])) };
 }
 
-/** How much data scoring uses. */
-export interface ScoreConfig {
-  /** Observations scored by the array metrics. */
-  eval_samples: number;
-  /** BetaVAE/FactorVAE training points (half as many evaluation points). */
-  score_points: number;
-  /** Images per BetaVAE/FactorVAE point. */
-  score_batch: number;
-  latents: number;
+/** The config keys of how much data scoring uses, shared by every experiment that scores with {@linkcode scoreVae}. */
+export const SCORE_CONFIG = {
+  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", { min: 20 }),
+  score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", { min: 2 }),
+  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
+};
+
+/** How much data scoring uses ({@linkcode SCORE_CONFIG}'s keys), and the code size. */
+export type ScoreConfig = ConfigOf<typeof SCORE_CONFIG> & { latents: number };
+
+/** The scoring keys of a larger config, as a kept model records them. */
+export function scoreConfig(cfg: ScoreConfig): ScoreConfig {
+  return {
+    eval_samples: cfg.eval_samples,
+    score_points: cfg.score_points,
+    score_batch: cfg.score_batch,
+    latents: cfg.latents,
+  };
 }
 
 /** A trained encoder read back from a completed run, with the data and settings to score it. */
@@ -57,9 +67,9 @@ export interface TrainedEncoder {
 }
 
 /**
- * Every metric of a trained encoder: the array metrics on the mean code of
- * `eval_samples` fresh samples, TC of the mean and the sampled code, and the
- * BetaVAE, FactorVAE and IRS scores.
+ * Every metric of a trained encoder: the array metrics (IRS included) on the
+ * mean code of `eval_samples` fresh samples, TC of the mean and the sampled
+ * code, and the BetaVAE and FactorVAE scores.
  */
 export async function scoreVae(
   encoder: Encoder,
@@ -68,7 +78,14 @@ export async function scoreVae(
   seed: number,
 ) {
   const codes = await sampleCodes(encoder, dataset, cfg.eval_samples, Rng.derive(seed, "evaluation"));
-  const { values, seconds } = evaluateArrays(codes.mean, codes.factors, ["mig", "dci", "sap", "modularity", "tc"]);
+  const { values, seconds } = evaluateArrays(codes.mean, codes.factors, [
+    "mig",
+    "dci",
+    "sap",
+    "modularity",
+    "tc",
+    "irs",
+  ]);
   const { tc, ...scores } = values;
   const metrics: Record<string, number> = {
     ...scores,
@@ -95,7 +112,6 @@ export async function scoreVae(
     ...points,
     numVarianceEstimate: cfg.eval_samples,
   })).eval_accuracy;
-  Object.assign(metrics, evaluateArrays(codes.mean, codes.factors, ["irs"]).values);
   seconds.interventional = (performance.now() - started) / 1000;
   return { metrics, seconds };
 }

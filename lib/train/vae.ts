@@ -19,6 +19,7 @@ import { DATASET_NAMES } from "../data/registry.ts";
 import { vaeNetworks } from "../models/dislib_vae.ts";
 import { type Decoder, type Encoder, posterior } from "../models/vae.ts";
 import { optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import { SCORE_CONFIG, scoreConfig } from "../metrics/score.ts";
 import { saveEncoder } from "./saved_encoder.ts";
 import {
   discriminatorLoss,
@@ -49,9 +50,7 @@ export const VAE_CONFIG = {
   anneal_steps: integer(100_000, "AnnealedVAE: steps for the capacity to reach c_max", { min: 1 }),
   discriminator_hidden: integer(1_000, "FactorVAE discriminator units per layer (Table 4b: 1,000)", { min: 1 }),
   discriminator_layers: integer(6, "FactorVAE discriminator hidden layers (disentanglement_lib: 6)", { min: 1 }),
-  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", { min: 20 }),
-  score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", { min: 2 }),
-  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
+  ...SCORE_CONFIG,
   log_every: integer(100, "steps between logged losses", { min: 1 }),
   media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
   checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
@@ -210,12 +209,7 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
     latents: cfg.latents,
     dataset: cfg.dataset,
     seed: training.seed,
-    scoring: {
-      eval_samples: cfg.eval_samples,
-      score_points: cfg.score_points,
-      score_batch: cfg.score_batch,
-      latents: cfg.latents,
-    },
+    scoring: scoreConfig(cfg),
   });
   optimizer.dispose();
   discriminatorOptimizer.dispose();
