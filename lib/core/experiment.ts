@@ -413,24 +413,14 @@ export async function runFromCli<S extends ConfigSpec>(
   experiment: Experiment<S, unknown>,
   args: string[],
 ): Promise<string> {
-  let invocation: Invocation<S> | "help";
+  const listeners: [Deno.Signal, () => void][] = [];
+  let exitCode = 0;
   try {
-    invocation = parseInvocation(experiment, args);
+    const invocation = parseInvocation(experiment, args);
     if (invocation === "help") {
       console.log(experimentHelp(experiment));
       return "";
     }
-    // Backend errors (an unavailable backend) are usage errors too: check before a run directory exists.
-    await selectBackend(invocation.backend);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`error: ${error.message}`);
-    Deno.exitCode = USAGE_EXIT_CODE;
-    return "";
-  }
-  const listeners: [Deno.Signal, () => void][] = [];
-  let exitCode = 0;
-  try {
     const { dir } = await runExperiment(experiment, invocation, {
       started: ({ dir, interrupt }) => {
         for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
@@ -446,8 +436,14 @@ export async function runFromCli<S extends ConfigSpec>(
     });
     return dir;
   } catch (error) {
-    if (!(error instanceof RunInterrupted)) throw error;
-    Deno.exitCode = exitCode;
+    if (error instanceof RunInterrupted) {
+      Deno.exitCode = exitCode;
+      return "";
+    }
+    // A bad command line, or a backend that cannot start: runExperiment selects the backend before it writes.
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`error: ${error.message}`);
+    Deno.exitCode = USAGE_EXIT_CODE;
     return "";
   } finally {
     for (const [signal, listener] of listeners) Deno.removeSignalListener(signal, listener);
