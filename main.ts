@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
-import { latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { curvesFileName, latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { summaryCurvesSvg } from "./lib/core/curves.ts";
 import { writeSection } from "./lib/core/readme.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
@@ -29,6 +30,8 @@ import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
+/** Where `scorecard --write` draws each run's target curves, relative to README.md. */
+const CURVES_FOLDER = "docs/curves";
 
 const KEEPING = EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ");
 
@@ -100,13 +103,23 @@ function scorecard(args: string[]): void {
     if (key !== "write" && key !== "runs") usageError(`unknown option --${key} for scorecard; valid: --write, --runs`);
   }
   const runs = flags.get("runs");
-  const table = scorecardMarkdown(latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot()));
+  const summaries = latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot());
   if (flags.has("write")) {
+    const folder = join(ROOT, CURVES_FOLDER);
+    Deno.mkdirSync(folder, { recursive: true });
+    // The folder holds exactly the drawings the table links to.
+    for (const entry of Deno.readDirSync(folder)) {
+      if (entry.name.endsWith(".svg")) Deno.removeSync(join(folder, entry.name));
+    }
+    for (const summary of summaries) {
+      const svg = summaryCurvesSvg(summary);
+      if (svg) Deno.writeTextFileSync(join(folder, curvesFileName(summary)), svg);
+    }
     const path = join(ROOT, "README.md");
-    writeSection(path, "scorecard", table);
-    console.error(`updated the scorecard in ${path}`);
+    writeSection(path, "scorecard", scorecardMarkdown(summaries, { folder: CURVES_FOLDER }));
+    console.error(`updated the scorecard in ${path} and its curves in ${folder}`);
   }
-  console.log(table);
+  console.log(scorecardMarkdown(summaries));
 }
 
 function datasets(args: string[]): void {

@@ -24,6 +24,7 @@ import { pcaWhiten } from "../lib/ml/linalg.ts";
 import { mapInChunks } from "../lib/models/vae.ts";
 import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import { type PhaseCheckpoints, runPhases } from "../lib/train/phases.ts";
+import { runPhasesInWorkers, type WorkerPhase } from "../lib/train/parallel_phases.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 
@@ -75,6 +76,12 @@ const config = {
   log_every: integer(100, "steps between logged losses", { min: 1 }),
   eval_every: integer(2_000, "steps between MCC evaluations (0: end only)", { min: 0 }),
   checkpoint_every: integer(1_000, "steps between checkpoints (0: none)", { min: 0 }),
+  workers: integer(
+    1,
+    "phases (L, method) trained at once, each in a worker on its own core; 1: in this process, with checkpoints " +
+      "inside phases. The numbers do not depend on it",
+    { min: 1, max: 64 },
+  ),
 };
 
 type Cfg = ConfigOf<typeof config>;
@@ -87,6 +94,8 @@ const targets: Target<Cfg>[] = METHODS.flatMap((method) =>
     tolerance: 0.03,
     // SlowFlow's MCC is reproduced when reached or beaten; PCL, the baseline, when matched.
     direction: method === "slowflow" ? "higher" as const : "match" as const,
+    // Each (L, method) phase logs its MCC every eval_every steps under its own label.
+    curve: `L${i + 1}/${method}/mcc`,
   }))
 );
 
@@ -271,6 +280,16 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
   return mcc;
 }
 
+/** One (L, method) phase. */
+interface IcaPhase {
+  layers: number;
+  method: Method;
+}
+
+/** A phase as a worker runs it (lib/train/parallel_phases.ts): no checkpoints inside it. */
+export const workerPhase: WorkerPhase<Cfg, IcaPhase, number> = (ctx, cfg, { layers, method }) =>
+  runPhase(ctx, cfg, layers, method, { resumed: null, save: () => Promise.resolve() });
+
 /** The nonlinear ICA toy of Paper A, SlowFlow vs PCL, as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "ica-toy",
@@ -289,7 +308,7 @@ export const experiment = defineExperiment({
       pcl_hidden: 16,
       eval_samples: 500,
       log_every: 10,
-      eval_every: 0,
+      eval_every: 10,
       checkpoint_every: 10,
     },
     quick: {
@@ -311,12 +330,21 @@ export const experiment = defineExperiment({
   claims,
   async run(ctx, cfg) {
     const methods = METHODS.filter((m) => cfg.method === "both" || cfg.method === m);
-    const phases = cfg.layers.flatMap((layers) => methods.map((method) => ({ layers, method })));
-    // One phase per (L, method); checkpoints inside a phase are numbered within its cfg.steps.
-    const { results } = await runPhases(ctx, phases, async ({ layers, method }, _, checkpoints) => ({
-      result: { [`mcc/${method}/L${layers}`]: await runPhase(ctx, cfg, layers, method, checkpoints) },
-    }), { stride: cfg.steps });
-    const metrics: Record<string, number> = Object.assign({}, ...results);
+    const phases: IcaPhase[] = cfg.layers.flatMap((layers) => methods.map((method) => ({ layers, method })));
+    const mccs = cfg.workers > 1
+      ? await runPhasesInWorkers<Cfg, IcaPhase, number>(ctx, phases, {
+        module: import.meta.url,
+        exportName: "workerPhase",
+        cfg,
+        workers: cfg.workers,
+      })
+      // One phase per (L, method); checkpoints inside a phase are numbered within its cfg.steps.
+      : (await runPhases(ctx, phases, async ({ layers, method }, _, checkpoints) => ({
+        result: await runPhase(ctx, cfg, layers, method, checkpoints),
+      }), { stride: cfg.steps })).results;
+    const metrics: Record<string, number> = Object.fromEntries(
+      phases.map(({ layers, method }, i) => [`mcc/${method}/L${layers}`, mccs[i]]),
+    );
     const table = cfg.layers.map((layers) => ({
       L: layers,
       slowflow: metrics[`mcc/slowflow/L${layers}`],

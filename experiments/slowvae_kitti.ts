@@ -11,7 +11,13 @@ import { KittiMasksPairs } from "../lib/data/kitti_masks.ts";
 import { mccWithFactors } from "../lib/metrics/score.ts";
 import { encodeImages } from "../lib/models/vae.ts";
 import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
-import { PAIR_TRAINING_CONFIG, pairModelConfig, type PlannedModel, runPairStudy } from "../lib/train/pair_study.ts";
+import {
+  PAIR_TRAINING_CONFIG,
+  pairModelConfig,
+  type PlannedModel,
+  runPairStudy,
+  seedsCurve,
+} from "../lib/train/pair_study.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 15";
 
@@ -47,6 +53,7 @@ const target = (metric: string, paper: number, what: string): Target<Cfg> => ({
   source: `${metric.startsWith("pmvae") ? "000_306f4209a39c5a17.md §5.1 Table 15" : TABLE_2}, ${what}`,
   tolerance: 0.05,
   direction: metric.startsWith("slowvae") ? "higher" : "match",
+  curve: seedsCurve(metric),
 });
 const targets: Target<Cfg>[] = [
   target("slowvae_d1/mcc", 0.661, "SlowVAE KITTI mean(Δt)=0.05 s MCC 66.1 (4.5)"),
@@ -121,6 +128,8 @@ export const experiment = defineExperiment({
       eval_samples: 100,
       probe_images: 50,
       log_every: 2,
+      curve_every: 2,
+      curve_samples: 50,
     },
     quick: {
       models: ["slowvae", "pmvae"],
@@ -131,6 +140,7 @@ export const experiment = defineExperiment({
       eval_samples: 2_000,
       probe_images: 500,
       log_every: 50,
+      curve_every: 100,
     },
     paper: {},
   },
@@ -165,6 +175,21 @@ export const experiment = defineExperiment({
       score: async (encoder) => {
         const { mean } = await encodeImages(encoder, evaluation.observations, evaluation.n, evaluation.shape);
         return mccWithFactors(factors, mean, dataset.factorNames);
+      },
+      // The curve's points score the first curve_samples of the same frames.
+      curve: {
+        every: cfg.curve_every,
+        score: async (encoder) => {
+          const n = Math.min(cfg.curve_samples, evaluation.n);
+          const pixels = evaluation.shape.reduce((a, b) => a * b, 1);
+          const images = evaluation.observations.subarray(0, n * pixels);
+          const { mean } = await encodeImages(encoder, images, n, evaluation.shape);
+          return mccWithFactors(
+            { ...factors, data: factors.data.subarray(0, n * 3), rows: n },
+            mean,
+            dataset.factorNames,
+          );
+        },
       },
       probe: { images: probe.observations, n: probe.n, shape: probe.shape },
     });

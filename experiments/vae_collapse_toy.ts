@@ -70,6 +70,9 @@ const config = {
   lr_b: real(1e-3, "Part B: Adam learning rate of the SlowVAE", { min: 0, max: 1 }),
   flow_lr: real(1e-2, "Adam learning rate of the SlowFlow", { min: 0, max: 1 }),
   eval_samples: integer(5_000, "samples z ~ N(0, I) on which MCC and σ are measured", { min: 10 }),
+  eval_every: integer(0, "steps between MCC evaluations of each SlowVAE, its learning curve (0: end only)", {
+    min: 0,
+  }),
   log_every: integer(100, "steps between logged losses", { min: 1 }),
 };
 
@@ -183,6 +186,7 @@ async function trainSlowVae(
   seedLabels: (string | number)[],
   shape: { latents: number; dimX: number; hidden: number; steps: number; lr: number },
   observe: (index: Int32Array) => [tf.Tensor4D, tf.Tensor4D],
+  mcc: (encoder: Encoder) => Promise<number>,
 ) {
   const { latents, dimX, hidden, steps, lr } = shape;
   // Vectors are carried as [n, 1, 1, dim] so that the image objectives apply unchanged.
@@ -216,6 +220,8 @@ async function trainSlowVae(
         reconstruction,
       });
     },
+    evaluateEvery: cfg.eval_every,
+    evaluate: cfg.eval_every > 0 ? async () => ({ mcc: await mcc(vae.encoder) }) : undefined,
   });
   optimizer.dispose();
   return { vae, loss: last.total };
@@ -240,6 +246,10 @@ async function partA(ctx: RunContext, cfg: Cfg, kappa: number): Promise<Record<s
     ["a", kappa, "slowvae"],
     { latents: 2, dimX: 2, hidden: cfg.hidden, steps: cfg.steps, lr: cfg.lr },
     (index) => [rowsTensor(x0, 2, index), rowsTensor(x1, 2, index)],
+    async (encoder) => {
+      const { mean } = await encodeAll(encoder, rows(xEval), cfg.eval_samples);
+      return meanCorrelationCoefficient(sources, { data: mean, rows: cfg.eval_samples, cols: 2 }).mcc;
+    },
   );
   const q = await encodeAll(vae.encoder, rows(xEval), cfg.eval_samples);
   vae.dispose();
@@ -342,6 +352,9 @@ async function partB(ctx: RunContext, cfg: Cfg, dimX: number): Promise<Record<st
   const data = latentPairs(dataRng, cfg.pairs, latents, cfg.rate);
   const zEval = dataRng.normalArray(cfg.eval_samples * latents);
   const mixing = expandingMixing(dataRng, latents, dimX);
+  const sources = { data: zEval, rows: cfg.eval_samples, cols: latents };
+  const observeEval = (start: number, rows: number) =>
+    mixing.apply(tf.tensor2d(zEval.subarray(start * latents, (start + rows) * latents), [rows, latents]));
   const { vae, loss } = await trainSlowVae(
     ctx,
     cfg,
@@ -352,19 +365,15 @@ async function partB(ctx: RunContext, cfg: Cfg, dimX: number): Promise<Record<st
       [data.z0, data.z1].map((z) =>
         mixing.apply(tf.reshape(rowsTensor(z, latents, index), [index.length, latents]))
       ) as [tf.Tensor4D, tf.Tensor4D],
+    async (encoder) => {
+      const { mean } = await encodeAll(encoder, observeEval, cfg.eval_samples);
+      return meanCorrelationCoefficient(sources, { ...sources, data: mean }).mcc;
+    },
   );
-  const q = await encodeAll(
-    vae.encoder,
-    (start, rows) =>
-      mixing.apply(tf.tensor2d(zEval.subarray(start * latents, (start + rows) * latents), [rows, latents])),
-    cfg.eval_samples,
-  );
+  const q = await encodeAll(vae.encoder, observeEval, cfg.eval_samples);
   vae.dispose();
   mixing.dispose();
-  const result = meanCorrelationCoefficient(
-    { data: zEval, rows: cfg.eval_samples, cols: latents },
-    { data: q.mean, rows: cfg.eval_samples, cols: latents },
-  );
+  const result = meanCorrelationCoefficient(sources, { ...sources, data: q.mean });
   ctx.image(`scatter/x${dimX}/slowvae`, cfg.steps_b, panels(zEval, q.mean, latents, result.matching, 4));
   // What an unidentified code scores: the same latents under a random rotation.
   const rotation = randomOrthogonal(dataRng, latents);
@@ -374,7 +383,6 @@ async function partB(ctx: RunContext, cfg: Cfg, dimX: number): Promise<Record<st
     for (let k = 0; k < latents; k++) sum += zEval[r * latents + k] * rotation[c * latents + k];
     return sum;
   });
-  const sources = { data: zEval, rows: cfg.eval_samples, cols: latents };
   const results = {
     [`mcc/slowvae/x${dimX}`]: result.mcc,
     [`loss/slowvae/x${dimX}`]: loss,
@@ -404,6 +412,7 @@ export const experiment = defineExperiment({
       batch: 32,
       eval_samples: 200,
       log_every: 10,
+      eval_every: 10,
     },
     quick: {
       pairs: 10_000,
@@ -416,6 +425,7 @@ export const experiment = defineExperiment({
       flow_lr: 3e-2,
       eval_samples: 4_000,
       log_every: 100,
+      eval_every: 250,
     },
     // App. B states no training settings for the toys; the defaults train longer than quick.
     paper: {},

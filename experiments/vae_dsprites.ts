@@ -30,6 +30,8 @@ const targets: Target<VaeConfig>[] = TABLE_METRICS.map((metric, i) => ({
   tolerance: metric === "sap" ? 0.02 : 0.05,
   direction: "higher",
   appliesTo: (cfg) => cfg.method === "beta_vae" && cfg.dataset === "dsprites",
+  // Logged under the method's label every curve_every steps (the interventional scores only at the end).
+  curve: (cfg) => `${cfg.method}/${metric}`,
 }));
 
 const claims: Claim<VaeConfig>[] = [
@@ -60,6 +62,8 @@ export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
       log_every: 2,
       media_every: 4,
       checkpoint_every: 2,
+      curve_every: 2,
+      curve_samples: 50,
     },
     quick: {
       resolution: 32,
@@ -72,6 +76,7 @@ export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
       log_every: 50,
       media_every: 1_000,
       checkpoint_every: 1_000,
+      curve_every: 500,
     },
     paper: {},
   },

@@ -38,7 +38,13 @@ export function formatMeasured(value: number | null): string {
   return value === null ? "—" : formatValue(value);
 }
 
-/** The CSS class that colours a verdict; verdicts other than the two decided ones stay plain. */
+/** The CSS class that colours a verdict; "not measured" stays plain. */
 export function verdictClass(verdict: string): string {
-  return verdict === "reproduced" ? "verdict-reproduced" : verdict === "not reproduced" ? "verdict-not" : "";
+  return verdict === "reproduced"
+    ? "verdict-reproduced"
+    : verdict === "not reproduced"
+    ? "verdict-not"
+    : verdict === "still rising"
+    ? "verdict-rising"
+    : "";
 }

@@ -12,6 +12,7 @@ import { getJson, type RunDetail } from "./api.ts";
 import { ConfigDiff } from "./config_diff.tsx";
 import { formatValue } from "./format.ts";
 import { MediaViewer } from "./media_viewer.tsx";
+import { TargetCurves } from "./target_curves.tsx";
 import { TargetsTable } from "./targets_table.tsx";
 
 /** Props of {@linkcode RunPage}. */
@@ -46,6 +47,7 @@ export function RunPage(props: RunPageProps) {
         <a href={`#/?sel=${props.experiment}/${props.id}`}>chart this run</a>
       </p>
       {detail.summary && <TargetsTable summary={detail.summary} />}
+      {detail.summary && <TargetCurves summary={detail.summary} />}
       <div class="charts">
         {[...mediaByName].map(([name, items]) => <MediaViewer key={name} base={base} items={items} />)}
       </div>

@@ -9,6 +9,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { RunSummary } from "../../lib/core/run_store.ts";
 import { getJson } from "./api.ts";
 import { formatMeasured, formatValue, verdictClass } from "./format.ts";
+import { curveCell } from "../../lib/core/curves.ts";
 
 /** The page `#/scorecard` (`#scorecard`), one row per target or claim. */
 export function ScorecardPage() {
@@ -28,6 +29,7 @@ export function ScorecardPage() {
           <th>metric or finding</th>
           <th>published</th>
           <th>ours</th>
+          <th>curve</th>
           <th>verdict</th>
         </tr>
       </thead>
@@ -43,6 +45,7 @@ export function ScorecardPage() {
               <td>{t.metric}</td>
               <td>{formatValue(t.paper)}</td>
               <td>{formatMeasured(t.ours)}</td>
+              <td title={t.curve ? `learning curve of ${t.curve.metric}` : "no curve logged"}>{curveCell(t)}</td>
               <td class={verdictClass(t.verdict)}>{t.verdict}</td>
             </tr>
           )),
@@ -53,6 +56,7 @@ export function ScorecardPage() {
               <td>{c.source}</td>
               <td>{c.text}</td>
               <td>holds</td>
+              <td></td>
               <td></td>
               <td class={verdictClass(c.verdict)}>{c.verdict}</td>
             </tr>

@@ -26,10 +26,12 @@ import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
 import { targetVerdict } from "./targets.ts";
+import { targetCurve } from "./curves.ts";
 import { Rng } from "./rng.ts";
 import {
   type LoadedCheckpoint,
   loadLatestCheckpoint,
+  MetricsReader,
   readRunInfo,
   type RunSummary,
   RunWriter,
@@ -62,6 +64,12 @@ export interface Target<C = any> {
   direction: TargetDirection;
   /** Whether the published number is about this run's setting (default: always); others are left out. */
   appliesTo?: (cfg: C) => boolean;
+  /**
+   * The logged metric whose values during training are this target's learning
+   * curve (default: `metric`); `*` matches any characters but "/", and the
+   * metrics it matches are averaged per step (e.g. over seeds).
+   */
+  curve?: string | ((cfg: C) => string);
 }
 
 /** A qualitative finding of the source, checked on the final metrics and the run's config. */
@@ -361,6 +369,8 @@ export async function runExperiment<S extends ConfigSpec>(
   report(`${experiment.name} (${preset}, seed ${seed}, backend ${backend.name}) → ${writer.dir}`);
   try {
     const result = await experiment.run(ctx, cfg);
+    const logged = new MetricsReader();
+    logged.update(join(writer.dir, "metrics.jsonl"));
     const summary: RunSummary = {
       experiment: experiment.name,
       description: experiment.description,
@@ -371,15 +381,19 @@ export async function runExperiment<S extends ConfigSpec>(
       backend: backend.name,
       wall_time_s: Number(writer.elapsedSeconds().toFixed(2)),
       metrics: result.metrics,
-      targets: experiment.targets.filter((t) => t.appliesTo?.(cfg) ?? true).map((t) => ({
-        metric: t.metric,
-        paper: t.paper,
-        source: t.source,
-        tolerance: t.tolerance,
-        direction: t.direction,
-        ours: result.metrics[t.metric] ?? null,
-        verdict: targetVerdict(t, result.metrics[t.metric]),
-      })),
+      targets: experiment.targets.filter((t) => t.appliesTo?.(cfg) ?? true).map((t) => {
+        const curve = targetCurve(logged.series, typeof t.curve === "function" ? t.curve(cfg) : t.curve ?? t.metric);
+        return {
+          metric: t.metric,
+          paper: t.paper,
+          source: t.source,
+          tolerance: t.tolerance,
+          direction: t.direction,
+          ours: result.metrics[t.metric] ?? null,
+          verdict: targetVerdict(t, result.metrics[t.metric], curve),
+          curve,
+        };
+      }),
       claims: experiment.claims.map((c) => ({
         text: c.text,
         source: c.source,

@@ -13,6 +13,7 @@
  * @module
  */
 import { basename, dirname, join } from "node:path";
+import type { TargetCurve } from "./curves.ts";
 import { encodePng, type Image } from "./png.ts";
 import { formatNpy, type NpyArray, type NpyData, parseNpy } from "./npy.ts";
 
@@ -43,8 +44,11 @@ export interface RunInfo {
 /** How a published number is compared: within tolerance, or at least as good in a stated direction. */
 export type TargetDirection = "match" | "higher" | "lower";
 
-/** Verdict of a target or claim in summary.json. */
-export type Verdict = "reproduced" | "not reproduced" | "not measured";
+/** Verdict of a target or claim in summary.json ("still rising": targets only, see lib/core/curves.ts). */
+export type Verdict = "reproduced" | "not reproduced" | "still rising" | "not measured";
+
+/** Every verdict, in the order the scorecard counts them. */
+export const VERDICTS: readonly Verdict[] = ["reproduced", "still rising", "not reproduced", "not measured"];
 
 /** One target of summary.json: the published number beside ours. */
 export interface SummaryTarget {
@@ -55,6 +59,8 @@ export interface SummaryTarget {
   direction: TargetDirection;
   ours: number | null;
   verdict: Verdict;
+  /** The metric's learning curve during training, when the run logged it. */
+  curve?: TargetCurve | null;
 }
 
 /** One claim of summary.json. */
@@ -512,11 +518,18 @@ export type SummaryView = RunSummary & {
   problem?: string;
 };
 
-const isVerdict = (v: unknown): v is Verdict => v === "reproduced" || v === "not reproduced" || v === "not measured";
+const isVerdict = (v: unknown): v is Verdict => VERDICTS.includes(v as Verdict);
+
+function isCurve(c: unknown): c is TargetCurve {
+  return isObject(c) && isString(c.metric) && Array.isArray(c.points) &&
+    c.points.every((p) => Array.isArray(p) && p.length === 2 && isNumber(p[0]) && isNumber(p[1])) &&
+    (c.change_last_quarter === null || isNumber(c.change_last_quarter));
+}
 
 function isTarget(t: unknown): t is SummaryTarget {
   return isObject(t) && isString(t.metric) && isNumber(t.paper) && isString(t.source) &&
-    (t.ours === null || isNumber(t.ours)) && isVerdict(t.verdict);
+    (t.ours === null || isNumber(t.ours)) && isVerdict(t.verdict) &&
+    (t.curve === undefined || t.curve === null || isCurve(t.curve));
 }
 
 function isClaim(c: unknown): c is SummaryClaim {

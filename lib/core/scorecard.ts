@@ -6,7 +6,8 @@
  * @module
  */
 import { comparisonText } from "./targets.ts";
-import { listRuns, readSummary, type SummaryView } from "./run_store.ts";
+import { curveCell, summaryCurvesSvg } from "./curves.ts";
+import { listRuns, readSummary, type SummaryView, VERDICTS } from "./run_store.ts";
 
 /**
  * The latest completed run's summary per (experiment, preset), sorted by
@@ -36,21 +37,51 @@ export function summaryRows(summary: SummaryView): string[] {
   const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed})`;
   return [
     ...summary.targets.map((t) =>
-      `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${
-        comparisonText(t)
+      `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${comparisonText(t)} | ${
+        curveCell(t)
       } | ${t.verdict} |`
     ),
-    ...summary.claims.map((c) => `| ${run} | ${c.source} | ${c.text} | holds | | | ${c.verdict} |`),
-    ...(summary.problem ? [`| ${run} | | ${summary.problem} | | | | not measured |`] : []),
+    ...summary.claims.map((c) => `| ${run} | ${c.source} | ${c.text} | holds | | | | ${c.verdict} |`),
+    ...(summary.problem ? [`| ${run} | | ${summary.problem} | | | | | not measured |`] : []),
   ];
 }
 
-/** The scorecard as a Markdown table. */
-export function scorecardMarkdown(summaries: SummaryView[]): string {
+/** How many targets and claims have each verdict, e.g. "5 reproduced · 2 still rising · 3 not reproduced". */
+export function verdictTally(summaries: SummaryView[]): string {
+  const verdicts = summaries.flatMap((s) => [
+    ...s.targets.map((t) => t.verdict),
+    ...s.claims.map((c) => c.verdict),
+    ...(s.problem ? ["not measured"] : []),
+  ]);
+  return VERDICTS.map((v) => `${verdicts.filter((x) => x === v).length} ${v}`).join(" · ");
+}
+
+/** File name of a summary's curve drawing under the curves folder. */
+export const curvesFileName = (summary: SummaryView) => `${summary.experiment}-${summary.preset}.svg`;
+
+/**
+ * The scorecard as Markdown: the verdict tally, the table, and, with
+ * `curves`, an image of each run's target curves (published value dashed)
+ * from the folder `curves.folder` (relative to the Markdown file).
+ */
+export function scorecardMarkdown(summaries: SummaryView[], curves?: { folder: string }): string {
   const header = [
-    "| experiment | source | metric or finding | published | ours | reproduced when | verdict |",
-    "|---|---|---|---|---|---|---|",
+    "| experiment | source | metric or finding | published | ours | reproduced when | curve | verdict |",
+    "|---|---|---|---|---|---|---|---|",
   ];
-  if (summaries.length === 0) return [...header, "| (no completed runs yet) | | | | | | |"].join("\n");
-  return [...header, ...summaries.flatMap(summaryRows)].join("\n");
+  if (summaries.length === 0) return [...header, "| (no completed runs yet) | | | | | | | |"].join("\n");
+  const images = curves
+    ? summaries.filter((s) => summaryCurvesSvg(s) !== null).map((s) =>
+      `![${s.experiment} (${s.preset}) learning curves](${curves.folder}/${curvesFileName(s)})`
+    )
+    : [];
+  return [
+    `Verdicts: ${verdictTally(summaries)}.`,
+    "",
+    ...header,
+    ...summaries.flatMap(summaryRows),
+    ...(images.length > 0
+      ? ["", "Learning curves of each target (blue; dot: the final value), published value dashed red:", "", ...images]
+      : []),
+  ].join("\n");
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { stillRising, type TargetCurve } from "./curves.ts";
 import type { TargetDirection, Verdict } from "./run_store.ts";
 
 /** What a verdict needs of a target. */
@@ -14,8 +15,16 @@ export interface Comparison {
   direction: TargetDirection;
 }
 
-/** Verdict on one target: within tolerance of the published number (or beyond it in its direction) or not. */
-export function targetVerdict(target: Comparison, ours: number | null | undefined): Verdict {
+/**
+ * Verdict on one target: within tolerance of the published number (or beyond
+ * it in its direction) or not; "still rising" when not, but its learning
+ * curve ended still moving toward the published number (see {@linkcode stillRising}).
+ */
+export function targetVerdict(
+  target: Comparison,
+  ours: number | null | undefined,
+  curve?: TargetCurve | null,
+): Verdict {
   if (ours === undefined || ours === null || !Number.isFinite(ours)) return "not measured";
   const gap = ours - target.paper;
   const holds = target.direction === "higher"
@@ -23,7 +32,7 @@ export function targetVerdict(target: Comparison, ours: number | null | undefine
     : target.direction === "lower"
     ? gap <= target.tolerance
     : Math.abs(gap) <= target.tolerance;
-  return holds ? "reproduced" : "not reproduced";
+  return holds ? "reproduced" : stillRising(target, curve) ? "still rising" : "not reproduced";
 }
 
 /** What "reproduced" means for a target, e.g. "0.997 ± 0.03", "≥ 0.967 (0.997 − 0.03)". */

@@ -45,6 +45,33 @@ export const SCORE_CONFIG = {
 /** How much data scoring uses ({@linkcode SCORE_CONFIG}'s keys), and the code size. */
 export type ScoreConfig = ConfigOf<typeof SCORE_CONFIG> & { latents: number };
 
+/** The config keys of learning curves: how often and on how much data the headline metrics are measured in training. */
+export const CURVE_CONFIG = {
+  curve_every: integer(0, "steps between headline-metric evaluations in training, the learning curve (0: end only)", {
+    min: 0,
+  }),
+  curve_samples: integer(1_000, "observations each learning-curve evaluation scores (the same ones each time)", {
+    min: 20,
+  }),
+};
+
+/**
+ * The headline metrics of a learning-curve point: MCC (and per factor), MIG,
+ * DCI, SAP and modularity of the mean code of the same `samples` observations
+ * at every call (drawn from a stream of `seed`), so that a curve's changes
+ * come from training alone. The interventional scores are left to the end.
+ */
+export async function curveScores(
+  encoder: Encoder,
+  dataset: GroundTruthDataset,
+  samples: number,
+  seed: number,
+): Promise<Record<string, number>> {
+  const codes = await sampleCodes(encoder, dataset, samples, Rng.derive(seed, "curve"));
+  const { values } = evaluateArrays(codes.mean, codes.factors, ["mig", "dci", "sap", "modularity"]);
+  return { ...values, ...mccWithFactors(codes.factors, codes.mean, dataset.factorNames) };
+}
+
 /** The scoring keys of a larger config, as a kept model records them. */
 export function scoreConfig(cfg: ScoreConfig): ScoreConfig {
   return {

@@ -14,7 +14,7 @@ import { Params } from "../models/params.ts";
 import { trainPhase } from "./loop.ts";
 import { PclHead } from "./pcl.ts";
 import { PAIR_METHODS, pairLoss, type PairMethod } from "./slow_vae.ts";
-import { posterior } from "../models/vae.ts";
+import { type Encoder, posterior } from "../models/vae.ts";
 import { vaeLoss } from "./vae_objectives.ts";
 
 /** Pair methods plus the i.i.d. β-VAE baseline. */
@@ -47,12 +47,18 @@ export interface PairModelConfig {
   logEvery: number;
 }
 
+/** Headline metrics of an encoder under training, logged every `every` steps and at the end: its learning curve. */
+export interface CurveScoring {
+  every: number;
+  score(encoder: Encoder, seed: number): Promise<Record<string, number>>;
+}
+
 /** Trains one model; returns its encoder and the last logged terms. */
 export async function trainPairModel(
   ctx: RunContext,
   source: PairSource,
   cfg: PairModelConfig,
-  training: { label: string; seed: number },
+  training: { label: string; seed: number; curve?: CurveScoring },
 ) {
   const [h, w, c] = source.imageShape;
   const { encoder, decoder } = vaeNetworks(Rng.derive(training.seed, "model"), cfg.architecture, {
@@ -94,6 +100,9 @@ export async function trainPairModel(
         { beta: cfg.beta, gamma: cfg.gamma, rate: cfg.rate, pclHead, permutation: derangement(n, rng) },
       );
     },
+    ...(training.curve && training.curve.every > 0
+      ? { evaluateEvery: training.curve.every, evaluate: () => training.curve!.score(encoder, training.seed) }
+      : {}),
   });
   optimizer.dispose();
   decoder.params.dispose();

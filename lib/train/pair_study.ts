@@ -15,7 +15,14 @@ import type { RunContext } from "../core/experiment.ts";
 import { encodeImages, type Encoder } from "../models/vae.ts";
 import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../metrics/study.ts";
 import { runModelPlan } from "./model_plan.ts";
-import { type PairModelConfig, type PairModelMethod, type PairSource, trainPairModel } from "./pair_model.ts";
+import {
+  type CurveScoring,
+  type PairModelConfig,
+  type PairModelMethod,
+  type PairSource,
+  trainPairModel,
+} from "./pair_model.ts";
+import { CURVE_CONFIG } from "../metrics/score.ts";
 import { type SavedEncoderInfo, saveEncoder } from "./saved_encoder.ts";
 import { NETWORK_CONFIG } from "./vae.ts";
 
@@ -27,6 +34,7 @@ export const PAIR_TRAINING_CONFIG = {
   lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
   probe_images: integer(1_000, "shared images every model encodes for UDR", { min: 10 }),
   log_every: integer(100, "steps between logged losses", { min: 1 }),
+  ...CURVE_CONFIG,
 };
 type TrainingCfg = ConfigOf<typeof PAIR_TRAINING_CONFIG>;
 
@@ -85,10 +93,22 @@ export interface PlannedModel {
   source: PairSource;
 }
 
+/**
+ * The learning curve of a study's target `<setting>/<metric>`: the metric
+ * each seed's model logged in training (`<setting>/seed<seed>/<metric>`),
+ * averaged over seeds.
+ */
+export function seedsCurve(metric: string): string {
+  const at = metric.indexOf("/");
+  return `${metric.slice(0, at)}/seed*/${metric.slice(at + 1)}`;
+}
+
 /** What the driver needs besides the plan. */
 export interface PairStudyOptions {
   /** Scores of a trained encoder. */
   score(encoder: Encoder, seed: number): Promise<Record<string, number>>;
+  /** Headline metrics logged during training, each model's learning curve. */
+  curve?: CurveScoring;
   /** The shared probe images `[n, h, w, c]` for UDR. */
   probe: { images: Float32Array; n: number; shape: [number, number, number] };
   /**
@@ -105,7 +125,11 @@ export interface PairStudyOptions {
  */
 export async function runPairStudy(ctx: RunContext, plan: PlannedModel[], options: PairStudyOptions) {
   const { models, arrays } = await runModelPlan(ctx, plan, async ({ method, seed, config, source }, index) => {
-    const { encoder, last } = await trainPairModel(ctx, source, config, { label: `${method}/seed${seed}`, seed });
+    const { encoder, last } = await trainPairModel(ctx, source, config, {
+      label: `${method}/seed${seed}`,
+      seed,
+      curve: options.curve,
+    });
     const metrics = await options.score(encoder, seed);
     if (options.keep) await saveEncoder(ctx, `${method}-seed${seed}`, encoder, { ...options.keep, seed });
     const { mean, klPerCode } = await encodeImages(encoder, options.probe.images, options.probe.n, options.probe.shape);

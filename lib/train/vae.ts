@@ -19,7 +19,7 @@ import { DATASET_NAMES } from "../data/registry.ts";
 import { vaeNetworks } from "../models/dislib_vae.ts";
 import { type Decoder, type Encoder, posterior } from "../models/vae.ts";
 import { optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
-import { SCORE_CONFIG, scoreConfig } from "../metrics/score.ts";
+import { CURVE_CONFIG, curveScores, SCORE_CONFIG, scoreConfig } from "../metrics/score.ts";
 import { saveEncoder } from "./saved_encoder.ts";
 import {
   discriminatorLoss,
@@ -51,6 +51,7 @@ export const VAE_CONFIG = {
   discriminator_hidden: integer(1_000, "FactorVAE discriminator units per layer (Table 4b: 1,000)", { min: 1 }),
   discriminator_layers: integer(6, "FactorVAE discriminator hidden layers (disentanglement_lib: 6)", { min: 1 }),
   ...SCORE_CONFIG,
+  ...CURVE_CONFIG,
   log_every: integer(100, "steps between logged losses", { min: 1 }),
   media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
   checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
@@ -123,6 +124,10 @@ export interface VaeTraining {
   mediaPrefix: string;
 }
 
+function greatestCommonDivisor(a: number, b: number): number {
+  return b === 0 ? a : greatestCommonDivisor(b, a % b);
+}
+
 /** Trains one VAE-family model on `dataset`; returns its networks and last logged terms. */
 export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDataset, training: VaeTraining) {
   const [h, w, c] = dataset.imageShape;
@@ -185,12 +190,17 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
         lastZ = null;
       }
       : undefined,
-    evaluateEvery: cfg.media_every,
+    // Media and learning-curve points have their own intervals; both come at the last step.
+    evaluateEvery: cfg.curve_every > 0 ? greatestCommonDivisor(cfg.media_every, cfg.curve_every) : cfg.media_every,
     evaluate: async (step) => {
-      const images = await mediaImages(encoder, decoder, dataset, mediaRng);
-      ctx.image(`${training.mediaPrefix}reconstructions`, step, images.reconstructions);
-      ctx.image(`${training.mediaPrefix}traversals`, step, images.traversals);
-      return {};
+      const last = step === cfg.steps;
+      if (last || step % cfg.media_every === 0) {
+        const images = await mediaImages(encoder, decoder, dataset, mediaRng);
+        ctx.image(`${training.mediaPrefix}reconstructions`, step, images.reconstructions);
+        ctx.image(`${training.mediaPrefix}traversals`, step, images.traversals);
+      }
+      const curvePoint = cfg.curve_every > 0 && (last || step % cfg.curve_every === 0);
+      return curvePoint ? await curveScores(encoder, dataset, cfg.curve_samples, training.seed) : {};
     },
     checkpointEvery: training.checkpoints ? cfg.checkpoint_every : 0,
     checkpoint: async (step) => {

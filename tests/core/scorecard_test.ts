@@ -45,9 +45,13 @@ Deno.test("the scorecard takes the latest completed run per experiment and prese
   completedRun(root, "smoke", 0.1, "failed");
   const summaries = latestSummaries(root);
   assertEquals(summaries.map((s) => [s.preset, s.targets[0].ours]), [["quick", 0.88]]);
-  assertEquals(scorecardMarkdown(summaries).split("\n").slice(2), [
-    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | ≥ 0.85 (0.9 − 0.05) | reproduced |",
-    "| toy (quick, seed 0) | doc.md Table 1 | A beats B | holds | | | reproduced |",
+  assertEquals(scorecardMarkdown(summaries).split("\n"), [
+    "Verdicts: 2 reproduced · 0 still rising · 0 not reproduced · 0 not measured.",
+    "",
+    "| experiment | source | metric or finding | published | ours | reproduced when | curve | verdict |",
+    "|---|---|---|---|---|---|---|---|",
+    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | ≥ 0.85 (0.9 − 0.05) |  | reproduced |",
+    "| toy (quick, seed 0) | doc.md Table 1 | A beats B | holds | | | | reproduced |",
   ]);
 });
 
@@ -74,7 +78,7 @@ Deno.test("the scorecard shows a damaged latest summary with its problem and sur
   ]]);
   Deno.writeTextFileSync(join(dir, "summary.json"), "{}");
   const [summary] = latestSummaries(root);
-  assertEquals(scorecardMarkdown([summary]).split("\n").slice(2), [
-    "| toy (quick, seed 0) | | summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims | | | | not measured |",
+  assertEquals(scorecardMarkdown([summary]).split("\n").slice(4), [
+    "| toy (quick, seed 0) | | summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims | | | | | not measured |",
   ]);
 });

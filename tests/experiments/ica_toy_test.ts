@@ -65,7 +65,9 @@ Deno.test("ica-toy --preset smoke writes a complete run directory", async () => 
   assertEquals(summary.targets.length, 10);
   const measured = summary.targets.filter((t: { ours: number | null }) => t.ours !== null);
   assertEquals(measured.length, 10);
-  for (const t of measured) assert(t.ours > 0 && t.ours <= 1 && ["reproduced", "not reproduced"].includes(t.verdict));
+  for (const t of measured) {
+    assert(t.ours > 0 && t.ours <= 1 && ["reproduced", "not reproduced", "still rising"].includes(t.verdict));
+  }
   assertEquals(summary.claims.length, 2);
   const media = Deno.readTextFileSync(join(dir, "media", "media.jsonl")).trim().split("\n").map((l) => JSON.parse(l));
   assertEquals(media.length, 10);

@@ -34,6 +34,7 @@ Deno.test("40 steps on dSprites raise the ELBO and leave no tensors, for every V
       ["discriminator_layers", "2"],
       ["log_every", "4"],
       ["media_every", "40"],
+      ["curve_every", "0"],
     ]);
     const cfg = resolveConfig(VAE_CONFIG, findExperiment("vae-dsprites")!.presets.smoke, flags);
     const logged: { step: number; values: Record<string, number> }[] = [];
