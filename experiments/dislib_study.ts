@@ -9,14 +9,15 @@
  * Table 1 selection statistic (§5.6).
  */
 import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
-import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { loadDataset } from "../lib/data/registry.ts";
 import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
 import { analyseStudy, STUDY_METRICS } from "../lib/metrics/vae_study.ts";
-import { runModelPlan } from "../lib/train/model_plan.ts";
+import { planWorker, runModelPlan } from "../lib/train/model_plan.ts";
+import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import { trainVae, VAE_CONFIG, type VaeConfig, vaeStudyPlan } from "../lib/train/vae.ts";
-import { VAE_METHODS } from "../lib/train/vae_objectives.ts";
+import { VAE_METHODS, type VaeMethod } from "../lib/train/vae_objectives.ts";
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (methods, Table 3 grid), §5.2–5.6 (findings), Table 1";
 
@@ -32,6 +33,7 @@ const config = {
   seeds: integer(50, "seeds per setting: --seed, --seed + 1, …", { min: 2, max: 1000 }),
   selection_draws: integer(10_000, "Monte-Carlo draws of the Table 1 statistic", { min: 1 }),
   ...training,
+  ...WORKERS_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
 
@@ -93,6 +95,39 @@ const claims: Claim<Cfg>[] = [
   },
 ];
 
+/** The study's plan and how each model is trained and scored (the same in every worker). */
+function dislibStudy(runCtx: RunContext, cfg: Cfg) {
+  const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
+  return {
+    dataset,
+    plan: vaeStudyPlan(cfg, runCtx.seed),
+    run: async (ctx: RunContext, { method, value, seed }: { method: VaeMethod; value: number; seed: number }) => {
+      const modelCfg: VaeConfig = { ...cfg, method, value };
+      const { encoder, last, dispose } = await trainVae(ctx, modelCfg, dataset, {
+        label: `${method}@${value}/seed${seed}`,
+        seed,
+        resumed: null,
+        checkpoints: false,
+        mediaPrefix: `${method}@${value}-seed${seed}-`,
+        saveAs: `${method}@${value}-seed${seed}`,
+      });
+      const { metrics } = await scoreVae(encoder, dataset, modelCfg, seed);
+      dispose();
+      return {
+        metrics: {
+          ...metrics,
+          reconstruction: last.reconstruction,
+          kl: last.kl,
+          elbo: -(last.reconstruction + last.kl),
+        },
+      };
+    },
+  };
+}
+
+/** Model `index` of the study, as a worker trains it. */
+export const workerModel = planWorker(dislibStudy);
+
 /** Many VAE-family models on one dataset, and the study's analyses of them. */
 export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   name: "dislib-study",
@@ -135,28 +170,14 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   claims,
   load: loadSavedEncoder,
   async run(ctx, cfg) {
-    const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
-    const { models } = await runModelPlan(ctx, vaeStudyPlan(cfg, ctx.seed), async ({ method, value, seed }) => {
-      const modelCfg: VaeConfig = { ...cfg, method, value };
-      const { encoder, last, dispose } = await trainVae(ctx, modelCfg, dataset, {
-        label: `${method}@${value}/seed${seed}`,
-        seed,
-        resumed: null,
-        checkpoints: false,
-        mediaPrefix: `${method}@${value}-seed${seed}-`,
-        saveAs: `${method}@${value}-seed${seed}`,
-      });
-      const { metrics } = await scoreVae(encoder, dataset, modelCfg, seed);
-      dispose();
-      return {
-        metrics: {
-          ...metrics,
-          reconstruction: last.reconstruction,
-          kl: last.kl,
-          elbo: -(last.reconstruction + last.kl),
-        },
-      };
+    const study = dislibStudy(ctx, cfg);
+    const { models } = await runModelPlan(ctx, study.plan, (entry) => study.run(ctx, entry), {
+      module: import.meta.url,
+      exportName: "workerModel",
+      cfg,
+      workers: cfg.workers,
     });
+    const dataset = study.dataset;
     const { metrics, tables } = analyseStudy(models, cfg.selection_draws, ctx.seed);
     return { metrics, details: { dataset: dataset.description, models, ...tables } };
   },

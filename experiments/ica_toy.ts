@@ -24,7 +24,7 @@ import { pcaWhiten } from "../lib/ml/linalg.ts";
 import { mapInChunks } from "../lib/models/vae.ts";
 import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
 import { type PhaseCheckpoints, runPhases } from "../lib/train/phases.ts";
-import { runPhasesInWorkers, type WorkerPhase } from "../lib/train/parallel_phases.ts";
+import { runPhasesInWorkers, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 
@@ -76,12 +76,7 @@ const config = {
   log_every: integer(100, "steps between logged losses", { min: 1 }),
   eval_every: integer(2_000, "steps between MCC evaluations (0: end only)", { min: 0 }),
   checkpoint_every: integer(1_000, "steps between checkpoints (0: none)", { min: 0 }),
-  workers: integer(
-    1,
-    "phases (L, method) trained at once, each in a worker on its own core; 1: in this process, with checkpoints " +
-      "inside phases. The numbers do not depend on it",
-    { min: 1, max: 64 },
-  ),
+  ...WORKERS_CONFIG,
 };
 
 type Cfg = ConfigOf<typeof config>;
@@ -287,8 +282,9 @@ interface IcaPhase {
 }
 
 /** A phase as a worker runs it (lib/train/parallel_phases.ts): no checkpoints inside it. */
-export const workerPhase: WorkerPhase<Cfg, IcaPhase, number> = (ctx, cfg, { layers, method }) =>
-  runPhase(ctx, cfg, layers, method, { resumed: null, save: () => Promise.resolve() });
+export const workerPhase: WorkerPhase<Cfg, IcaPhase, number> = async (ctx, cfg, { layers, method }) => ({
+  result: await runPhase(ctx, cfg, layers, method, { resumed: null, save: () => Promise.resolve() }),
+});
 
 /** The nonlinear ICA toy of Paper A, SlowFlow vs PCL, as a latentlab experiment. */
 export const experiment = defineExperiment({
@@ -311,16 +307,23 @@ export const experiment = defineExperiment({
       eval_every: 10,
       checkpoint_every: 10,
     },
+    // Shows Table 5's finding in under 5 minutes on 2 cores. Deviations from App. F.1.2, for the budget: 2,000
+    // steps, narrower coupling MLPs (64 units), and 10 blocks instead of 6 (at this budget depth helped where width
+    // did not: L4 MCC after 2,000 steps 0.717 with 10 blocks of 64, 0.577 with 6 of 64, 0.527 with 6 of 128).
+    // Whitening as the PCL reference code does; both estimators see the same data.
     quick: {
       samples: 20_000,
       steps: 2_000,
       batch: 256,
       lr: 1e-2,
+      whiten: true,
+      flow_blocks: 10,
       flow_hidden: 64,
       eval_samples: 5_000,
       log_every: 50,
-      eval_every: 500,
+      eval_every: 250,
       checkpoint_every: 500,
+      workers: 2,
     },
     // App. F.1.2's networks (the defaults); the sample count of the PCL reference code (pcl_training.py: 2**18),
     // since Paper A does not state one.
@@ -331,17 +334,19 @@ export const experiment = defineExperiment({
   async run(ctx, cfg) {
     const methods = METHODS.filter((m) => cfg.method === "both" || cfg.method === m);
     const phases: IcaPhase[] = cfg.layers.flatMap((layers) => methods.map((method) => ({ layers, method })));
-    const mccs = cfg.workers > 1
+    const { results: mccs } = cfg.workers > 1
       ? await runPhasesInWorkers<Cfg, IcaPhase, number>(ctx, phases, {
         module: import.meta.url,
         exportName: "workerPhase",
         cfg,
         workers: cfg.workers,
+        // Measured at the quick preset: a flow step costs about 2–4 PCL steps, and both grow with L.
+        cost: (phase: IcaPhase) => (phase.method === "slowflow" ? 10 : 0) + phase.layers,
       })
       // One phase per (L, method); checkpoints inside a phase are numbered within its cfg.steps.
-      : (await runPhases(ctx, phases, async ({ layers, method }, _, checkpoints) => ({
+      : await runPhases(ctx, phases, async ({ layers, method }, _, checkpoints) => ({
         result: await runPhase(ctx, cfg, layers, method, checkpoints),
-      }), { stride: cfg.steps })).results;
+      }), { stride: cfg.steps });
     const metrics: Record<string, number> = Object.fromEntries(
       phases.map(({ layers, method }, i) => [`mcc/${method}/L${layers}`, mccs[i]]),
     );

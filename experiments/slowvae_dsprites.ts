@@ -6,7 +6,7 @@
  * correlations, and selection by UDR beside selection by MCC.
  */
 import { choices, type ConfigOf, integer, integers, real } from "../lib/core/config.ts";
-import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
 import { loadDataset } from "../lib/data/registry.ts";
@@ -17,10 +17,13 @@ import {
   groundTruthPairSource,
   PAIR_TRAINING_CONFIG,
   pairModelConfig,
+  pairStudyModel,
+  type PairStudySetup,
   type PlannedModel,
   runPairStudy,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
+import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.1–2.4 (Klindt et al. 2021, SlowVAE), targets §5.1 Tables 1, 14";
 
@@ -52,6 +55,7 @@ const config = {
   lap_rate: real(1, "LAP data rate λ: scale ln(n)/λ per factor (App. D.2)", { min: 0.01 }),
   ...SCORE_CONFIG,
   ...PAIR_TRAINING_CONFIG,
+  ...WORKERS_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
 
@@ -188,6 +192,35 @@ export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: n
   });
 }
 
+/** The study's plan and scoring, from the config and the run's seed (the same in every worker). */
+function dspritesStudy(ctx: RunContext, cfg: Cfg): PairStudySetup & { dataset: GroundTruthDataset } {
+  const dataset = loadDataset("dsprites", { size: cfg.resolution });
+  const probe = sampleBatch(dataset, cfg.probe_images, Rng.derive(ctx.seed, "probe")).observations;
+  return {
+    dataset,
+    plan: dspritesPlan(cfg, dataset, ctx.seed),
+    options: {
+      score: async (encoder, seed) => (await scoreVae(encoder, dataset, cfg, seed)).metrics,
+      curve: {
+        every: cfg.curve_every,
+        score: (encoder, seed) => curveScores(encoder, dataset, cfg.curve_samples, seed),
+      },
+      probe: { images: probe.values, n: probe.n, shape: probe.shape },
+      keep: {
+        architecture: cfg.architecture,
+        size: cfg.resolution,
+        channels: dataset.imageShape[2],
+        latents: cfg.latents,
+        dataset: "dsprites",
+        scoring: scoreConfig(cfg),
+      },
+    },
+  };
+}
+
+/** Model `index` of the study, as a worker trains it. */
+export const workerModel = pairStudyModel(dspritesStudy);
+
 /** SlowVAE and its baselines on dSprites pairs, over seeds. */
 export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   name: "slowvae-dsprites",
@@ -227,25 +260,14 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   claims,
   load: loadSavedEncoder,
   async run(ctx, cfg) {
-    const dataset = loadDataset("dsprites", { size: cfg.resolution });
-    const plan = dspritesPlan(cfg, dataset, ctx.seed);
-    const probe = sampleBatch(dataset, cfg.probe_images, Rng.derive(ctx.seed, "probe")).observations;
-    const { metrics, models, selection } = await runPairStudy(ctx, plan, {
-      score: async (encoder, seed) => (await scoreVae(encoder, dataset, cfg, seed)).metrics,
-      curve: {
-        every: cfg.curve_every,
-        score: (encoder, seed) => curveScores(encoder, dataset, cfg.curve_samples, seed),
-      },
-      probe: { images: probe.values, n: probe.n, shape: probe.shape },
-      keep: {
-        architecture: cfg.architecture,
-        size: cfg.resolution,
-        channels: dataset.imageShape[2],
-        latents: cfg.latents,
-        dataset: "dsprites",
-        scoring: scoreConfig(cfg),
-      },
+    const study = dspritesStudy(ctx, cfg);
+    const { metrics, models, selection } = await runPairStudy(ctx, study, {
+      module: import.meta.url,
+      exportName: "workerModel",
+      cfg,
+      workers: cfg.workers,
     });
+    const dataset = study.dataset;
     return { metrics, details: { dataset: dataset.description, models, selection } };
   },
 });

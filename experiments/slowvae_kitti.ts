@@ -5,7 +5,7 @@
  * Δ = 5 (0.15 s); MCC of the mean code against the continuous x, y and area.
  */
 import { choices, type ConfigOf, flag, integer, integers, real } from "../lib/core/config.ts";
-import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { KittiMasksPairs } from "../lib/data/kitti_masks.ts";
 import { mccWithFactors } from "../lib/metrics/score.ts";
@@ -14,10 +14,13 @@ import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
 import {
   PAIR_TRAINING_CONFIG,
   pairModelConfig,
+  pairStudyModel,
+  type PairStudySetup,
   type PlannedModel,
   runPairStudy,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
+import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 15";
 
@@ -42,6 +45,7 @@ const config = {
   augment: flag(true, "±5 px shifts, ±2° rotation and flips shared by a pair"),
   eval_samples: integer(10_000, "frames scored by MCC", { min: 20 }),
   ...PAIR_TRAINING_CONFIG,
+  ...WORKERS_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
 
@@ -111,6 +115,63 @@ function datasets(cfg: Cfg, seed: number): Map<number, KittiMasksPairs> {
   ]));
 }
 
+/** The study's plan and scoring, from the config and the run's seed (the same in every worker). */
+function kittiStudy(ctx: RunContext, cfg: Cfg): PairStudySetup & { dataset: KittiMasksPairs } {
+  const byDelta = datasets(cfg, ctx.seed);
+  const plan: PlannedModel[] = cfg.models.flatMap((model) =>
+    cfg.max_deltas.flatMap((maxDelta) =>
+      Array.from({ length: cfg.seeds }, (_, i) => {
+        const method = KITTI_MODELS[model];
+        return {
+          method: `${model}_d${maxDelta}`,
+          value: 0,
+          seed: ctx.seed + i,
+          source: kittiSource(byDelta.get(maxDelta)!),
+          config: pairModelConfig(cfg, method, {
+            beta: method === "beta_vae" ? cfg.vae_beta : method === "ada_gvae" ? cfg.ada_beta : 1,
+            gamma: cfg.gamma,
+            rate: cfg.rate,
+          }),
+        };
+      })
+    )
+  );
+  // Every model is scored on the same frames, so Δ settings differ only in training.
+  const dataset = byDelta.get(cfg.max_deltas[0])!;
+  const evaluation = dataset.sampleFrames(cfg.eval_samples, Rng.derive(ctx.seed, "evaluation"));
+  const factors = { data: evaluation.factors, rows: evaluation.n, cols: 3 };
+  const probe = dataset.sampleFrames(cfg.probe_images, Rng.derive(ctx.seed, "probe"));
+  return {
+    dataset,
+    plan,
+    options: {
+      score: async (encoder) => {
+        const { mean } = await encodeImages(encoder, evaluation.observations, evaluation.n, evaluation.shape);
+        return mccWithFactors(factors, mean, dataset.factorNames);
+      },
+      // The curve's points score the first curve_samples of the same frames.
+      curve: {
+        every: cfg.curve_every,
+        score: async (encoder) => {
+          const n = Math.min(cfg.curve_samples, evaluation.n);
+          const pixels = evaluation.shape.reduce((a, b) => a * b, 1);
+          const images = evaluation.observations.subarray(0, n * pixels);
+          const { mean } = await encodeImages(encoder, images, n, evaluation.shape);
+          return mccWithFactors(
+            { ...factors, data: factors.data.subarray(0, n * 3), rows: n },
+            mean,
+            dataset.factorNames,
+          );
+        },
+      },
+      probe: { images: probe.observations, n: probe.n, shape: probe.shape },
+    },
+  };
+}
+
+/** Model `index` of the study, as a worker trains it. */
+export const workerModel = pairStudyModel(kittiStudy);
+
 /** SlowVAE and its baselines on KITTI-Masks-like pairs, per Δ and seed. */
 export const experiment = defineExperiment({
   name: "slowvae-kitti",
@@ -147,52 +208,14 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const byDelta = datasets(cfg, ctx.seed);
-    const plan: PlannedModel[] = cfg.models.flatMap((model) =>
-      cfg.max_deltas.flatMap((maxDelta) =>
-        Array.from({ length: cfg.seeds }, (_, i) => {
-          const method = KITTI_MODELS[model];
-          return {
-            method: `${model}_d${maxDelta}`,
-            value: 0,
-            seed: ctx.seed + i,
-            source: kittiSource(byDelta.get(maxDelta)!),
-            config: pairModelConfig(cfg, method, {
-              beta: method === "beta_vae" ? cfg.vae_beta : method === "ada_gvae" ? cfg.ada_beta : 1,
-              gamma: cfg.gamma,
-              rate: cfg.rate,
-            }),
-          };
-        })
-      )
-    );
-    // Every model is scored on the same frames, so Δ settings differ only in training.
-    const dataset = byDelta.get(cfg.max_deltas[0])!;
-    const evaluation = dataset.sampleFrames(cfg.eval_samples, Rng.derive(ctx.seed, "evaluation"));
-    const factors = { data: evaluation.factors, rows: evaluation.n, cols: 3 };
-    const probe = dataset.sampleFrames(cfg.probe_images, Rng.derive(ctx.seed, "probe"));
-    const { metrics, models, selection } = await runPairStudy(ctx, plan, {
-      score: async (encoder) => {
-        const { mean } = await encodeImages(encoder, evaluation.observations, evaluation.n, evaluation.shape);
-        return mccWithFactors(factors, mean, dataset.factorNames);
-      },
-      // The curve's points score the first curve_samples of the same frames.
-      curve: {
-        every: cfg.curve_every,
-        score: async (encoder) => {
-          const n = Math.min(cfg.curve_samples, evaluation.n);
-          const pixels = evaluation.shape.reduce((a, b) => a * b, 1);
-          const images = evaluation.observations.subarray(0, n * pixels);
-          const { mean } = await encodeImages(encoder, images, n, evaluation.shape);
-          return mccWithFactors(
-            { ...factors, data: factors.data.subarray(0, n * 3), rows: n },
-            mean,
-            dataset.factorNames,
-          );
-        },
-      },
-      probe: { images: probe.observations, n: probe.n, shape: probe.shape },
+    const study = kittiStudy(ctx, cfg);
+    const { metrics, models, selection } = await runPairStudy(ctx, study, {
+      module: import.meta.url,
+      exportName: "workerModel",
+      cfg,
+      workers: cfg.workers,
     });
+    const dataset = study.dataset;
     return { metrics, details: { dataset: dataset.description, models, selection } };
   },
 });

@@ -41,6 +41,7 @@ import { type Encoder, mapInChunks } from "../lib/models/vae.ts";
 import { mlpVae } from "../lib/models/mlp.ts";
 import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
 import { runPhases } from "../lib/train/phases.ts";
+import { runPhasesInWorkers, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { pairLoss } from "../lib/train/slow_vae.ts";
 
@@ -74,6 +75,7 @@ const config = {
     min: 0,
   }),
   log_every: integer(100, "steps between logged losses", { min: 1 }),
+  ...WORKERS_CONFIG,
 };
 
 type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
@@ -392,6 +394,17 @@ async function partB(ctx: RunContext, cfg: Cfg, dimX: number): Promise<Record<st
   return results;
 }
 
+/** One κ of Part A or one dim(x) of Part B. */
+interface CollapsePhase {
+  part: "a" | "b";
+  value: number;
+}
+
+/** A phase, in this process or in a worker (lib/train/parallel_phases.ts). */
+export const workerPhase: WorkerPhase<Cfg, CollapsePhase, Record<string, number>> = async (ctx, cfg, phase) => ({
+  result: phase.part === "a" ? await partA(ctx, cfg, phase.value) : await partB(ctx, cfg, phase.value),
+});
+
 /** Paper A's VAE failure-mode toys as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "vae-collapse-toy",
@@ -433,12 +446,19 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const phases = [
-      ...(cfg.part === "b" ? [] : cfg.kappas.map((kappa) => () => partA(ctx, cfg, kappa))),
-      ...(cfg.part === "a" ? [] : cfg.x_dims.map((dimX) => () => partB(ctx, cfg, dimX))),
+    const phases: CollapsePhase[] = [
+      ...(cfg.part === "b" ? [] : cfg.kappas.map((value) => ({ part: "a" as const, value }))),
+      ...(cfg.part === "a" ? [] : cfg.x_dims.map((value) => ({ part: "b" as const, value }))),
     ];
     // Each κ and dim(x) is a phase: a resumed run skips the finished ones.
-    const { results } = await runPhases(ctx, phases, async (phase) => ({ result: await phase() }));
+    const { results } = cfg.workers > 1
+      ? await runPhasesInWorkers<Cfg, CollapsePhase, Record<string, number>>(ctx, phases, {
+        module: import.meta.url,
+        exportName: "workerPhase",
+        cfg,
+        workers: cfg.workers,
+      })
+      : await runPhases(ctx, phases, (phase) => workerPhase(ctx, cfg, phase, 0));
     const m: Record<string, number> = Object.assign({}, ...results);
     const table = {
       fig6: cfg.part === "b" ? [] : cfg.kappas.map((kappa) => ({

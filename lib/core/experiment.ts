@@ -293,7 +293,8 @@ export function parseInvocation<S extends ConfigSpec>(
   };
 }
 
-async function tensorArrays(arrays: CheckpointArrays) {
+/** Arrays with every tensor read into its data, as the run store writes them. */
+export async function tensorArrays(arrays: CheckpointArrays) {
   const out: Record<string, { data: Float32Array | Int32Array; shape: number[] }> = {};
   for (const [key, value] of Object.entries(arrays)) {
     out[key] = value instanceof tf.Tensor

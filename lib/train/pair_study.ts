@@ -14,7 +14,8 @@ import { type FactorPairs, lapPairs, uniPairs } from "../data/pair_samplers.ts";
 import type { RunContext } from "../core/experiment.ts";
 import { encodeImages, type Encoder } from "../models/vae.ts";
 import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../metrics/study.ts";
-import { runModelPlan } from "./model_plan.ts";
+import { planWorker, runModelPlan } from "./model_plan.ts";
+import type { WorkerOptions, WorkerPhase } from "./parallel_phases.ts";
 import {
   type CurveScoring,
   type PairModelConfig,
@@ -118,34 +119,65 @@ export interface PairStudyOptions {
   keep?: Omit<SavedEncoderInfo, "seed">;
 }
 
+/** One planned model trained, scored, kept (when asked) and encoding the probe images for UDR. */
+async function trainAndScore(ctx: RunContext, planned: PlannedModel, index: number, options: PairStudyOptions) {
+  const { method, seed, config, source } = planned;
+  const { encoder, last } = await trainPairModel(ctx, source, config, {
+    label: `${method}/seed${seed}`,
+    seed,
+    curve: options.curve,
+  });
+  const metrics = await options.score(encoder, seed);
+  if (options.keep) await saveEncoder(ctx, `${method}-seed${seed}`, encoder, { ...options.keep, seed });
+  const { mean, klPerCode } = await encodeImages(encoder, options.probe.images, options.probe.n, options.probe.shape);
+  encoder.params.dispose();
+  for (const key of ["reconstruction", "kl_normal", "kl", "transition", "kl_pair", "accuracy"]) {
+    if (Number.isFinite(last[key])) metrics[`train_${key}`] = last[key];
+  }
+  // The probe codes of each model, kept for UDR at the end.
+  return {
+    metrics,
+    arrays: {
+      [`probe/${index}/codes`]: { data: Float32Array.from(mean.data), shape: [mean.rows, mean.cols] },
+      [`probe/${index}/kl`]: { data: Float32Array.from(klPerCode), shape: [mean.cols] },
+    },
+  };
+}
+
+/** A study's plan and options, as an experiment builds them from its config and seed (in a worker too). */
+export interface PairStudySetup {
+  plan: PlannedModel[];
+  options: PairStudyOptions;
+}
+
+/** The worker side of {@linkcode runPairStudy}: model `index` of the study `setup` rebuilds. */
+export function pairStudyModel<C>(
+  setup: (ctx: RunContext, cfg: C) => PairStudySetup,
+): WorkerPhase<C, number, StudyModel> {
+  return planWorker((ctx: RunContext, cfg: C) => {
+    const { plan, options } = setup(ctx, cfg);
+    return { plan, run: (ctx, entry, index) => trainAndScore(ctx, entry, index, options) };
+  });
+}
+
 /**
  * Trains and scores every planned model not yet done; returns every model,
  * the per-setting mean and s.d. over seeds with UDR, and the comparison of
- * selection by UDR with selection by MCC.
+ * selection by UDR with selection by MCC. With `parallel.workers` > 1 the
+ * models train that many at once, in workers that call the function the
+ * experiment exports with {@linkcode pairStudyModel}: same numbers.
  */
-export async function runPairStudy(ctx: RunContext, plan: PlannedModel[], options: PairStudyOptions) {
-  const { models, arrays } = await runModelPlan(ctx, plan, async ({ method, seed, config, source }, index) => {
-    const { encoder, last } = await trainPairModel(ctx, source, config, {
-      label: `${method}/seed${seed}`,
-      seed,
-      curve: options.curve,
-    });
-    const metrics = await options.score(encoder, seed);
-    if (options.keep) await saveEncoder(ctx, `${method}-seed${seed}`, encoder, { ...options.keep, seed });
-    const { mean, klPerCode } = await encodeImages(encoder, options.probe.images, options.probe.n, options.probe.shape);
-    encoder.params.dispose();
-    for (const key of ["reconstruction", "kl_normal", "kl", "transition", "kl_pair", "accuracy"]) {
-      if (Number.isFinite(last[key])) metrics[`train_${key}`] = last[key];
-    }
-    // The probe codes of each model, kept for UDR at the end.
-    return {
-      metrics,
-      arrays: {
-        [`probe/${index}/codes`]: { data: Float32Array.from(mean.data), shape: [mean.rows, mean.cols] },
-        [`probe/${index}/kl`]: { data: Float32Array.from(klPerCode), shape: [mean.cols] },
-      },
-    };
-  });
+export async function runPairStudy<C>(
+  ctx: RunContext,
+  { plan, options }: PairStudySetup,
+  parallel?: WorkerOptions<C>,
+) {
+  const { models, arrays } = await runModelPlan(
+    ctx,
+    plan,
+    (entry, index) => trainAndScore(ctx, entry, index, options),
+    parallel,
+  );
   const probes: ProbeCodes[] = models.map((_, i) => {
     const codes = arrays[`probe/${i}/codes`], kl = arrays[`probe/${i}/kl`];
     return {

@@ -1,27 +1,45 @@
 /**
- * Independent phases of a run (one setting of a toy each) on several cores
- * at once: each phase runs in a Deno worker with its own TF.js backend, so
- * that a 2-core machine trains two phases side by side (the wasm backend
- * uses one thread). A phase's numbers depend only on the seed and the
- * phase, never on which worker ran it or when: a run gives the same results
- * with 1 worker or N.
+ * Independent phases of a run (one setting of a toy, one model of a study)
+ * on several cores at once: each runs in a Deno worker with its own TF.js
+ * backend, so that a 2-core machine trains two side by side (the wasm
+ * backend uses one thread). A phase's numbers depend only on the seed and
+ * the phase, never on which worker ran it or when: a run gives the same
+ * results with 1 worker or N.
  *
- * The worker imports the experiment's module and calls the phase function it
- * exports under `exportName`, with a context that sends metrics and images
- * back to this process, which writes them. Phases do not checkpoint inside
- * themselves here: the run checkpoints as each phase finishes, and a resumed
- * run skips the finished phases and reruns those that were in flight.
+ * A worker imports the experiment's module and calls the phase function it
+ * exports under `exportName`, with a context that sends metrics, images and
+ * kept models back to this process, which writes them. Phases do not
+ * checkpoint inside themselves here: the run checkpoints as each phase
+ * finishes, and a resumed run skips the finished phases and reruns those
+ * that were in flight.
  *
  * @module
  */
+import { integer } from "../core/config.ts";
 import type { RunContext } from "../core/experiment.ts";
+import type { NpyArray } from "../core/npy.ts";
 import type { Image } from "../core/png.ts";
+import type { PhaseArrays, PhaseOutcome } from "./phases.ts";
+
+/** The config key of experiments whose phases can run in workers. */
+export const WORKERS_CONFIG = {
+  workers: integer(
+    1,
+    "phases (settings, models) trained at once, each in a worker on its own core; 1: in this process. " +
+      "The numbers do not depend on it",
+    { min: 1, max: 64 },
+  ),
+};
+
+/** Plain arrays, as they cross between threads. */
+export type PlainArrays = Record<string, { data: Float32Array | Int32Array; shape: number[] }>;
 
 /** What a worker reports. */
 export type WorkerMessage =
   | { type: "log"; step: number; values: Record<string, number> }
   | { type: "image"; name: string; step: number; image: Image }
-  | { type: "done"; result: unknown }
+  | { type: "model"; name: string; arrays: PlainArrays; info: unknown }
+  | { type: "done"; outcome: PhaseOutcome<unknown> }
   | { type: "error"; message: string };
 
 /** What a worker is asked to run. */
@@ -35,66 +53,90 @@ export interface WorkerRequest {
   dir: string;
   cfg: unknown;
   phase: unknown;
+  index: number;
 }
 
-/** A phase function a module exports for workers: the phase's result from the run's context, config and phase. */
-export type WorkerPhase<C, P, R> = (ctx: RunContext, cfg: C, phase: P) => Promise<R>;
+/** A phase function a module exports for workers: one phase's outcome from the run's context, config and phase. */
+export type WorkerPhase<C, P, R> = (ctx: RunContext, cfg: C, phase: P, index: number) => Promise<PhaseOutcome<R>>;
 
-/** Checkpoint state: the finished phases' results by index. */
+/** Where the phase function is and what it is given besides its phase. */
+export interface WorkerOptions<C, P = never> {
+  /** URL of the module (the experiment's `import.meta.url`). */
+  module: string;
+  exportName: string;
+  cfg: C;
+  /** Phases at once. */
+  workers: number;
+  /**
+   * A phase's expected run time in any unit: the costliest start first, so
+   * that the lanes end together (results keep the phases' order).
+   */
+  cost?: (phase: P) => number;
+}
+
+/** Checkpoint state: the finished phases' results by index (their arrays are the checkpoint's arrays). */
 interface ParallelState<R> {
   finished: Record<number, R>;
 }
 
 /**
- * Runs every phase not finished before a resume, `workers` at a time, each in
- * a worker of its own (each worker runs its phases one after another);
- * returns the results in phase order. Stopping the run
- * (Ctrl-C) terminates the workers in flight.
+ * Runs every phase not finished before a resume, `workers` at a time, each
+ * lane in a worker of its own that runs its phases one after another.
+ * Returns the results in phase order and the arrays of every phase (as
+ * {@linkcode runPhases} does). Stopping the run (Ctrl-C) ends the workers.
  */
 export async function runPhasesInWorkers<C, P, R>(
   ctx: RunContext,
   phases: readonly P[],
-  options: { module: string; exportName: string; cfg: C; workers: number },
-): Promise<R[]> {
+  options: WorkerOptions<C, P>,
+): Promise<{ results: R[]; arrays: PhaseArrays }> {
   const finished: Record<number, R> = { ...(ctx.resumed?.state as ParallelState<R> | undefined)?.finished };
+  const arrays: PhaseArrays = {};
+  for (const [key, value] of Object.entries(ctx.resumed?.arrays ?? {}) as [string, NpyArray][]) {
+    arrays[key] = { data: Float32Array.from(value.data as ArrayLike<number>), shape: value.shape };
+  }
+  const cost = options.cost;
   const pending = phases.map((_, i) => i).filter((i) => !(i in finished));
+  if (cost) pending.sort((a, b) => cost(phases[b]) - cost(phases[a]));
   const running = new Set<Worker>();
   const stop = () => running.forEach((w) => w.terminate());
   ctx.stopRequested.addEventListener("abort", stop);
-  try {
-    const runOn = (worker: Worker, index: number) =>
-      new Promise<R>((resolve, reject) => {
-        const onAbort = () => reject(ctx.stopRequested.reason);
-        ctx.stopRequested.addEventListener("abort", onAbort, { once: true });
-        const settle = () => ctx.stopRequested.removeEventListener("abort", onAbort);
-        worker.onmessage = ({ data }: MessageEvent<WorkerMessage>) => {
-          if (data.type === "log") ctx.log(data.step, data.values);
-          else if (data.type === "image") ctx.image(data.name, data.step, data.image);
-          else {
-            settle();
-            if (data.type === "done") resolve(data.result as R);
-            else reject(new Error(`phase ${index} failed in its worker: ${data.message}`));
-          }
-        };
-        worker.onerror = (event) => {
-          event.preventDefault();
+  const runOn = (worker: Worker, index: number) =>
+    new Promise<PhaseOutcome<R>>((resolve, reject) => {
+      const onAbort = () => reject(ctx.stopRequested.reason);
+      ctx.stopRequested.addEventListener("abort", onAbort, { once: true });
+      const settle = () => ctx.stopRequested.removeEventListener("abort", onAbort);
+      const fail = (message: string) => {
+        settle();
+        reject(new Error(`phase ${index} failed in its worker: ${message}`));
+      };
+      worker.onmessage = ({ data }: MessageEvent<WorkerMessage>) => {
+        if (data.type === "log") ctx.log(data.step, data.values);
+        else if (data.type === "image") ctx.image(data.name, data.step, data.image);
+        else if (data.type === "model") ctx.saveModel(data.name, data.arrays, data.info).catch((e) => fail(String(e)));
+        else if (data.type === "done") {
           settle();
-          reject(new Error(`phase ${index} failed in its worker: ${event.message}`));
-        };
-        worker.postMessage(
-          {
-            module: options.module,
-            exportName: options.exportName,
-            backend: ctx.backend.name,
-            seed: ctx.seed,
-            preset: ctx.preset,
-            dir: ctx.dir,
-            cfg: options.cfg,
-            phase: phases[index],
-          } satisfies WorkerRequest,
-        );
-      });
-    // A fixed pool: each lane takes the next pending phase when its last one ends.
+          resolve(data.outcome as PhaseOutcome<R>);
+        } else fail(data.message);
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        fail(event.message);
+      };
+      const request: WorkerRequest = {
+        module: options.module,
+        exportName: options.exportName,
+        backend: ctx.backend.name,
+        seed: ctx.seed,
+        preset: ctx.preset,
+        dir: ctx.dir,
+        cfg: options.cfg,
+        phase: phases[index],
+        index,
+      };
+      worker.postMessage(request);
+    });
+  try {
     let next = 0;
     let done = Object.keys(finished).length;
     const lane = async () => {
@@ -103,10 +145,12 @@ export async function runPhasesInWorkers<C, P, R>(
       running.add(worker);
       while (next < pending.length) {
         const index = pending[next++];
-        finished[index] = await runOn(worker, index);
+        const outcome = await runOn(worker, index);
+        finished[index] = outcome.result;
+        Object.assign(arrays, outcome.arrays);
         done += 1;
         // Numbered by the count of finished phases, so the newest checkpoint sorts last.
-        await ctx.checkpoint(done, {}, { finished } satisfies ParallelState<R>);
+        await ctx.checkpoint(done, arrays, { finished } satisfies ParallelState<R>);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(options.workers, pending.length)) }, lane));
@@ -114,5 +158,5 @@ export async function runPhasesInWorkers<C, P, R>(
     ctx.stopRequested.removeEventListener("abort", stop);
     stop();
   }
-  return phases.map((_, i) => finished[i]);
+  return { results: phases.map((_, i) => finished[i]), arrays };
 }

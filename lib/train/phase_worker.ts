@@ -8,7 +8,8 @@
 /// <reference lib="deno.worker" />
 import type { BackendChoice, BackendInfo } from "../core/backend.ts";
 import { selectBackend } from "../core/backend.ts";
-import type { RunContext } from "../core/experiment.ts";
+import { type RunContext, tensorArrays } from "../core/experiment.ts";
+import { safeModelName } from "../core/run_store.ts";
 import { Progress } from "../core/progress.ts";
 import { Rng } from "../core/rng.ts";
 import type { WorkerMessage, WorkerPhase, WorkerRequest } from "./parallel_phases.ts";
@@ -36,11 +37,15 @@ self.onmessage = async ({ data }: MessageEvent<WorkerRequest>) => {
       // Lines rather than a redrawn status: several workers share the terminal.
       progress: (label, total) => new Progress(label, total, { tty: false }),
       checkpoint: () => Promise.resolve(),
-      saveModel: () => Promise.reject(new Error("phases in workers keep no models")),
+      // The run's process writes kept models; the name it will use is known here already.
+      saveModel: async (name, arrays, info) => {
+        post({ type: "model", name, arrays: await tensorArrays(arrays), info });
+        return safeModelName(name);
+      },
       // The run's process stops a phase by terminating its worker.
       stopRequested: new AbortController().signal,
     };
-    post({ type: "done", result: await run(ctx, data.cfg, data.phase) });
+    post({ type: "done", outcome: await run(ctx, data.cfg, data.phase, data.index) });
   } catch (error) {
     post({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }

@@ -137,3 +137,30 @@ async function rescoreKeptModel(
   assert(shared.includes("mig") || shared.includes("mcc"), shared.join(", "));
   for (const key of shared) assertEquals(rescored[key], reported[key], key);
 }
+
+/** Wall-time keys (`seconds`) differ between runs; everything else of a summary's models must not. */
+function withoutSeconds(details: unknown): unknown {
+  return JSON.parse(JSON.stringify(details, (key, value) => key === "seconds" ? undefined : value));
+}
+
+for (const experiment of EXPERIMENTS.filter((e) => "workers" in e.config)) {
+  Deno.test(`${experiment.name} --preset smoke --workers 2: the numbers, curves and kept models of one worker`, async () => {
+    const runs = [];
+    for (const workers of ["1", "2"]) {
+      const root = Deno.makeTempDirSync();
+      const invocation = parseInvocation(experiment, ["--preset", "smoke", "--runs", root, "--workers", workers]);
+      assert(invocation !== "help");
+      const tensors = tf.memory().numTensors;
+      runs.push(await runExperiment(experiment, invocation, { report: () => {} }));
+      assertEquals(tf.memory().numTensors, tensors, "tensors left after the run");
+    }
+    const [one, two] = runs;
+    assertEquals(withoutWallTime(two.summary.metrics), withoutWallTime(one.summary.metrics));
+    assertEquals(two.summary.targets, one.summary.targets);
+    assertEquals(withoutSeconds(two.summary.details), withoutSeconds(one.summary.details));
+    assertEquals(savedModels(two.dir), savedModels(one.dir));
+    if (experiment.load && savedModels(one.dir).length > 0) {
+      await rescoreKeptModel(experiment, two.dir, two.summary.metrics, two.summary.details);
+    }
+  });
+}
