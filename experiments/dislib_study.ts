@@ -163,8 +163,13 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
       score_points: 100,
       log_every: 50,
       media_every: 400,
+      workers: 2,
     },
     paper: {},
+  },
+  presetLimits: {
+    quick: "400 steps per model: the scores barely separate from an untrained encoder's, so rank correlations " +
+      "between metrics and the selection statistic are mostly noise at this budget",
   },
   targets,
   claims,

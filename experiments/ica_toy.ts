@@ -329,6 +329,11 @@ export const experiment = defineExperiment({
     // since Paper A does not state one.
     paper: { samples: 2 ** 18 },
   },
+  presetLimits: {
+    quick: "the finding (SlowFlow ≥ PCL for L ≥ 3, PCL falling with L, both ≥ 0.9 at L = 1) in about 4 minutes on 2 " +
+      "cores; Table 5's absolute MCC for L ≥ 2 is out of reach of 2,000 steps with 64-unit coupling MLPs (SlowFlow's " +
+      "L4–L5 curves are still rising at the end); the paper preset trains App. F.1.2's networks for 20,000 steps",
+  },
   targets,
   claims,
   async run(ctx, cfg) {

@@ -58,6 +58,7 @@ export function TargetsTable({ summary }: { summary: RunSummary }) {
           ))}
         </tbody>
       </table>
+      {summary.preset_limits && <p class="preset-limits">preset {summary.preset}: {summary.preset_limits}</p>}
     </div>
   );
 }

@@ -131,6 +131,12 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   source: string;
   config: S;
   presets: Record<PresetName, ConfigOverrides<S>>;
+  /**
+   * What a preset cannot show of the source's findings, and why (budget,
+   * data): shown by `--help`, recorded in the run's summary and under the
+   * scorecard, so that a "not reproduced" row comes with its reason.
+   */
+  presetLimits?: Partial<Record<PresetName, string>>;
   targets: Target<ConfigOf<S>>[];
   claims: Claim<ConfigOf<S>>[];
   run(ctx: RunContext, cfg: ConfigOf<S>): Promise<RunResult>;
@@ -183,6 +189,7 @@ export function experimentHelp(experiment: AnyExperiment): string {
     "run options:",
     ...Object.entries(RUN_OPTIONS).map(([key, { doc }]) => `  --${key.padEnd(18)} ${doc}`),
     "",
+    ...PRESETS.flatMap((p) => experiment.presetLimits?.[p] ? [`preset ${p}: ${experiment.presetLimits[p]}`, ""] : []),
     "config (default; presets smoke / quick / paper):",
   ];
   for (const [key, param] of Object.entries(experiment.config as ConfigSpec)) {
@@ -401,6 +408,7 @@ export async function runExperiment<S extends ConfigSpec>(
         verdict: claimVerdict(c, result.metrics, cfg),
       })),
       details: result.details ?? null,
+      preset_limits: experiment.presetLimits?.[preset] ?? null,
     };
     writer.writeSummary(summary);
     writer.finish("completed");

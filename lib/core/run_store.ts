@@ -84,6 +84,8 @@ export interface RunSummary {
   targets: SummaryTarget[];
   claims: SummaryClaim[];
   details: unknown;
+  /** What the run's preset cannot show, and why (the experiment's `presetLimits`). */
+  preset_limits?: string | null;
 }
 
 /** A heartbeat older than this marks a `running` run as crashed. */

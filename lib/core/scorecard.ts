@@ -75,11 +75,15 @@ export function scorecardMarkdown(summaries: SummaryView[], curves?: { folder: s
       `![${s.experiment} (${s.preset}) learning curves](${curves.folder}/${curvesFileName(s)})`
     )
     : [];
+  const limits = summaries.filter((s) => typeof s.preset_limits === "string" && s.preset_limits).map((s) =>
+    `- ${s.experiment} (${s.preset}): ${s.preset_limits}`
+  );
   return [
     `Verdicts: ${verdictTally(summaries)}.`,
     "",
     ...header,
     ...summaries.flatMap(summaryRows),
+    ...(limits.length > 0 ? ["", "What each preset cannot show, and why:", "", ...limits] : []),
     ...(images.length > 0
       ? ["", "Learning curves of each target (blue; dot: the final value), published value dashed red:", "", ...images]
       : []),

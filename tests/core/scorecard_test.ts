@@ -82,3 +82,42 @@ Deno.test("the scorecard shows a damaged latest summary with its problem and sur
     "| toy (quick, seed 0) | | summary.json: missing or invalid experiment, run_id, preset, seed, targets, claims | | | | | not measured |",
   ]);
 });
+
+Deno.test("the scorecard lists what each preset cannot show, and counts a still-rising target apart", () => {
+  const summary = {
+    experiment: "toy",
+    description: "",
+    source: "",
+    run_id: "r",
+    preset: "quick",
+    seed: 0,
+    backend: "wasm",
+    wall_time_s: 1,
+    metrics: {},
+    details: null,
+    preset_limits: "too few steps for the absolute numbers",
+    targets: [{
+      metric: "mcc",
+      paper: 0.9,
+      source: "doc.md Table 1",
+      tolerance: 0.05,
+      direction: "higher" as const,
+      ours: 0.6,
+      verdict: "still rising" as const,
+      curve: {
+        metric: "mcc",
+        points: [[100, 0.2], [200, 0.4], [300, 0.6]] as [number, number][],
+        change_last_quarter: 0.05,
+      },
+    }],
+    claims: [],
+  };
+  const lines = scorecardMarkdown([summary], { folder: "docs/curves" }).split("\n");
+  assertEquals(lines[0], "Verdicts: 0 reproduced · 1 still rising · 0 not reproduced · 0 not measured.");
+  assertEquals(
+    lines[4],
+    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.6 | ≥ 0.85 (0.9 − 0.05) | ▁▅█ +0.05 last ¼ | still rising |",
+  );
+  assertEquals(lines.includes("- toy (quick): too few steps for the absolute numbers"), true);
+  assertEquals(lines.at(-1), "![toy (quick) learning curves](docs/curves/toy-quick.svg)");
+});

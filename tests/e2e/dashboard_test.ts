@@ -1,6 +1,6 @@
 /**
  * The dashboard in headless Chromium: a live run appears in the table, its
- * chart grows while it trains, and its page shows the published targets.
+ * chart grows while it trains, and its page shows the published targets and their learning curves.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,6 +48,8 @@ Deno.test({
         "800",
         "--log_every",
         "10",
+        "--eval_every",
+        "200",
       ],
       env: { LATENTLAB_RUNS: root },
       stdout: "null",
@@ -77,6 +79,13 @@ Deno.test({
         "the targets table",
       );
       assert(targets.includes("0.997") && targets.includes("Table 5"), targets);
+      // The learning curve of the measured target, beside its published value (a dashed line).
+      const curve = await browser.waitFor<string>(
+        `document.querySelector('#target-curves svg')?.innerHTML.includes('stroke-dasharray') &&
+          document.querySelector('#target-curves svg').innerHTML`,
+        "the learning curves",
+      );
+      assert(curve.includes("mcc/slowflow/L1") && curve.includes('<path d="M'), curve.slice(0, 500));
       // The view controls read their state from the URL and write it back.
       await browser.evaluate(`location.hash = '#/?sel=${row}&log=1&x=time&reduce=max'`);
       await browser.waitFor(`document.querySelectorAll('.card[data-metric]').length > 2`, "the charts");
