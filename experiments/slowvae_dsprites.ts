@@ -18,9 +18,9 @@ import {
   PAIR_TRAINING_CONFIG,
   pairModelConfig,
   pairStudyModel,
+  pairStudyResult,
   type PairStudySetup,
   type PlannedModel,
-  runPairStudy,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
@@ -265,17 +265,7 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   targets,
   claims,
   load: loadSavedEncoder,
-  async run(ctx, cfg) {
-    const study = dspritesStudy(ctx, cfg);
-    const { metrics, models, selection } = await runPairStudy(ctx, study, {
-      module: import.meta.url,
-      exportName: "workerModel",
-      cfg,
-      workers: cfg.workers,
-    });
-    const dataset = study.dataset;
-    return { metrics, details: { dataset: dataset.description, models, selection } };
-  },
+  run: (ctx, cfg) => pairStudyResult(ctx, cfg, dspritesStudy(ctx, cfg), import.meta.url),
 });
 
 if (import.meta.main) await runFromCli(experiment, Deno.args);

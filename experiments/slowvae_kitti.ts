@@ -15,9 +15,9 @@ import {
   PAIR_TRAINING_CONFIG,
   pairModelConfig,
   pairStudyModel,
+  pairStudyResult,
   type PairStudySetup,
   type PlannedModel,
-  runPairStudy,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
@@ -212,17 +212,7 @@ export const experiment = defineExperiment({
   },
   targets,
   claims,
-  async run(ctx, cfg) {
-    const study = kittiStudy(ctx, cfg);
-    const { metrics, models, selection } = await runPairStudy(ctx, study, {
-      module: import.meta.url,
-      exportName: "workerModel",
-      cfg,
-      workers: cfg.workers,
-    });
-    const dataset = study.dataset;
-    return { metrics, details: { dataset: dataset.description, models, selection } };
-  },
+  run: (ctx, cfg) => pairStudyResult(ctx, cfg, kittiStudy(ctx, cfg), import.meta.url),
 });
 
 if (import.meta.main) await runFromCli(experiment, Deno.args);

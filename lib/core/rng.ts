@@ -95,7 +95,10 @@ export class Rng {
 
   /** Laplace(0, scale): density exp(−|x|/scale) / (2 scale). */
   laplace(scale = 1): number {
-    const u = this.uniform() - 0.5;
+    // uniform() = 0 would give log(0): −∞, which one draw in 2³² makes (a 2¹⁸ × 20 source process meets it).
+    let u = this.uniform();
+    while (u === 0) u = this.uniform();
+    u -= 0.5;
     return -scale * Math.sign(u) * Math.log(1 - 2 * Math.abs(u));
   }
 

@@ -81,6 +81,10 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
     for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
     // `cost` is the kept `total` itself when logging; dispose each tensor once.
     tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+    // Read only at logged steps (no extra sync): training on a non-finite loss would only write NaN from here on.
+    if (logging && !Number.isFinite(values.total)) {
+      throw new Error(`${phase.label}: the loss is ${values.total} at step ${step}; the data or the settings diverge`);
+    }
     phase.afterStep?.(step);
     const evaluating = phase.evaluate &&
       (step === phase.steps || (phase.evaluateEvery && step % phase.evaluateEvery === 0));

@@ -191,6 +191,26 @@ export async function runPairStudy<C>(
   return { metrics, models, selection };
 }
 
+/**
+ * A pair-study experiment's run: its models, `cfg.workers` at a time (the
+ * experiment's `module` exports the worker side as `workerModel`, made with
+ * {@linkcode pairStudyModel}), and the summary's details.
+ */
+export async function pairStudyResult<C extends { workers: number }>(
+  ctx: RunContext,
+  cfg: C,
+  study: PairStudySetup & { dataset: { description: string } },
+  module: string,
+) {
+  const { metrics, models, selection } = await runPairStudy(ctx, study, {
+    module,
+    exportName: "workerModel",
+    cfg,
+    workers: cfg.workers,
+  });
+  return { metrics, details: { dataset: study.dataset.description, models, selection } };
+}
+
 /** Mean and s.d. over seeds of each metric, per setting, as `<setting>/<metric>` and `<setting>/<metric>_sd`. */
 export function seedSummary(models: readonly StudyModel[]): Record<string, number> {
   const out: Record<string, number> = {};

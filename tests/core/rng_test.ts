@@ -47,3 +47,15 @@ Deno.test("Rng.permutation is a permutation and int stays in range", () => {
     assert(k >= 0 && k < 7 && Number.isInteger(k));
   }
 });
+
+Deno.test("a uniform draw of exactly 0 is drawn again by laplace, never giving −∞", () => {
+  // The stream's 32-bit draws meet 0 about once in 2³² draws; a stream that starts with it shows the case.
+  class StartsAtZero extends Rng {
+    #draws = [0, 0.75];
+    override uniform(): number {
+      return this.#draws.shift() ?? super.uniform();
+    }
+  }
+  // The second draw, 0.75, is u = 0.25 above the median: −2·sign(u)·log(1 − 2|u|) = 2 log 2.
+  assertEquals(new StartsAtZero(1).laplace(2), 2 * Math.log(2));
+});

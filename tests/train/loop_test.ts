@@ -127,3 +127,28 @@ Deno.test("trainPhase sets the optimizer's rate every step: a rate of 0 leaves A
   tf.dispose([w]);
   optimizer.dispose();
 });
+
+Deno.test("a non-finite loss at a logged step stops the phase with an error naming it, and leaks no tensors", async () => {
+  const w = tf.variable(tf.scalar(1));
+  const optimizer = tf.train.sgd(0.1);
+  const before = tf.memory().numTensors;
+  let error: Error | null = null;
+  try {
+    await trainPhase(fakeContext([]), {
+      label: "toy",
+      steps: 10,
+      startStep: 0,
+      variables: [w],
+      optimizer,
+      logEvery: 2,
+      // Finite at step 1, ∞ from step 2 on (log of 0).
+      loss: (step) => ({ total: tf.mul(tf.log(tf.scalar(step >= 2 ? 0 : 1)), w) as tf.Scalar }),
+    });
+  } catch (e) {
+    error = e as Error;
+  }
+  assertEquals(error?.message, "toy: the loss is -Infinity at step 2; the data or the settings diverge");
+  assertEquals(tf.memory().numTensors, before);
+  tf.dispose([w]);
+  optimizer.dispose();
+});
