@@ -167,7 +167,8 @@ export function curvesSvg(panels: readonly CurvePanel[], columns = 4): string {
       `<path d="M${x0} ${y0}V${y1}H${x1}" fill="none" stroke="#999"/>`,
       `<text x="${x0 - 3}" y="${sy(hi - margin) + 3}" text-anchor="end">${tick(hi - margin)}</text>`,
       `<text x="${x0 - 3}" y="${sy(lo + margin) + 3}" text-anchor="end">${tick(lo + margin)}</text>`,
-      `<text x="${x1}" y="${y1 + 14}" text-anchor="end">${tick(lastStep)} steps</text>`,
+      // A target measured only at the end has no steps to label.
+      panel.points.length > 0 ? `<text x="${x1}" y="${y1 + 14}" text-anchor="end">${tick(lastStep)} steps</text>` : "",
       `<line x1="${x0}" x2="${x1}" y1="${sy(panel.paper)}" y2="${
         sy(panel.paper)
       }" stroke="#c0392b" stroke-dasharray="4 3"/>`,
