@@ -255,12 +255,28 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
       curve_every: 200,
       workers: 2,
     },
+    // Where quick stops: SlowVAE (LAP) against the two models its claims compare it with, one seed, 8× the steps.
+    long: {
+      models: ["slowvae_lap", "pmvae_lap", "betavae"],
+      seeds: 1,
+      resolution: 32,
+      steps: 8_000,
+      lr: 5e-4,
+      eval_samples: 2_000,
+      score_points: 200,
+      probe_images: 500,
+      log_every: 100,
+      curve_every: 1_000,
+      workers: 2,
+    },
     paper: {},
   },
   presetLimits: {
     quick: "1,000 steps at 32×32 against Table 1's 300,000 at 64×64: absolute scores (MCC, DCI) and per-factor " +
       "correlations > 0.9 are out of reach; every model's DCI stays near that of an untrained encoder (budget, not " +
       "objective: the SlowVAE loss matches the reference solver term by term)",
+    long: "8,000 steps, one seed, SlowVAE (LAP), PM-VAE and the β-VAE only (the UNI, Ada-GVAE and PCL targets are " +
+      "not measured): whether absolute scores and per-factor correlations rise with 8× quick's budget",
   },
   targets,
   claims,

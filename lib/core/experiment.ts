@@ -40,7 +40,7 @@ import {
 } from "./run_store.ts";
 
 /** Preset names every experiment defines. */
-export const PRESETS = ["smoke", "quick", "paper"] as const;
+export const PRESETS = ["smoke", "quick", "long", "paper"] as const;
 /** A preset name. */
 export type PresetName = typeof PRESETS[number];
 
@@ -130,7 +130,12 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   /** Document file name and table/section its method and targets come from. */
   source: string;
   config: S;
-  presets: Record<PresetName, ConfigOverrides<S>>;
+  /**
+   * Config overrides per preset. `long` (at most 3 hours on 2 cores) exists
+   * where a measured learning curve showed that quick cannot show a finding
+   * but a longer budget on the same machine does.
+   */
+  presets: Record<Exclude<PresetName, "long">, ConfigOverrides<S>> & { long?: ConfigOverrides<S> };
   /**
    * What a preset cannot show of the source's findings, and why (budget,
    * data): shown by `--help`, recorded in the run's summary and under the
@@ -167,7 +172,7 @@ export function defaultRunsRoot(): string {
 /** Options every experiment accepts besides its config keys; those without a spec take a path. */
 const RUN_OPTIONS: Record<string, { doc: string; param?: ParamSpec }> = {
   preset: {
-    doc: "smoke (seconds), quick (minutes), paper (the published setting)",
+    doc: "smoke (seconds), quick (minutes), long (at most 3 hours, where defined), paper (the published setting)",
     param: choice("quick", PRESETS, ""),
   },
   seed: { doc: "seed of every random draw", param: integer(0, "", { min: 0, max: 2 ** 31 - 1 }) },
@@ -177,23 +182,30 @@ const RUN_OPTIONS: Record<string, { doc: string; param?: ParamSpec }> = {
 };
 const RUN_OPTION_KEYS = [...Object.keys(RUN_OPTIONS), "help"];
 
+/** The presets an experiment defines, in PRESETS order. */
+export function presetsOf(experiment: AnyExperiment): PresetName[] {
+  return PRESETS.filter((p) => experiment.presets[p] !== undefined);
+}
+
 /** The `--help` text of an experiment. */
 export function experimentHelp(experiment: AnyExperiment): string {
   const lines = [
     `${experiment.name}: ${experiment.description}`,
     `source: ${experiment.source}`,
     "",
-    `usage: deno task run ${experiment.name} [--preset smoke|quick|paper] [--seed N] [--backend auto|webgpu|wasm|cpu] [--key value ...]`,
+    `usage: deno task run ${experiment.name} [--preset ${
+      presetsOf(experiment).join("|")
+    }] [--seed N] [--backend auto|webgpu|wasm|cpu] [--key value ...]`,
     `       deno task run ${experiment.name} --resume <run dir>`,
     "",
     "run options:",
     ...Object.entries(RUN_OPTIONS).map(([key, { doc }]) => `  --${key.padEnd(18)} ${doc}`),
     "",
     ...PRESETS.flatMap((p) => experiment.presetLimits?.[p] ? [`preset ${p}: ${experiment.presetLimits[p]}`, ""] : []),
-    "config (default; presets smoke / quick / paper):",
+    `config (default; presets ${presetsOf(experiment).join(" / ")}):`,
   ];
   for (const [key, param] of Object.entries(experiment.config as ConfigSpec)) {
-    const presetValues = PRESETS.map((p) => {
+    const presetValues = presetsOf(experiment).map((p) => {
       const v = (experiment.presets[p] as Record<string, unknown>)[key];
       return v === undefined ? "·" : JSON.stringify(v);
     }).join(" / ");
@@ -289,8 +301,16 @@ export function parseInvocation<S extends ConfigSpec>(
     };
   }
   const preset = (run.preset as PresetName | undefined) ?? "quick";
+  const overrides = experiment.presets[preset];
+  if (overrides === undefined) {
+    throw new UsageError(
+      `--preset ${preset}: ${experiment.name} has no ${preset} preset; allowed: ${
+        presetsOf(experiment as AnyExperiment).join(", ")
+      }`,
+    );
+  }
   return {
-    cfg: resolveConfig(experiment.config, experiment.presets[preset], configFlags, RUN_OPTION_KEYS),
+    cfg: resolveConfig(experiment.config, overrides, configFlags, RUN_OPTION_KEYS),
     preset,
     seed: (run.seed as number | undefined) ?? 0,
     backend: (run.backend as BackendChoice | undefined) ?? "auto",

@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
-import { PRESETS } from "../../lib/core/experiment.ts";
+import { PRESETS, presetsOf } from "../../lib/core/experiment.ts";
 
 const PAPERS = new URL("../../../shared/papers/", import.meta.url);
 const DOCUMENTS = new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
@@ -15,12 +15,21 @@ function documentsNamed(source: string): string[] {
   return [...source.matchAll(/\b(\d{3}_[0-9a-f]{16})\.(?:md|txt)\b/g)].map((m) => m[1]);
 }
 
-Deno.test("experiment names are unique kebab-case and every experiment has all presets", () => {
+Deno.test("experiment names are unique kebab-case; every experiment has smoke, quick and paper presets", () => {
   const names = EXPERIMENTS.map((e) => e.name);
   assertEquals(new Set(names).size, names.length);
   for (const e of EXPERIMENTS) {
     assert(/^[a-z0-9]+(-[a-z0-9]+)*$/.test(e.name), e.name);
-    assertEquals(Object.keys(e.presets).sort(), [...PRESETS].sort(), e.name);
+    const required = ["smoke", "quick", "paper"];
+    assertEquals(presetsOf(e).filter((p) => required.includes(p)), required, e.name);
+    for (const key of Object.keys(e.presets)) assert((PRESETS as readonly string[]).includes(key), `${e.name}: ${key}`);
+  }
+});
+
+Deno.test("a long preset says what it shows and what it cannot, from its measured curves", () => {
+  for (const e of EXPERIMENTS) {
+    if (e.presets.long === undefined) continue;
+    assert((e.presetLimits?.long ?? "").length > 40, `${e.name}: presetLimits.long`);
   }
 });
 
