@@ -518,6 +518,8 @@ export function readConfig(dir: string): Record<string, unknown> | null {
 export type SummaryView = RunSummary & {
   /** What is wrong with summary.json, when something is. */
   problem?: string;
+  /** The git commit the run was made at (from run.json), null when unknown. */
+  git_commit?: string | null;
 };
 
 const isVerdict = (v: unknown): v is Verdict => VERDICTS.includes(v as Verdict);
@@ -572,6 +574,7 @@ export function readSummary(dir: string): SummaryView | null {
     targets: list("targets", isTarget),
     claims: list("claims", isClaim),
     details: raw.details ?? null,
+    git_commit: run?.git_commit ?? null,
   };
   const problems = [...(bad.length ? [`missing or invalid ${bad.join(", ")}`] : []), ...malformed];
   if (problems.length) summary.problem = `summary.json: ${problems.join("; ")}`;

@@ -34,7 +34,8 @@ const format = (value: number | null) => value === null ? "—" : Number(value.t
 
 /** Markdown table rows of one summary: its targets, then its claims, then what is wrong with it, if anything. */
 export function summaryRows(summary: SummaryView): string[] {
-  const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed})`;
+  const commit = summary.git_commit ? `, ${summary.git_commit.slice(0, 7)}` : "";
+  const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed}${commit})`;
   return [
     ...summary.targets.map((t) =>
       `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${comparisonText(t)} | ${

@@ -4,7 +4,13 @@ import { latestSummaries, scorecardMarkdown } from "../../lib/core/scorecard.ts"
 import { replaceSection } from "../../lib/core/readme.ts";
 import { RunWriter } from "../../lib/core/run_store.ts";
 
-function completedRun(root: string, preset: string, ours: number, status: "completed" | "failed" = "completed") {
+function completedRun(
+  root: string,
+  preset: string,
+  ours: number,
+  status: "completed" | "failed" = "completed",
+  gitCommit: string | null = null,
+) {
   const run = RunWriter.create({
     root,
     experiment: "toy",
@@ -14,7 +20,7 @@ function completedRun(root: string, preset: string, ours: number, status: "compl
     backend: {},
     config: {},
     versions: {},
-    gitCommit: null,
+    gitCommit,
   });
   run.writeSummary({
     experiment: "toy",
@@ -53,6 +59,15 @@ Deno.test("the scorecard takes the latest completed run per experiment and prese
     "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | ≥ 0.85 (0.9 − 0.05) |  | reproduced |",
     "| toy (quick, seed 0) | doc.md Table 1 | A beats B | holds | | | | reproduced |",
   ]);
+});
+
+Deno.test("a scorecard row names the commit its run was made at", () => {
+  const root = Deno.makeTempDirSync();
+  completedRun(root, "long", 0.88, "completed", "156b9d7c0ffee0123456789abcdef0123456789a");
+  assertEquals(
+    scorecardMarkdown(latestSummaries(root)).split("\n")[4],
+    "| toy (long, seed 0, 156b9d7) | doc.md Table 1 | mcc | 0.9 | 0.88 | ≥ 0.85 (0.9 − 0.05) |  | reproduced |",
+  );
 });
 
 Deno.test("replaceSection rewrites only the text between its markers", () => {
