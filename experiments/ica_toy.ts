@@ -23,8 +23,8 @@ import { Params } from "../lib/models/params.ts";
 import { pcaWhiten } from "../lib/ml/linalg.ts";
 import { mapInChunks } from "../lib/models/vae.ts";
 import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
-import { type PhaseCheckpoints, runPhases } from "../lib/train/phases.ts";
-import { runPhasesInWorkers, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
+import type { PhaseCheckpoints } from "../lib/train/phases.ts";
+import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 
@@ -339,19 +339,23 @@ export const experiment = defineExperiment({
   async run(ctx, cfg) {
     const methods = METHODS.filter((m) => cfg.method === "both" || cfg.method === m);
     const phases: IcaPhase[] = cfg.layers.flatMap((layers) => methods.map((method) => ({ layers, method })));
-    const { results: mccs } = cfg.workers > 1
-      ? await runPhasesInWorkers<Cfg, IcaPhase, number>(ctx, phases, {
-        module: import.meta.url,
-        exportName: "workerPhase",
-        cfg,
-        workers: cfg.workers,
-        // Measured at the quick preset: a flow step costs about 2–4 PCL steps, and both grow with L.
-        cost: (phase: IcaPhase) => (phase.method === "slowflow" ? 10 : 0) + phase.layers,
-      })
-      // One phase per (L, method); checkpoints inside a phase are numbered within its cfg.steps.
-      : await runPhases(ctx, phases, async ({ layers, method }, _, checkpoints) => ({
-        result: await runPhase(ctx, cfg, layers, method, checkpoints),
-      }), { stride: cfg.steps });
+    // One phase per (L, method); in this process, checkpoints inside a phase are numbered within its cfg.steps.
+    const { results: mccs } = await runPhasesOn<Cfg, IcaPhase, number>(
+      ctx,
+      phases,
+      async ({ layers, method }, _, checkpoints) => ({ result: await runPhase(ctx, cfg, layers, method, checkpoints) }),
+      {
+        stride: cfg.steps,
+        parallel: {
+          module: import.meta.url,
+          exportName: "workerPhase",
+          cfg,
+          workers: cfg.workers,
+          // Measured at the quick preset: a flow step costs about 2–4 PCL steps, and both grow with L.
+          cost: (phase) => (phase.method === "slowflow" ? 10 : 0) + phase.layers,
+        },
+      },
+    );
     const metrics: Record<string, number> = Object.fromEntries(
       phases.map(({ layers, method }, i) => [`mcc/${method}/L${layers}`, mccs[i]]),
     );

@@ -23,7 +23,6 @@ import {
   type PlannedModel,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
-import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.1–2.4 (Klindt et al. 2021, SlowVAE), targets §5.1 Tables 1, 14";
 
@@ -55,7 +54,6 @@ const config = {
   lap_rate: real(1, "LAP data rate λ: scale ln(n)/λ per factor (App. D.2)", { min: 0.01 }),
   ...SCORE_CONFIG,
   ...PAIR_TRAINING_CONFIG,
-  ...WORKERS_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
 

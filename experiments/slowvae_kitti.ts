@@ -20,7 +20,6 @@ import {
   type PlannedModel,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
-import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 15";
 
@@ -45,7 +44,6 @@ const config = {
   augment: flag(true, "±5 px shifts, ±2° rotation and flips shared by a pair"),
   eval_samples: integer(10_000, "frames scored by MCC", { min: 20 }),
   ...PAIR_TRAINING_CONFIG,
-  ...WORKERS_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
 

@@ -40,8 +40,7 @@ import { CouplingFlow } from "../lib/models/coupling_flow.ts";
 import { type Encoder, mapInChunks } from "../lib/models/vae.ts";
 import { mlpVae } from "../lib/models/mlp.ts";
 import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
-import { runPhases } from "../lib/train/phases.ts";
-import { runPhasesInWorkers, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
+import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { pairLoss } from "../lib/train/slow_vae.ts";
 
@@ -472,14 +471,12 @@ export const experiment = defineExperiment({
       ...(cfg.part === "a" ? [] : cfg.x_dims.map((value) => ({ part: "b" as const, value }))),
     ];
     // Each κ and dim(x) is a phase: a resumed run skips the finished ones.
-    const { results } = cfg.workers > 1
-      ? await runPhasesInWorkers<Cfg, CollapsePhase, Record<string, number>>(ctx, phases, {
-        module: import.meta.url,
-        exportName: "workerPhase",
-        cfg,
-        workers: cfg.workers,
-      })
-      : await runPhases(ctx, phases, (phase) => workerPhase(ctx, cfg, phase, 0));
+    const { results } = await runPhasesOn<Cfg, CollapsePhase, Record<string, number>>(
+      ctx,
+      phases,
+      (phase) => workerPhase(ctx, cfg, phase, 0),
+      { parallel: { module: import.meta.url, exportName: "workerPhase", cfg, workers: cfg.workers } },
+    );
     const m: Record<string, number> = Object.assign({}, ...results);
     const table = {
       fig6: cfg.part === "b" ? [] : cfg.kappas.map((kappa) => ({

@@ -9,8 +9,8 @@
  */
 import type { RunContext } from "../core/experiment.ts";
 import type { StudyModel } from "../metrics/study.ts";
-import { type PhaseArrays, type PhaseOutcome, runPhases } from "./phases.ts";
-import { runPhasesInWorkers, type WorkerOptions, type WorkerPhase } from "./parallel_phases.ts";
+import type { PhaseArrays, PhaseOutcome } from "./phases.ts";
+import { runPhasesOn, type WorkerOptions, type WorkerPhase } from "./parallel_phases.ts";
 
 /** Arrays a model leaves for the analysis (e.g. its codes of shared probe images), saved with the checkpoint. */
 export type ModelArrays = PhaseArrays;
@@ -76,10 +76,14 @@ export async function runModelPlan<P extends Omit<StudyModel, "metrics">, C>(
   ctx: RunContext,
   plan: readonly P[],
   run: (entry: P, index: number) => Promise<ModelOutcome>,
-  parallel?: WorkerOptions<C>,
+  parallel?: WorkerOptions<C, number>,
 ): Promise<{ models: StudyModel[]; arrays: ModelArrays }> {
-  const { results, arrays } = parallel && parallel.workers > 1
-    ? await runPhasesInWorkers<C, number, StudyModel>(ctx, plan.map((_, i) => i), { ...parallel, cost: undefined })
-    : await runPhases<P, StudyModel>(ctx, plan, (entry, index) => planEntry(ctx, entry, index, run));
+  // Phases are the entries' indices: a worker rebuilds its entry from the index (planWorker).
+  const { results, arrays } = await runPhasesOn<C, number, StudyModel>(
+    ctx,
+    plan.map((_, i) => i),
+    (index) => planEntry(ctx, plan[index], index, run),
+    { parallel },
+  );
   return { models: results, arrays };
 }

@@ -15,7 +15,7 @@ import type { RunContext } from "../core/experiment.ts";
 import { encodeImages, type Encoder } from "../models/vae.ts";
 import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../metrics/study.ts";
 import { planWorker, runModelPlan } from "./model_plan.ts";
-import type { WorkerOptions, WorkerPhase } from "./parallel_phases.ts";
+import { type WorkerOptions, type WorkerPhase, WORKERS_CONFIG } from "./parallel_phases.ts";
 import {
   type CurveScoring,
   type PairModelConfig,
@@ -27,7 +27,10 @@ import { CURVE_CONFIG } from "../metrics/score.ts";
 import { type SavedEncoderInfo, saveEncoder } from "./saved_encoder.ts";
 import { NETWORK_CONFIG } from "./vae.ts";
 
-/** Config keys every pair experiment shares: the network, the optimizer, the schedule and the UDR probe. */
+/**
+ * Config keys every pair experiment shares: the network, the optimizer, the
+ * schedule, the UDR probe and the workers its models train in.
+ */
 export const PAIR_TRAINING_CONFIG = {
   ...NETWORK_CONFIG,
   steps: integer(300_000, "Adam steps per model", { min: 1 }),
@@ -36,6 +39,7 @@ export const PAIR_TRAINING_CONFIG = {
   probe_images: integer(1_000, "shared images every model encodes for UDR", { min: 10 }),
   log_every: integer(100, "steps between logged losses", { min: 1 }),
   ...CURVE_CONFIG,
+  ...WORKERS_CONFIG,
 };
 type TrainingCfg = ConfigOf<typeof PAIR_TRAINING_CONFIG>;
 

@@ -19,7 +19,7 @@ import { integer } from "../core/config.ts";
 import type { RunContext } from "../core/experiment.ts";
 import type { NpyArray } from "../core/npy.ts";
 import type { Image } from "../core/png.ts";
-import type { PhaseArrays, PhaseOutcome } from "./phases.ts";
+import { phaseArray, type PhaseArrays, type PhaseCheckpoints, type PhaseOutcome, runPhases } from "./phases.ts";
 
 /** The config key of experiments whose phases can run in workers. */
 export const WORKERS_CONFIG = {
@@ -71,7 +71,23 @@ export interface WorkerOptions<C, P = never> {
    * A phase's expected run time in any unit: the costliest start first, so
    * that the lanes end together (results keep the phases' order).
    */
-  cost?: (phase: P) => number;
+  cost?(phase: P): number;
+}
+
+/**
+ * Runs the phases with {@linkcode runPhasesInWorkers} when
+ * `parallel.workers` > 1, else in this process with
+ * {@linkcode runPhases} (`run` and `stride`); the results are the same.
+ */
+export function runPhasesOn<C, P, R>(
+  ctx: RunContext,
+  phases: readonly P[],
+  run: (phase: P, index: number, checkpoints: PhaseCheckpoints) => Promise<PhaseOutcome<R>>,
+  options: { stride?: number; parallel?: WorkerOptions<C, P> },
+): Promise<{ results: R[]; arrays: PhaseArrays }> {
+  return options.parallel && options.parallel.workers > 1
+    ? runPhasesInWorkers<C, P, R>(ctx, phases, options.parallel)
+    : runPhases<P, R>(ctx, phases, run, { stride: options.stride });
 }
 
 /** Checkpoint state: the finished phases' results by index (their arrays are the checkpoint's arrays). */
@@ -93,7 +109,7 @@ export async function runPhasesInWorkers<C, P, R>(
   const finished: Record<number, R> = { ...(ctx.resumed?.state as ParallelState<R> | undefined)?.finished };
   const arrays: PhaseArrays = {};
   for (const [key, value] of Object.entries(ctx.resumed?.arrays ?? {}) as [string, NpyArray][]) {
-    arrays[key] = { data: Float32Array.from(value.data as ArrayLike<number>), shape: value.shape };
+    arrays[key] = phaseArray(value);
   }
   const cost = options.cost;
   const pending = phases.map((_, i) => i).filter((i) => !(i in finished));
@@ -138,7 +154,6 @@ export async function runPhasesInWorkers<C, P, R>(
     });
   try {
     let next = 0;
-    let done = Object.keys(finished).length;
     const lane = async () => {
       // One worker per lane, for all its phases: the backend and the module load once.
       const worker = new Worker(new URL("./phase_worker.ts", import.meta.url), { type: "module" });
@@ -148,12 +163,12 @@ export async function runPhasesInWorkers<C, P, R>(
         const outcome = await runOn(worker, index);
         finished[index] = outcome.result;
         Object.assign(arrays, outcome.arrays);
-        done += 1;
         // Numbered by the count of finished phases, so the newest checkpoint sorts last.
-        await ctx.checkpoint(done, arrays, { finished } satisfies ParallelState<R>);
+        await ctx.checkpoint(Object.keys(finished).length, arrays, { finished } satisfies ParallelState<R>);
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.workers, pending.length)) }, lane));
+    // No lane (and no worker) when a resumed run has nothing left to train.
+    await Promise.all(Array.from({ length: Math.min(options.workers, pending.length) }, lane));
   } finally {
     ctx.stopRequested.removeEventListener("abort", stop);
     stop();

@@ -36,6 +36,11 @@ interface PhasesState<R> {
   within: { step: number; state: unknown; keys: string[] } | null;
 }
 
+/** A finished phase's array as read back from a checkpoint, in the form phases hand on. */
+export function phaseArray(value: NpyArray): { data: Float32Array; shape: number[] } {
+  return { data: Float32Array.from(value.data as ArrayLike<number>), shape: value.shape };
+}
+
 /**
  * Runs every phase not finished before a resume, in order. Checkpoints are
  * numbered `index · stride + step` inside phase `index` and `(index + 1) ·
@@ -57,7 +62,7 @@ export async function runPhases<P, R>(
   const phaseArrays: Record<string, NpyArray> = {};
   for (const [key, value] of Object.entries(ctx.resumed?.arrays ?? {})) {
     if (within?.keys.includes(key)) phaseArrays[key] = value;
-    else arrays[key] = { data: Float32Array.from(value.data as ArrayLike<number>), shape: value.shape };
+    else arrays[key] = phaseArray(value);
   }
   for (let index = results.length; index < phases.length; index++) {
     const resumed = index === results.length && within
