@@ -16,7 +16,7 @@ import { analyseStudy, STUDY_METRICS } from "../lib/metrics/vae_study.ts";
 import { planWorker, runModelPlan } from "../lib/train/model_plan.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
-import { trainVae, VAE_CONFIG, type VaeConfig, vaeStudyPlan } from "../lib/train/vae.ts";
+import { trainVae, VAE_CONFIG, VAE_SMOKE_PRESET, type VaeConfig, vaeStudyPlan } from "../lib/train/vae.ts";
 import { VAE_METHODS, type VaeMethod } from "../lib/train/vae_objectives.ts";
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (methods, Table 3 grid), §5.2–5.6 (findings), Table 1";
@@ -139,14 +139,7 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
       methods: ["beta_vae", "dip_vae_i"],
       grid: [0, 4],
       seeds: 2,
-      resolution: 32,
-      steps: 4,
-      batch: 8,
-      eval_samples: 100,
-      score_points: 20,
-      score_batch: 4,
-      log_every: 2,
-      media_every: 4,
+      ...VAE_SMOKE_PRESET,
       selection_draws: 500,
     },
     quick: {

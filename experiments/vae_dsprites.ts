@@ -10,7 +10,7 @@ import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/co
 import { loadDataset } from "../lib/data/registry.ts";
 import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
-import { trainVae, VAE_CONFIG, type VaeConfig } from "../lib/train/vae.ts";
+import { trainVae, VAE_CONFIG, VAE_SMOKE_PRESET, type VaeConfig } from "../lib/train/vae.ts";
 
 const SOURCE = "002_e32ada0b3d473046.md §2 (Locatello et al. 2019); targets: 000_306f4209a39c5a17.md Table 16";
 
@@ -53,14 +53,7 @@ export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
   config: VAE_CONFIG,
   presets: {
     smoke: {
-      resolution: 32,
-      steps: 4,
-      batch: 8,
-      eval_samples: 100,
-      score_points: 20,
-      score_batch: 4,
-      log_every: 2,
-      media_every: 4,
+      ...VAE_SMOKE_PRESET,
       checkpoint_every: 2,
       curve_every: 2,
       curve_samples: 50,

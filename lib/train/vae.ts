@@ -56,6 +56,19 @@ export const VAE_CONFIG = {
   media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
   checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
 };
+
+/** The smallest training and scoring of VAE_CONFIG: every experiment built on it shares this smoke preset. */
+export const VAE_SMOKE_PRESET = {
+  resolution: 32,
+  steps: 4,
+  batch: 8,
+  eval_samples: 100,
+  score_points: 20,
+  score_batch: 4,
+  log_every: 2,
+  media_every: 4,
+} as const;
+
 /** The resolved config of one VAE-family model. */
 export type VaeConfig = ConfigOf<typeof VAE_CONFIG>;
 type Cfg = VaeConfig;
