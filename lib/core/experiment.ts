@@ -132,8 +132,8 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   config: S;
   /**
    * Config overrides per preset. `long` (at most 3 hours on 2 cores) exists
-   * where a measured learning curve showed that quick cannot show a finding
-   * but a longer budget on the same machine does.
+   * where quick cannot show a finding: it gives that finding's models a
+   * longer budget, and its `presetLimits` say what its measured run showed.
    */
   presets: Record<Exclude<PresetName, "long">, ConfigOverrides<S>> & { long?: ConfigOverrides<S> };
   /**
