@@ -198,7 +198,12 @@ export function curvePanels(summary: { targets: readonly SummaryTarget[] }): Cur
   }));
 }
 
+/** Whether any target of a summary has a learning curve with points (and so a drawing). */
+export function hasCurves(summary: { targets: readonly SummaryTarget[] }): boolean {
+  return summary.targets.some((t) => (t.curve?.points.length ?? 0) > 0);
+}
+
 /** The curve drawing of a summary's targets (SVG), or null when none of them has a curve. */
 export function summaryCurvesSvg(summary: { targets: readonly SummaryTarget[] }): string | null {
-  return summary.targets.some((t) => (t.curve?.points.length ?? 0) > 0) ? curvesSvg(curvePanels(summary)) : null;
+  return hasCurves(summary) ? curvesSvg(curvePanels(summary)) : null;
 }

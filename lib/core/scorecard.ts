@@ -6,7 +6,7 @@
  * @module
  */
 import { comparisonText } from "./targets.ts";
-import { curveCell, summaryCurvesSvg } from "./curves.ts";
+import { curveCell, hasCurves } from "./curves.ts";
 import { listRuns, readSummary, type SummaryView, VERDICTS } from "./run_store.ts";
 
 /**
@@ -72,7 +72,7 @@ export function scorecardMarkdown(summaries: SummaryView[], curves?: { folder: s
   ];
   if (summaries.length === 0) return [...header, "| (no completed runs yet) | | | | | | | |"].join("\n");
   const images = curves
-    ? summaries.filter((s) => summaryCurvesSvg(s) !== null).map((s) =>
+    ? summaries.filter(hasCurves).map((s) =>
       `![${s.experiment} (${s.preset}) learning curves](${curves.folder}/${curvesFileName(s)})`
     )
     : [];
