@@ -2,7 +2,8 @@
  * The dashboard's view of the run store: validated paths, and per-run
  * metrics kept up to date by the run store's incremental
  * {@linkcode MetricsReader} (each request reads only the bytes appended
- * since the last one).
+ * since the last one, a chunk at a time). A run whose metrics cannot be read
+ * is listed with the reason as its `problem`; the others are not held up.
  *
  * @module
  */
@@ -22,6 +23,13 @@ import {
 export type { Reducers } from "../lib/core/run_store.ts";
 
 const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/**
+ * Points the dashboard keeps per metric of a run: far more than a chart is
+ * pixels wide, and few enough that runs of millions of steps fit in memory
+ * (older points are thinned, keeping spikes; the reducers stay exact).
+ */
+export const POINTS_KEPT_PER_METRIC = 50_000;
 
 /** Whether `experiment/id` names a run the dashboard serves: an experiment name and a run id, nothing else. */
 export function isRunName(experiment: string, id: string): boolean {
@@ -43,7 +51,7 @@ export interface RunRow {
   config: Record<string, unknown>;
   metrics: Record<string, Reducers>;
   skipped: number;
-  /** What is wrong with the run's run.json, when something is. */
+  /** What is wrong with the run's run.json, or why its metrics cannot be read, when something is. */
   problem?: string;
 }
 
@@ -83,11 +91,15 @@ export class RunIndex {
     }
   }
 
-  /** A run's metrics, brought up to date by reading only what was appended since the last call. */
+  /**
+   * A run's metrics, brought up to date by reading only what was appended
+   * since the last call; throws what reading metrics.jsonl throws (a
+   * directory in its place, no permission).
+   */
   metrics(dir: string): MetricsReader {
     let reader = this.#readers.get(dir);
-    if (!reader) this.#readers.set(dir, reader = new MetricsReader());
-    reader.update(join(dir, "metrics.jsonl"));
+    if (!reader) this.#readers.set(dir, reader = new MetricsReader(0, { maxPointsPerKey: POINTS_KEPT_PER_METRIC }));
+    reader.catchUp(join(dir, "metrics.jsonl"));
     return reader;
   }
 
@@ -116,7 +128,13 @@ export class RunIndex {
       config = readConfig(dir) ?? {};
       this.#configs.set(dir, config);
     }
-    const metrics = this.metrics(dir);
+    let metrics: MetricsReader | null = null;
+    const problems = run.problem ? [run.problem] : [];
+    try {
+      metrics = this.metrics(dir);
+    } catch (error) {
+      problems.push(metricsProblem(error));
+    }
     const end = info.ended ? Date.parse(info.ended) : status === "running" ? now : Date.parse(info.heartbeat);
     const duration = (end - Date.parse(info.created)) / 1000;
     const backend = (info.backend as { name?: unknown } | null)?.name;
@@ -133,9 +151,14 @@ export class RunIndex {
       preset: info.preset,
       tags: [info.preset, `seed ${info.seed}`],
       config,
-      metrics: Object.fromEntries(metrics.reducers),
-      skipped: metrics.skipped + (status !== "running" && metrics.pending > 0 ? 1 : 0),
-      ...(run.problem ? { problem: run.problem } : {}),
+      metrics: metrics ? Object.fromEntries(metrics.reducers) : {},
+      skipped: metrics ? metrics.skipped + (status !== "running" && metrics.pending > 0 ? 1 : 0) : 0,
+      ...(problems.length ? { problem: problems.join("; ") } : {}),
     };
   }
+}
+
+/** Why a run's metrics.jsonl could not be read, from what reading it threw. */
+export function metricsProblem(error: unknown): string {
+  return `metrics.jsonl cannot be read: ${error instanceof Error ? error.message : String(error)}`;
 }

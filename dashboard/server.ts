@@ -9,15 +9,23 @@ import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
+import { checkRunsRoot, exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { defaultRunsRoot } from "../lib/core/experiment.ts";
-import { readConfig, readMedia, readRun, readSummary, type Series } from "../lib/core/run_store.ts";
+import {
+  type MetricsReader,
+  type MetricsRow,
+  readConfig,
+  readMedia,
+  readRun,
+  readSummary,
+  type Series,
+} from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
 import { downsample } from "./downsample.ts";
 import { registrySnapshot } from "./registry.ts";
-import { isRunName, RunIndex } from "./run_index.ts";
+import { isRunName, metricsProblem, RunIndex } from "./run_index.ts";
 
 /** Options of {@linkcode createApp}. */
 export interface AppOptions {
@@ -25,7 +33,10 @@ export interface AppOptions {
   script?: string;
   /** How often a live stream checks its run for new lines, in ms. */
   pollMs?: number;
-  /** Read every run's metrics before serving, so the first listing is as fast as later ones. */
+  /**
+   * Read every run's metrics once the server is up (a moment after this
+   * returns, so that it listens first), so the first listing is as fast as later ones.
+   */
   warm?: boolean;
 }
 
@@ -37,7 +48,8 @@ const PAGE = `<!doctype html>
 /** The dashboard's Hono app over the run store at `root`. */
 export function createApp(root: string, options: AppOptions = {}): Hono {
   const index = new RunIndex(root);
-  if (options.warm) index.list();
+  // Warming cannot fail (a run that cannot be read is listed with its problem); the timer lets the server listen first.
+  if (options.warm) setTimeout(() => index.list(), 0);
   const app = new Hono();
   const pollMs = options.pollMs ?? 500;
 
@@ -88,7 +100,12 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   app.get("/api/runs/:exp/:id/metrics", (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
-    const metrics = index.metrics(found.dir);
+    let metrics: MetricsReader;
+    try {
+      metrics = index.metrics(found.dir);
+    } catch (error) {
+      return c.json({ error: metricsProblem(error) }, 500);
+    }
     const wanted = c.req.query("keys")?.split(",").filter((k) => k) ?? [...metrics.series.keys()];
     const from = Number(c.req.query("from") ?? -Infinity);
     const maxPoints = Number(c.req.query("max_points") ?? Infinity);
@@ -138,14 +155,28 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
     const dir = found.dir;
-    return streamSSE(c, async (stream) => {
+    let offset: number;
+    try {
       // The client already fetched every complete line; a line still being written comes through the stream.
-      let offset = Number(c.req.query("offset") ?? index.metrics(dir).offset);
-      let status = "";
+      offset = Number(c.req.query("offset") ?? index.metrics(dir).offset);
+    } catch (error) {
+      return c.json({ error: metricsProblem(error) }, 500);
+    }
+    return streamSSE(c, async (stream) => {
+      let status = "", problem = "";
       while (!stream.aborted) {
-        const tail = index.tail(dir, offset);
-        offset = tail.offset;
-        if (tail.rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify(tail.rows) });
+        let rows: MetricsRow[] = [];
+        try {
+          ({ rows, offset } = index.tail(dir, offset));
+          problem = "";
+        } catch (error) {
+          // Said once, and the stream kept: the file may become readable again, and the status still changes.
+          if (metricsProblem(error) !== problem) {
+            problem = metricsProblem(error);
+            await stream.writeSSE({ event: "problem", data: JSON.stringify({ problem }) });
+          }
+        }
+        if (rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify(rows) });
         const now = readRun(dir)?.status ?? "deleted";
         if (now !== status) {
           status = now;
@@ -189,7 +220,10 @@ async function main(args: string[]): Promise<void> {
   try {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (host === true || runs === true) throw new UsageError("--host and --runs need a value");
+    if (typeof host === "string" && host.trim() === "") throw new UsageError("--host needs a host name; it is empty");
     port = resolveConfig(OPTIONS, {}, flags, ["host", "runs"]).port;
+    // The dashboard only reads the run store: a folder that does not exist yet is fine, a file or "" is not.
+    if (typeof runs === "string") checkRunsRoot(runs, { write: false });
   } catch (error) {
     if (error instanceof UsageError) exitWithUsageError(error.message);
     throw error;

@@ -32,6 +32,19 @@ export interface TargetCurve {
 export const RISING_FRACTION = 0.01;
 
 /**
+ * Minimum and maximum of `values[start..end)` (Infinity and -Infinity when
+ * empty), by a loop: spreading a long array into `Math.min` overflows the stack.
+ */
+export function extremes(values: ArrayLike<number>, start = 0, end = values.length): { min: number; max: number } {
+  let min = Infinity, max = -Infinity;
+  for (let i = start; i < end; i++) {
+    if (values[i] < min) min = values[i];
+    if (values[i] > max) max = values[i];
+  }
+  return { min, max };
+}
+
+/**
  * Points of every logged metric matching `pattern` (`*`: any characters but
  * "/"), averaged per step over the metrics that matched.
  */
@@ -104,7 +117,7 @@ export function sparkline(points: CurvePoints, width = 12): string {
     ? points
     : Array.from({ length: width }, (_, i) => points[Math.round((i * (points.length - 1)) / (width - 1))]);
   const values = picked.map(([, y]) => y);
-  const lo = Math.min(...values), hi = Math.max(...values);
+  const { min: lo, max: hi } = extremes(values);
   return values.map((v) => BARS[hi > lo ? Math.round(((v - lo) / (hi - lo)) * (BARS.length - 1)) : 0]).join("");
 }
 
@@ -150,8 +163,9 @@ export function curvesSvg(panels: readonly CurvePanel[], columns = 4): string {
   ];
   panels.forEach((panel, index) => {
     const ox = (index % cols) * w, oy = Math.floor(index / cols) * h;
-    const values = [...panel.points.map(([, y]) => y), panel.paper, ...(panel.ours === null ? [] : [panel.ours])];
-    let lo = Math.min(...values), hi = Math.max(...values);
+    const curve = extremes(panel.points.map(([, y]) => y));
+    const ours = panel.ours ?? panel.paper;
+    let lo = Math.min(curve.min, panel.paper, ours), hi = Math.max(curve.max, panel.paper, ours);
     const margin = hi > lo ? 0.08 * (hi - lo) : Math.max(0.05, Math.abs(hi) * 0.05);
     lo -= margin;
     hi += margin;

@@ -13,7 +13,7 @@
  * @module
  */
 import { basename, dirname, join } from "node:path";
-import type { TargetCurve } from "./curves.ts";
+import { extremes, type TargetCurve } from "./curves.ts";
 import { encodePng, type Image } from "./png.ts";
 import { formatNpy, type NpyArray, type NpyData, parseNpy } from "./npy.ts";
 
@@ -627,6 +627,74 @@ export interface Reducers {
   max: number;
 }
 
+/** Bytes {@linkcode MetricsReader.update} reads at a time, so that no file is held, or decoded, whole. */
+export const METRICS_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** Options of {@linkcode MetricsReader}. */
+export interface MetricsReaderOptions {
+  /**
+   * Bytes read at a time ({@linkcode METRICS_CHUNK_BYTES} by default). A
+   * line still unfinished after more than this many bytes is skipped as
+   * malformed without being held (the writer's lines take well under a kilobyte).
+   */
+  chunkBytes?: number;
+  /**
+   * Points kept per metric, at least 16; all of them by default. Past it,
+   * the older points are thinned to the lowest and highest value of each of
+   * `maxPointsPerKey / 8` equal step ranges (spikes stay); the newest
+   * `maxPointsPerKey / 2` stay whole, and the reducers stay exact.
+   */
+  maxPointsPerKey?: number;
+}
+
+/** Of a thinned metric: its points at steps below `below` were thinned; `min` and `max` are their exact extremes. */
+interface Thinned {
+  below: number;
+  min: number;
+  max: number;
+}
+
+/** The first index of the ascending `steps` whose step is `step` or above (`steps.length` when none is). */
+function firstIndexAtOrAbove(steps: readonly number[], step: number): number {
+  let lo = 0, hi = steps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (steps[mid] < step) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Indices, ascending, of the points `[0, end)` of a series that thinning
+ * keeps: the first, then the lowest and highest value of each of `buckets`
+ * equal step ranges. Ranges by step, not by count, so that points thinned
+ * before are not thinned again and again.
+ */
+function extremesByStep({ x, y }: Series, end: number, buckets: number): number[] {
+  const keep = [0];
+  const first = x[0], span = x[end - 1] - first;
+  let bucket = -1, lo = 0, hi = 0;
+  const flush = () => {
+    if (bucket < 0) return;
+    keep.push(Math.min(lo, hi));
+    if (hi !== lo) keep.push(Math.max(lo, hi));
+  };
+  for (let i = 1; i < end; i++) {
+    const b = span > 0 ? Math.min(buckets - 1, Math.floor(((x[i] - first) / span) * buckets)) : 0;
+    if (b !== bucket) {
+      flush();
+      bucket = b;
+      lo = hi = i;
+    } else {
+      if (y[i] < y[lo]) lo = i;
+      if (y[i] > y[hi]) hi = i;
+    }
+  }
+  flush();
+  return keep;
+}
+
 /** How every line {@linkcode RunWriter.log} writes begins, so a line glued to a torn one can be found. */
 const LINE_START = '{"step":';
 
@@ -643,7 +711,8 @@ function parseLine(line: string): MetricsRow | null {
 /**
  * The one reader of metrics.jsonl, shared by the CLI ({@linkcode readMetrics})
  * and the dashboard. It reads incrementally: {@linkcode MetricsReader.update}
- * reads only the bytes appended since its last call.
+ * reads only the bytes appended since its last call, a chunk at a time
+ * ({@linkcode MetricsReaderOptions.chunkBytes}).
  *
  * - A line counts once its newline is written (the writer writes both in one
  *   call); bytes after the last newline stay {@linkcode MetricsReader.pending}.
@@ -655,20 +724,34 @@ function parseLine(line: string): MetricsRow | null {
  * - When a step is logged again (a resumed run re-logs the steps after its
  *   checkpoint), the later value for that step and metric wins; points at
  *   other steps stay.
+ * - With {@linkcode MetricsReaderOptions.maxPointsPerKey}, the reducers stay
+ *   exact but in one case: a resume re-logs a step older than the newest
+ *   `maxPointsPerKey / 2` points (checkpoints that far apart) whose old value
+ *   was the extreme of the thinned points; min and max then come from the
+ *   points kept.
  */
 export class MetricsReader {
   /** Per-metric series in step order. */
   readonly series: Map<string, Series> = new Map();
   /** Per-metric last/min/max, kept up to date with {@linkcode MetricsReader.series}. */
   readonly reducers: Map<string, Reducers> = new Map();
+  #thinned = new Map<string, Thinned>();
+  #chunkBytes: number;
+  #maxPointsPerKey: number;
   #offset: number;
   #pending = 0;
   #lines = 0;
   #skipped = 0;
 
   /** A reader whose first byte is at `offset` of the file (a live stream starts where the file ends). */
-  constructor(offset = 0) {
+  constructor(offset = 0, options: MetricsReaderOptions = {}) {
     this.#offset = offset;
+    this.#chunkBytes = options.chunkBytes ?? METRICS_CHUNK_BYTES;
+    this.#maxPointsPerKey = options.maxPointsPerKey ?? Infinity;
+    if (!(this.#chunkBytes >= 1)) throw new RangeError(`chunkBytes must be at least 1, not ${this.#chunkBytes}`);
+    if (!(this.#maxPointsPerKey >= 16)) {
+      throw new RangeError(`maxPointsPerKey must be at least 16, not ${this.#maxPointsPerKey}`);
+    }
   }
 
   /** Bytes of the file consumed: up to and including the last newline read. */
@@ -697,27 +780,69 @@ export class MetricsReader {
    * shorter than what was consumed was replaced, and is read again from the start.
    */
   update(path: string): MetricsRow[] {
+    const rows: MetricsRow[] = [];
+    this.#readAppended(path, rows);
+    return rows;
+  }
+
+  /**
+   * Reads what was appended, as {@linkcode MetricsReader.update} does, but
+   * keeps only the series and reducers: the rows of a large file would take
+   * as much memory again.
+   */
+  catchUp(path: string): void {
+    this.#readAppended(path, null);
+  }
+
+  #readAppended(path: string, rows: MetricsRow[] | null): void {
     let file: Deno.FsFile;
     try {
       file = Deno.openSync(path, { read: true });
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
       if (this.#offset > 0) this.#reset();
-      return [];
+      return;
     }
     try {
       const size = file.statSync().size;
       if (size < this.#offset) this.#reset();
-      if (size === this.#offset) return [];
+      let unread = size - this.#offset;
+      if (unread === 0) return;
       file.seekSync(this.#offset, Deno.SeekMode.Start);
-      const bytes = new Uint8Array(size - this.#offset);
-      let read = 0;
-      while (read < bytes.length) {
-        const n = file.readSync(bytes.subarray(read));
-        if (n === null) break;
-        read += n;
+      const chunk = new Uint8Array(Math.min(this.#chunkBytes, unread));
+      // The start of a line that crosses a chunk boundary, read again with the next chunk.
+      let carried = new Uint8Array(0);
+      // Bytes so far of a line longer than a chunk: counted, not held.
+      let overlong = 0;
+      while (unread > 0) {
+        const n = file.readSync(chunk.subarray(0, Math.min(chunk.length, unread)));
+        if (n === null || n === 0) break;
+        unread -= n;
+        let bytes = chunk.subarray(0, n);
+        if (overlong > 0) {
+          const end = bytes.indexOf(0x0a);
+          if (end < 0) {
+            overlong += n;
+            continue;
+          }
+          this.#offset += overlong + end + 1;
+          this.#lines++;
+          this.#skipped++;
+          overlong = 0;
+          bytes = bytes.subarray(end + 1);
+        } else if (carried.length > 0) {
+          const joined = new Uint8Array(carried.length + n);
+          joined.set(carried);
+          joined.set(bytes, carried.length);
+          bytes = joined;
+        }
+        this.#consume(bytes, rows);
+        if (this.#pending > this.#chunkBytes) {
+          overlong = this.#pending;
+          carried = new Uint8Array(0);
+        } else carried = bytes.slice(bytes.length - this.#pending);
       }
-      return this.push(bytes.subarray(0, read));
+      if (overlong > 0) this.#pending = overlong;
     } finally {
       file.close();
     }
@@ -729,18 +854,26 @@ export class MetricsReader {
    * their rows in written order.
    */
   push(bytes: Uint8Array): MetricsRow[] {
+    const rows: MetricsRow[] = [];
+    this.#consume(bytes, rows);
+    return rows;
+  }
+
+  /** {@linkcode MetricsReader.push}, adding the rows to `rows` unless it is null. */
+  #consume(bytes: Uint8Array, rows: MetricsRow[] | null): void {
     const end = bytes.lastIndexOf(0x0a);
     this.#pending = bytes.length - (end + 1);
-    if (end < 0) return [];
+    if (end < 0) return;
     this.#offset += end + 1;
     const text = new TextDecoder().decode(bytes.subarray(0, end));
-    const rows: MetricsRow[] = [];
     for (const row of this.#parse(text)) {
       this.#lines++;
-      if (row) this.#add(row, rows);
-      else this.#skipped++;
+      if (!row) this.#skipped++;
+      else {
+        const clean = this.#add(row);
+        if (rows) rows.push(clean);
+      }
     }
-    return rows;
   }
 
   /** Rows of complete lines, null for malformed ones; blank lines are left out. */
@@ -763,7 +896,8 @@ export class MetricsReader {
     });
   }
 
-  #add(row: MetricsRow, rows: MetricsRow[]): void {
+  /** Adds a row's numeric values to the series; returns the row as read: step, time and those values. */
+  #add(row: MetricsRow): MetricsRow {
     const clean = { step: row.step, time: isNumber(row.time) ? row.time : NaN } as MetricsRow;
     for (const key in row) {
       const value = row[key];
@@ -771,7 +905,7 @@ export class MetricsReader {
       clean[key] = value;
       this.#set(key, row.step, clean.time, value);
     }
-    rows.push(clean);
+    return clean;
   }
 
   /** Sets one point of a metric: appended at a new highest step, else replacing or inserting in step order. */
@@ -790,34 +924,81 @@ export class MetricsReader {
         if (value < reducers.min) reducers.min = value;
         if (value > reducers.max) reducers.max = value;
       }
-      return;
-    }
-    let lo = 0, hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (series.x[mid] < step) lo = mid + 1;
-      else hi = mid;
-    }
-    if (series.x[lo] === step) {
-      series.t[lo] = time;
-      series.y[lo] = value;
     } else {
-      series.x.splice(lo, 0, step);
-      series.t.splice(lo, 0, time);
-      series.y.splice(lo, 0, value);
+      const at = firstIndexAtOrAbove(series.x, step);
+      let replaced: number | undefined;
+      if (series.x[at] === step) {
+        replaced = series.y[at];
+        series.t[at] = time;
+        series.y[at] = value;
+      } else {
+        series.x.splice(at, 0, step);
+        series.t.splice(at, 0, time);
+        series.y.splice(at, 0, value);
+      }
+      // A replaced value may have been the minimum or maximum; rare (resumes), so recompute.
+      this.#recomputeExtremes(key, series, step, replaced, value);
     }
-    // A replaced value may have been the minimum or maximum; rare (resumes), so recompute.
-    let min = Infinity, max = -Infinity;
-    for (const y of series.y) {
-      if (y < min) min = y;
-      if (y > max) max = y;
+    if (series.x.length > this.#maxPointsPerKey) this.#thin(key, series);
+  }
+
+  /** Min and max of a metric after `step` took `value` in place of `replaced` (undefined: a new point). */
+  #recomputeExtremes(key: string, series: Series, step: number, replaced: number | undefined, value: number): void {
+    const thinned = this.#thinned.get(key);
+    let whole = 0, min = Infinity, max = -Infinity;
+    if (thinned) {
+      whole = firstIndexAtOrAbove(series.x, thinned.below);
+      if (step < thinned.below) {
+        if (replaced !== undefined && replaced !== value && (replaced === thinned.min || replaced === thinned.max)) {
+          // The next extreme may have been thinned away; the points kept are what is left to go by.
+          Object.assign(thinned, extremes(series.y, 0, whole));
+        } else {
+          thinned.min = Math.min(thinned.min, value);
+          thinned.max = Math.max(thinned.max, value);
+        }
+      }
+      ({ min, max } = thinned);
     }
-    this.reducers.set(key, { last: series.y[series.y.length - 1], min, max });
+    const kept = extremes(series.y, whole);
+    this.reducers.set(key, {
+      last: series.y[series.y.length - 1],
+      min: Math.min(min, kept.min),
+      max: Math.max(max, kept.max),
+    });
+  }
+
+  /**
+   * Thins all but the newest `maxPointsPerKey / 2` points of a metric (see
+   * {@linkcode MetricsReaderOptions.maxPointsPerKey}), in place, keeping the
+   * exact extremes of the thinned ones aside.
+   */
+  #thin(key: string, series: Series): void {
+    const { x, t, y } = series;
+    const n = x.length;
+    const whole = n - Math.floor(this.#maxPointsPerKey / 2);
+    const before = this.#thinned.get(key);
+    const older = extremes(y, 0, whole);
+    this.#thinned.set(key, {
+      below: x[whole],
+      min: Math.min(older.min, before?.min ?? Infinity),
+      max: Math.max(older.max, before?.max ?? -Infinity),
+    });
+    let kept = 0;
+    const keep = (i: number) => {
+      x[kept] = x[i];
+      t[kept] = t[i];
+      y[kept] = y[i];
+      kept++;
+    };
+    for (const i of extremesByStep(series, whole, Math.floor(this.#maxPointsPerKey / 8))) keep(i);
+    for (let i = whole; i < n; i++) keep(i);
+    x.length = t.length = y.length = kept;
   }
 
   #reset(): void {
     this.series.clear();
     this.reducers.clear();
+    this.#thinned.clear();
     this.#offset = 0;
     this.#pending = this.#lines = this.#skipped = 0;
   }
@@ -860,6 +1041,6 @@ export function parseMetrics(text: string): MetricsRead {
 /** Reads and parses a run's metrics.jsonl with {@linkcode MetricsReader}; a missing file has no rows. */
 export function readMetrics(dir: string): MetricsRead {
   const reader = new MetricsReader();
-  reader.update(join(dir, "metrics.jsonl"));
+  reader.catchUp(join(dir, "metrics.jsonl"));
   return finished(reader);
 }

@@ -5,7 +5,9 @@ import { eventReader } from "./fixtures.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { METRICS } from "../../lib/metrics/registry.ts";
 import { downsample } from "../../dashboard/downsample.ts";
-import { parseMetrics, RunWriter } from "../../lib/core/run_store.ts";
+import { MetricsReader, parseMetrics, RunWriter } from "../../lib/core/run_store.ts";
+import { sparkline, summaryCurvesSvg, targetCurve } from "../../lib/core/curves.ts";
+import { POINTS_KEPT_PER_METRIC } from "../../dashboard/run_index.ts";
 import { RESUMED_LOSS, RESUMED_METRICS } from "../core/run_store_fixtures.ts";
 
 function newRun(root: string, experiment = "toy", config: Record<string, unknown> = { lr: 0.1 }): RunWriter {
@@ -256,4 +258,95 @@ Deno.test("/api/registry serves every experiment, objective and metric the CLI k
     allowed: "one of 64, 32",
   });
   assertEquals(body.objectives.filter((o: { registry: string }) => o.registry === "VAE objective").length, 6);
+});
+
+Deno.test("a run whose metrics.jsonl is 600 MB, most of it NUL bytes a crash left, is listed with its metrics", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    const run = newRun(root);
+    run.log(1, { loss: 1 });
+    run.finish("interrupted");
+    const path = join(run.dir, "metrics.jsonl");
+    // Extending a file leaves a hole that reads as NUL bytes and takes no disk space.
+    Deno.truncateSync(path, 600 * 1024 * 1024);
+    Deno.writeTextFileSync(path, '\n{"step":2,"time":1,"loss":0.5}\n', { append: true });
+    const app = createApp(root);
+    const res = await app.request("/api/runs");
+    assertEquals(res.status, 200);
+    const [listed] = (await res.json()).runs;
+    assertEquals([listed.metrics.loss, listed.skipped, listed.problem], [
+      { last: 0.5, min: 0.5, max: 1 },
+      1,
+      undefined,
+    ]);
+    const body = await (await app.request(`/api/runs/${idOf(run.dir)}/metrics`)).json();
+    assertEquals([body.series.loss.x, body.lines, body.skipped], [[1, 2], 3, 1]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("a run of 200,000 points of one key: exact reducers, a bounded series, and its curves drawn", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.finish("completed");
+  const n = 200_000, spike = 123_457;
+  const loss = (step: number) => step === spike ? 1e9 : Math.sin(step) / step;
+  const lines: string[] = [];
+  for (let step = 1; step <= n; step++) lines.push(JSON.stringify({ step, time: step / 100, loss: loss(step) }));
+  Deno.writeTextFileSync(join(run.dir, "metrics.jsonl"), lines.join("\n") + "\n");
+  let min = Infinity;
+  for (let step = 1; step <= n; step++) min = Math.min(min, loss(step));
+  const app = createApp(root);
+  const [listed] = (await (await app.request("/api/runs")).json()).runs;
+  assertEquals(listed.metrics.loss, { last: loss(n), min, max: 1e9 });
+  const id = idOf(run.dir);
+  const chart = (await (await app.request(`/api/runs/${id}/metrics?keys=loss&max_points=2000`)).json()).series.loss;
+  assert(chart.x.length <= 2000 && chart.y.includes(1e9), `${chart.x.length} points, the spike among them`);
+  assertEquals([chart.x[0], chart.x.at(-1)], [1, n]);
+  const all = await (await app.request(`/api/runs/${id}/metrics?keys=loss`)).json();
+  assertEquals(all.lines, n);
+  assert(all.series.loss.x.length <= POINTS_KEPT_PER_METRIC, `${all.series.loss.x.length} points kept`);
+  assert(all.series.loss.y.includes(1e9), "thinning keeps the spike");
+  assertEquals(all.series.loss.x.slice(-3), [n - 2, n - 1, n], "the newest points stay whole");
+  const csv = await (await app.request(`/api/runs/${id}/metrics?keys=loss&format=csv`)).text();
+  assertEquals(csv.trim().split("\n").length, all.series.loss.x.length + 1);
+
+  const unthinned = new MetricsReader();
+  unthinned.catchUp(join(run.dir, "metrics.jsonl"));
+  const curve = targetCurve(unthinned.series, "loss")!;
+  assertEquals(curve.points.length, n);
+  assertEquals(sparkline(curve.points, n).length, n);
+  const target = { metric: "loss", paper: 0, source: "", tolerance: 0, direction: "match" as const, ours: 0 };
+  const svg = summaryCurvesSvg({ targets: [{ ...target, verdict: "reproduced", curve }] })!;
+  assert(svg.startsWith("<svg") && svg.includes("<path"), "the SVG is drawn");
+});
+
+Deno.test("a run whose metrics cannot be read is listed with the reason while the others serve", async () => {
+  const root = Deno.makeTempDirSync();
+  const good = newRun(root);
+  good.log(1, { loss: 1 });
+  good.finish("completed");
+  const bad = newRun(root, "other");
+  bad.log(1, { loss: 1 });
+  bad.finish("completed");
+  // A directory in the file's place: opening it succeeds, reading it fails, as root too (unlike chmod 000).
+  Deno.removeSync(join(bad.dir, "metrics.jsonl"));
+  Deno.mkdirSync(join(bad.dir, "metrics.jsonl"));
+  const app = createApp(root, { warm: true });
+  await new Promise((resolve) => setTimeout(resolve, 10)); // warming runs on a timer; it must not throw
+  const res = await app.request("/api/runs");
+  assertEquals(res.status, 200);
+  const runs = (await res.json()).runs;
+  const listedGood = runs.find((r: { id: string }) => r.id === good.info.id);
+  const listedBad = runs.find((r: { id: string }) => r.id === bad.info.id);
+  assertEquals([listedGood.metrics.loss.last, listedGood.problem], [1, undefined]);
+  assertEquals(listedBad.metrics, {});
+  assert(listedBad.problem.startsWith("metrics.jsonl cannot be read: "), listedBad.problem);
+  const metrics = await app.request(`/api/runs/${idOf(bad.dir)}/metrics`);
+  assertEquals([metrics.status, (await metrics.json()).error], [500, listedBad.problem]);
+  const events = await app.request(`/api/runs/${idOf(bad.dir)}/events`);
+  assertEquals([events.status, (await events.json()).error], [500, listedBad.problem]);
+  assertEquals((await app.request(`/api/runs/${idOf(bad.dir)}`)).status, 200, "its page still opens");
+  assertEquals((await app.request(`/api/runs/${idOf(good.dir)}/metrics`)).status, 200);
 });
