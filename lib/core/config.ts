@@ -14,12 +14,21 @@ interface NumberBounds {
   integer?: boolean;
 }
 
+/**
+ * Options of a list parameter. Its values must be distinct unless `repeats`
+ * is set: a list names settings to run (depths, methods, grid positions),
+ * and a repeated one would train duplicates that count twice in a study.
+ */
+interface ListOptions {
+  repeats?: boolean;
+}
+
 /** A number parameter; `choices`, when given, lists every allowed value. */
 export type NumberParam<T extends number = number> =
   & { type: "number"; default: T; doc: string; choices?: readonly T[] }
   & NumberBounds;
 /** A list-of-numbers parameter. */
-export type NumbersParam = { type: "numbers"; default: number[]; doc: string } & NumberBounds;
+export type NumbersParam = { type: "numbers"; default: number[]; doc: string } & NumberBounds & ListOptions;
 /** A boolean parameter. */
 export type BooleanParam = { type: "boolean"; default: boolean; doc: string };
 /** A string parameter with a fixed set of choices. */
@@ -30,7 +39,7 @@ export type ChoicesParam<T extends string = string> = {
   default: T[];
   doc: string;
   choices: readonly T[];
-};
+} & ListOptions;
 /** One configuration parameter: its type, default, documentation and bounds. */
 export type ParamSpec = NumberParam | NumbersParam | BooleanParam | ChoiceParam | ChoicesParam;
 
@@ -57,17 +66,21 @@ export function integer(
   return { type: "number", default: def, doc, ...bounds, integer: true };
 }
 
-/** A list of integers, given on the command line as `1,2,3`. */
+/** A list of distinct integers (unless `repeats`), given on the command line as `1,2,3`. */
 export function integers(
   def: number[],
   doc: string,
-  bounds: Omit<NumberBounds, "integer"> = {},
+  bounds: Omit<NumberBounds, "integer"> & ListOptions = {},
 ): NumbersParam {
   return { type: "numbers", default: def, doc, ...bounds, integer: true };
 }
 
-/** A list of real numbers, given on the command line as `0.2,0.4`. */
-export function reals(def: number[], doc: string, bounds: Omit<NumberBounds, "integer"> = {}): NumbersParam {
+/** A list of distinct real numbers (unless `repeats`), given on the command line as `0.2,0.4`. */
+export function reals(
+  def: number[],
+  doc: string,
+  bounds: Omit<NumberBounds, "integer"> & ListOptions = {},
+): NumbersParam {
   return { type: "numbers", default: def, doc, ...bounds };
 }
 
@@ -81,13 +94,14 @@ export function choice<const T extends string>(def: NoInfer<T>, choices: readonl
   return { type: "string", default: def, doc, choices };
 }
 
-/** A list of strings from `allowed`, given on the command line as `a,b,c`. */
+/** A list of distinct strings (unless `repeats`) from `allowed`, given on the command line as `a,b,c`. */
 export function choices<const T extends string>(
   def: NoInfer<T>[],
   allowed: readonly T[],
   doc: string,
+  options: ListOptions = {},
 ): ChoicesParam<T> {
-  return { type: "strings", default: def, doc, choices: allowed };
+  return { type: "strings", default: def, doc, choices: allowed, ...options };
 }
 
 /** An integer parameter restricted to `choices` (e.g. an image side); the resolved value has their literal type. */
@@ -108,42 +122,52 @@ export function parseNumber(text: string): number | null {
   return Number.isFinite(value) ? value : null;
 }
 
+/** A bound as the command line takes it: `100_000_000` rather than `100000000`. */
+function formatBound(value: number): string {
+  if (!Number.isInteger(value) || Math.abs(value) < 10_000) return String(value);
+  return `${value < 0 ? "-" : ""}${String(Math.abs(value)).replace(/\B(?=(\d{3})+$)/g, "_")}`;
+}
+
 /** Describes the allowed values of a parameter, for error and help text. */
 export function describeAllowed(spec: ParamSpec): string {
+  const once = (spec.type === "numbers" || spec.type === "strings") && !spec.repeats ? ", each at most once" : "";
   switch (spec.type) {
     case "boolean":
       return "true or false";
     case "string":
       return `one of ${spec.choices.join(", ")}`;
     case "strings":
-      return `a comma-separated list of ${spec.choices.join(", ")}`;
+      return `a comma-separated list of ${spec.choices.join(", ")}${once}`;
     case "number":
     case "numbers": {
       if (spec.type === "number" && spec.choices) return `one of ${spec.choices.join(", ")}`;
       const kind = spec.integer ? "an integer" : "a number";
       const what = spec.type === "numbers" ? `a comma-separated list of ${kind.replace(/^an? /, "")}s` : kind;
-      const lo = spec.min !== undefined ? ` ≥ ${spec.min}` : "";
-      const hi = spec.max !== undefined ? `${lo ? " and" : ""} ≤ ${spec.max}` : "";
-      return `${what}${lo}${hi}`;
+      const lo = spec.min !== undefined ? ` ≥ ${formatBound(spec.min)}` : "";
+      const hi = spec.max !== undefined ? `${lo ? " and" : ""} ≤ ${formatBound(spec.max)}` : "";
+      return `${what}${lo}${hi}${once}`;
     }
   }
 }
 
-function checkNumber(
-  key: string,
-  value: number,
-  spec: NumberBounds & { type: string; choices?: readonly number[] },
-  shown: string,
-): void {
-  const bad = (spec.choices !== undefined && !spec.choices.includes(value)) ||
-    (spec.integer && !Number.isInteger(value)) ||
-    (spec.min !== undefined && value < spec.min) ||
-    (spec.max !== undefined && value > spec.max);
-  if (bad) {
-    throw new UsageError(
-      `--${key} ${shown}: not allowed; ${key} must be ${describeAllowed(spec as ParamSpec)}`,
-    );
+/** Why `value` is refused by `spec`, or null when it is allowed. */
+function numberProblem(value: number, spec: NumberBounds & { choices?: readonly number[] }): string | null {
+  if (spec.choices !== undefined) return spec.choices.includes(value) ? null : "not allowed";
+  if (spec.integer && !Number.isInteger(value)) return "not an integer";
+  if ((spec.min !== undefined && value < spec.min) || (spec.max !== undefined && value > spec.max)) {
+    return "out of range";
   }
+  return null;
+}
+
+/** The first value of `items` that appears again, or undefined when they are distinct. */
+function firstRepeat<T>(items: readonly T[]): T | undefined {
+  const seen = new Set<T>();
+  for (const item of items) {
+    if (seen.has(item)) return item;
+    seen.add(item);
+  }
+  return undefined;
 }
 
 /** Converts and checks one value (from a flag string or a preset) against its spec. */
@@ -152,8 +176,14 @@ export function coerceValue(key: string, spec: ParamSpec, raw: unknown): ConfigO
   if (raw === true && spec.type !== "boolean") {
     throw new UsageError(`--${key} needs a value; ${key} must be ${describeAllowed(spec)}`);
   }
-  const wrongType = (): never => {
-    throw new UsageError(`--${key} ${shown}: wrong type; ${key} must be ${describeAllowed(spec)}`);
+  const refuse = (problem: string): never => {
+    throw new UsageError(`--${key} ${shown}: ${problem}; ${key} must be ${describeAllowed(spec)}`);
+  };
+  const wrongType = (): never => refuse("wrong type");
+  const distinct = <T>(items: T[]): T[] => {
+    const repeated = spec.type === "numbers" || spec.type === "strings" ? firstRepeat(items) : undefined;
+    if (repeated !== undefined && !(spec as ListOptions).repeats) refuse(`${repeated} is given more than once`);
+    return items;
   };
   switch (spec.type) {
     case "boolean":
@@ -162,25 +192,20 @@ export function coerceValue(key: string, spec: ParamSpec, raw: unknown): ConfigO
       return wrongType();
     case "string":
       if (typeof raw !== "string") return wrongType();
-      if (!spec.choices.includes(raw)) {
-        throw new UsageError(`--${key} ${shown}: not allowed; ${key} must be ${describeAllowed(spec)}`);
-      }
+      if (!spec.choices.includes(raw)) return refuse("not allowed");
       return raw;
     case "strings": {
       const items = Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",").map((v) => v.trim()) : null;
       if (!items || items.length === 0 || items.some((v) => typeof v !== "string")) return wrongType();
       const unknown = items.filter((v) => !spec.choices.includes(v));
-      if (unknown.length > 0) {
-        throw new UsageError(
-          `--${key} ${shown}: ${unknown.join(", ")} not allowed; ${key} must be ${describeAllowed(spec)}`,
-        );
-      }
-      return items as string[];
+      if (unknown.length > 0) refuse(`${unknown.join(", ")} not allowed`);
+      return distinct(items as string[]);
     }
     case "number": {
       const value = typeof raw === "number" ? raw : typeof raw === "string" ? parseNumber(raw) : null;
       if (value === null) return wrongType();
-      checkNumber(key, value, spec, shown);
+      const problem = numberProblem(value, spec);
+      if (problem) refuse(problem);
       return value;
     }
     case "numbers": {
@@ -192,8 +217,11 @@ export function coerceValue(key: string, spec: ParamSpec, raw: unknown): ConfigO
         ? [raw]
         : null;
       if (!items || items.length === 0 || items.some((v) => typeof v !== "number")) return wrongType();
-      for (const v of items as number[]) checkNumber(key, v, spec, shown);
-      return items as number[];
+      for (const v of items as number[]) {
+        const problem = numberProblem(v, spec);
+        if (problem) refuse(items.length > 1 ? `${v} ${problem}` : problem);
+      }
+      return distinct(items as number[]);
     }
   }
 }
@@ -221,12 +249,12 @@ export function resolveConfig<S extends ConfigSpec>(
   const resolved: Record<string, unknown> = {};
   for (const [key, param] of Object.entries(spec)) resolved[key] = param.default;
   for (const [key, value] of Object.entries(preset)) {
-    if (!(key in spec)) throw new Error(`preset sets unknown key "${key}"`);
+    if (!Object.hasOwn(spec, key)) throw new Error(`preset sets unknown key "${key}"`);
     resolved[key] = coerceValue(key, spec[key], value);
   }
   const valid = [...extraValidKeys, ...Object.keys(spec)];
   for (const [key, raw] of flags) {
-    if (!(key in spec)) throw unknownKeyError(key, valid);
+    if (!Object.hasOwn(spec, key)) throw unknownKeyError(key, valid);
     resolved[key] = coerceValue(key, spec[key], raw);
   }
   return resolved as ConfigOf<S>;

@@ -88,3 +88,61 @@ Deno.test("parseCommandLine pairs flags with values and refuses repeats", () => 
   assertEquals([...parsed.flags], [["seed", "3"], ["quiet", true], ["lr", "1e-3"], ["help", true]]);
   assertThrows(() => parseCommandLine(["--seed", "1", "--seed", "2"]), UsageError, "twice");
 });
+
+Deno.test("a list key refuses a repeated value unless its spec allows repeats", () => {
+  const listSpec = {
+    layers: integers([1, 2], "depths", { min: 1, max: 5 }),
+    scales: reals([0.5], "scales", { min: 0.01, max: 1 }),
+    methods: choices(["a"], ["a", "b"], "methods"),
+    draws: integers([1], "draws", { min: 1, repeats: true }),
+  };
+  assertThrows(
+    () => resolveConfig(listSpec, {}, flags(["--layers", "1,1"])),
+    UsageError,
+    "--layers 1,1: 1 is given more than once; layers must be a comma-separated list of integers ≥ 1 and ≤ 5, each at most once",
+  );
+  assertThrows(() => resolveConfig(listSpec, {}, flags(["--scales", "0.2,0.20"])), UsageError, "0.2 is given more");
+  assertThrows(() => resolveConfig(listSpec, {}, flags(["--methods", "a,b,a"])), UsageError, "a is given more");
+  // A preset is held to the same rule.
+  assertThrows(() => resolveConfig(listSpec, { layers: [2, 2] }, new Map()), UsageError, "2 is given more");
+  assertEquals(resolveConfig(listSpec, {}, flags(["--draws", "3,3"])).draws, [3, 3]);
+});
+
+Deno.test("keys that every object has are not options: constructor, toString, __proto__", () => {
+  for (const key of ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf"]) {
+    assertThrows(() => resolveConfig(spec, {}, new Map([[key, "1"]])), UsageError, `unknown option --${key}`);
+    assertThrows(() => resolveConfig(spec, { [key]: 1 } as never, new Map()), Error, "preset sets unknown key");
+    assertThrows(() => parseCommandLine([`--${key}`, "1"]), UsageError, `unknown option --${key}`);
+  }
+});
+
+Deno.test("a negative number is a value: --seed -1 is refused by range, not taken for an option", () => {
+  assertEquals([...parseCommandLine(["--lr", "-1e-3", "--x=-2", "--layers", "-1,2"]).flags], [
+    ["lr", "-1e-3"],
+    ["x", "-2"],
+    ["layers", "-1,2"],
+  ]);
+  assertEquals(parseCommandLine(["run", "-5"]).positionals, ["run", "-5"]);
+  assertThrows(
+    () => resolveConfig(spec, {}, flags(["--steps", "-5"])),
+    UsageError,
+    "--steps -5: out of range; steps must be an integer ≥ 1",
+  );
+  assertThrows(() => resolveConfig(spec, {}, flags(["--lr", "-.5"])), UsageError, "--lr -.5: out of range");
+  assertThrows(
+    () => resolveConfig(spec, {}, flags(["--layers", "-1,2"])),
+    UsageError,
+    "--layers -1,2: -1 out of range",
+  );
+});
+
+Deno.test("an upper bound is enforced and written as the command line takes it", () => {
+  const sized = { steps: integer(10, "steps", { min: 1, max: 100_000_000 }) };
+  assertThrows(
+    () => resolveConfig(sized, {}, flags(["--steps", "1e300"])),
+    UsageError,
+    "--steps 1e300: out of range; steps must be an integer ≥ 1 and ≤ 100_000_000",
+  );
+  assertEquals(resolveConfig(sized, {}, flags(["--steps", "1e8"])).steps, 1e8);
+  assertThrows(() => resolveConfig(sized, {}, flags(["--steps", "2.5"])), UsageError, "--steps 2.5: not an integer");
+});
