@@ -31,7 +31,7 @@ const config = {
     { min: 0, max: 5 },
   ),
   seeds: integer(50, "seeds per setting: --seed, --seed + 1, …", { min: 2, max: 1000 }),
-  selection_draws: integer(10_000, "Monte-Carlo draws of the Table 1 statistic", { min: 1 }),
+  selection_draws: integer(10_000, "Monte-Carlo draws of the Table 1 statistic", { min: 1, max: 10_000_000 }),
   ...training,
   ...WORKERS_CONFIG,
 };

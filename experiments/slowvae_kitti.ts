@@ -39,10 +39,10 @@ const config = {
   rate: real(6, "SlowVAE Laplace rate λ", { min: 0 }),
   ada_beta: real(4, "Ada-GVAE β", { min: 0 }),
   vae_beta: real(4, "β of the i.i.d. β-VAE", { min: 0 }),
-  sequences: integer(2_120, "pedestrian sequences (KITTI Masks: 2,120)", { min: 1 }),
-  length: integer(40, "frames per sequence (KITTI Masks: 40 on average)", { min: 2 }),
+  sequences: integer(2_120, "pedestrian sequences (KITTI Masks: 2,120)", { min: 1, max: 100_000 }),
+  length: integer(40, "frames per sequence (KITTI Masks: 40 on average)", { min: 2, max: 1_000 }),
   augment: flag(true, "±5 px shifts, ±2° rotation and flips shared by a pair"),
-  eval_samples: integer(10_000, "frames scored by MCC", { min: 20 }),
+  eval_samples: integer(10_000, "frames scored by MCC", { min: 20, max: 50_000 }),
   ...PAIR_TRAINING_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;

@@ -37,9 +37,16 @@ export function mccWithFactors(factors: Matrix, codes: Matrix, names: readonly s
 
 /** The config keys of how much data scoring uses, shared by every experiment that scores with {@linkcode scoreVae}. */
 export const SCORE_CONFIG = {
-  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", { min: 20 }),
-  score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", { min: 2 }),
-  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2 }),
+  // Scoring draws its observations at once: 50,000 images of 64×64×3 float32 are 2.3 GiB.
+  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", {
+    min: 20,
+    max: 50_000,
+  }),
+  score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", {
+    min: 2,
+    max: 100_000,
+  }),
+  score_batch: integer(64, "images per BetaVAE/FactorVAE point", { min: 2, max: 4_096 }),
 };
 
 /** How much data scoring uses ({@linkcode SCORE_CONFIG}'s keys), and the code size. */
@@ -49,9 +56,11 @@ export type ScoreConfig = ConfigOf<typeof SCORE_CONFIG> & { latents: number };
 export const CURVE_CONFIG = {
   curve_every: integer(0, "steps between headline-metric evaluations in training, the learning curve (0: end only)", {
     min: 0,
+    max: 100_000_000,
   }),
   curve_samples: integer(1_000, "observations each learning-curve evaluation scores (the same ones each time)", {
     min: 20,
+    max: 50_000,
   }),
 };
 

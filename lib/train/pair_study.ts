@@ -33,11 +33,11 @@ import { NETWORK_CONFIG } from "./vae.ts";
  */
 export const PAIR_TRAINING_CONFIG = {
   ...NETWORK_CONFIG,
-  steps: integer(300_000, "Adam steps per model", { min: 1 }),
-  pairs: integer(32, "pairs per step (64 images)", { min: 2 }),
+  steps: integer(300_000, "Adam steps per model", { min: 1, max: 100_000_000 }),
+  pairs: integer(32, "pairs per step (64 images)", { min: 2, max: 2_048 }),
   lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
-  probe_images: integer(1_000, "shared images every model encodes for UDR", { min: 10 }),
-  log_every: integer(100, "steps between logged losses", { min: 1 }),
+  probe_images: integer(1_000, "shared images every model encodes for UDR", { min: 10, max: 50_000 }),
+  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
   ...CURVE_CONFIG,
   ...WORKERS_CONFIG,
 };

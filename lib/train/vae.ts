@@ -44,17 +44,23 @@ export const VAE_CONFIG = {
   value: real(4, "the method's hyperparameter: β, c_max, γ or λ_od (Table 3 grid)", { min: 0 }),
   dataset: choice("dsprites", DATASET_NAMES, "ground-truth dataset"),
   ...NETWORK_CONFIG,
-  steps: integer(300_000, "Adam steps", { min: 1 }),
-  batch: integer(64, "images per step", { min: 2 }),
+  steps: integer(300_000, "Adam steps", { min: 1, max: 100_000_000 }),
+  batch: integer(64, "images per step", { min: 2, max: 4_096 }),
   lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
-  anneal_steps: integer(100_000, "AnnealedVAE: steps for the capacity to reach c_max", { min: 1 }),
-  discriminator_hidden: integer(1_000, "FactorVAE discriminator units per layer (Table 4b: 1,000)", { min: 1 }),
-  discriminator_layers: integer(6, "FactorVAE discriminator hidden layers (disentanglement_lib: 6)", { min: 1 }),
+  anneal_steps: integer(100_000, "AnnealedVAE: steps for the capacity to reach c_max", { min: 1, max: 100_000_000 }),
+  discriminator_hidden: integer(1_000, "FactorVAE discriminator units per layer (Table 4b: 1,000)", {
+    min: 1,
+    max: 4_096,
+  }),
+  discriminator_layers: integer(6, "FactorVAE discriminator hidden layers (disentanglement_lib: 6)", {
+    min: 1,
+    max: 16,
+  }),
   ...SCORE_CONFIG,
   ...CURVE_CONFIG,
-  log_every: integer(100, "steps between logged losses", { min: 1 }),
-  media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1 }),
-  checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0 }),
+  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
+  media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1, max: 100_000_000 }),
+  checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0, max: 100_000_000 }),
 };
 
 /** The smallest training and scoring of VAE_CONFIG: every experiment built on it shares this smoke preset. */
