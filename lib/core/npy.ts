@@ -46,43 +46,137 @@ export class NpyError extends Error {
   override name = "NpyError";
 }
 
+type HeaderValue = string | boolean | number[];
+
+/**
+ * Reads the header dict of an `.npy` file, a Python literal such as
+ * `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`, as
+ * numpy's `ast.literal_eval` reads it: a key given twice takes its last value.
+ * Values are strings, True/False and tuples of integers (Python 2 files may
+ * write `3L`); anything else throws {@linkcode NpyError}.
+ */
+function parseHeaderDict(header: string, name: string): Map<string, HeaderValue> {
+  function malformed(why: string): never {
+    throw new NpyError(`${name}: malformed header (${why}): ${JSON.stringify(header.trim())}`);
+  }
+  let at = 0;
+  const space = () => {
+    while (at < header.length && /\s/.test(header[at])) at++;
+  };
+  const expect = (char: string) => {
+    space();
+    if (header[at] !== char) malformed(`expected ${char} at ${at}`);
+    at++;
+  };
+  const string = (): string => {
+    space();
+    const quote = header[at];
+    if (quote !== "'" && quote !== '"') malformed(`expected a quoted string at ${at}`);
+    const end = header.indexOf(quote, at + 1);
+    if (end < 0) malformed("unterminated string");
+    const text = header.slice(at + 1, end);
+    if (text.includes("\\")) malformed("escapes in strings are not supported");
+    at = end + 1;
+    return text;
+  };
+  const value = (): HeaderValue => {
+    space();
+    const char = header[at];
+    if (char === "'" || char === '"') return string();
+    const word = /^(True|False)\b/.exec(header.slice(at))?.[1];
+    if (word !== undefined) {
+      at += word.length;
+      return word === "True";
+    }
+    if (char === "[") throw new NpyError(`${name}: structured dtypes (a descr list) are not supported`);
+    if (char !== "(") malformed(`unsupported value at ${at}`);
+    at++;
+    const items: number[] = [];
+    let commas = 0;
+    for (;;) {
+      space();
+      if (header[at] === ")") break;
+      const item = /^[+-]?\d+L?/.exec(header.slice(at))?.[0];
+      if (item === undefined) malformed(`a shape holds integers, found ${JSON.stringify(header.slice(at, at + 8))}`);
+      items.push(Number(item.replace(/L$/, "")));
+      at += item.length;
+      space();
+      if (header[at] === ",") {
+        at++;
+        commas++;
+      } else if (header[at] !== ")") malformed(`expected , or ) at ${at}`);
+    }
+    at++;
+    // (3) is the number 3 in Python, not a tuple (numpy refuses it); numpy writes (3,).
+    if (items.length === 1 && commas === 0) malformed("a one-dimensional shape is written (n,)");
+    return items;
+  };
+  const dict = new Map<string, HeaderValue>();
+  expect("{");
+  for (;;) {
+    space();
+    if (header[at] === "}") break;
+    const key = string();
+    expect(":");
+    dict.set(key, value());
+    space();
+    if (header[at] === ",") at++;
+    else if (header[at] !== "}") malformed(`expected , or } at ${at}`);
+  }
+  at++;
+  space();
+  if (at !== header.length) malformed(`text after the dict at ${at}`);
+  return dict;
+}
+
 /**
  * Parses `.npy` bytes. Supports little-endian (or byte-order-free) f4, f8,
  * i1–i8, u1–u4 and b1; throws {@linkcode NpyError} on Fortran order, other
- * dtypes, big-endian data or a truncated file.
+ * dtypes, big-endian data, a header numpy would refuse (keys other than
+ * descr, fortran_order and shape; a negative dimension) or a truncated file.
+ * A header key given twice takes its last value, as numpy reads it.
  */
 export function parseNpy(bytes: Uint8Array, name = "array"): NpyArray {
   if (bytes.length < 10 || !MAGIC.every((b, i) => bytes[i] === b)) {
     throw new NpyError(`${name}: not an .npy file (missing \\x93NUMPY magic)`);
   }
   const major = bytes[6];
+  if (major < 1 || major > 3) throw new NpyError(`${name}: .npy format version ${major} is not supported (1–3 are)`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
   const headerStart = major === 1 ? 10 : 12;
+  if (bytes.length < headerStart) throw new NpyError(`${name}: truncated header`);
+  const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
   if (headerStart + headerLength > bytes.length) {
     throw new NpyError(`${name}: truncated header`);
   }
   const header = new TextDecoder(major === 3 ? "utf-8" : "latin1").decode(
     bytes.subarray(headerStart, headerStart + headerLength),
   );
-  const descr = /'descr':\s*'([^']*)'/.exec(header)?.[1];
-  const fortran = /'fortran_order':\s*(True|False)/.exec(header)?.[1];
-  const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
-  if (descr === undefined || fortran === undefined || shapeText === undefined) {
-    throw new NpyError(`${name}: malformed header ${JSON.stringify(header.trim())}`);
+  const dict = parseHeaderDict(header, name);
+  const keys = [...dict.keys()].sort();
+  if (keys.join() !== "descr,fortran_order,shape") {
+    throw new NpyError(
+      `${name}: the header has keys ${keys.join(", ") || "none"}; an .npy header has descr, fortran_order and shape`,
+    );
   }
-  if (fortran === "True") {
+  const descr = dict.get("descr"), fortran = dict.get("fortran_order"), shape = dict.get("shape");
+  if (typeof descr !== "string") throw new NpyError(`${name}: descr ${JSON.stringify(descr)} is not a dtype string`);
+  if (typeof fortran !== "boolean") throw new NpyError(`${name}: fortran_order must be True or False`);
+  if (!Array.isArray(shape)) throw new NpyError(`${name}: shape must be a tuple of integers`);
+  if (fortran) {
     throw new NpyError(`${name}: Fortran-order arrays are not supported; save with np.ascontiguousarray`);
   }
   const byteOrder = descr[0];
   const dtype = descr.slice(1);
-  const ctor = DTYPES[dtype];
+  const ctor = Object.hasOwn(DTYPES, dtype) ? DTYPES[dtype] : undefined;
   if (!ctor || !"<|=".includes(byteOrder)) {
     throw new NpyError(
       `${name}: dtype '${descr}' is not supported; use one of ${Object.keys(DTYPES).map((d) => `<${d}`).join(", ")}`,
     );
   }
-  const shape = shapeText.split(",").map((s) => s.trim()).filter((s) => s.length > 0).map(Number);
+  if (shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
+    throw new NpyError(`${name}: shape (${shape.join(", ")}) has a negative or oversized dimension`);
+  }
   const count = shape.reduce((a, b) => a * b, 1);
   const dataStart = headerStart + headerLength;
   const byteCount = count * ctor.BYTES_PER_ELEMENT;
