@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { closest, parseCommandLine } from "./lib/core/cli.ts";
+import { checkFolder, checkOutputFile, closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
 import { curvesFileName, latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
 import { summaryCurvesSvg } from "./lib/core/curves.ts";
@@ -20,14 +20,15 @@ import { KittiMasksPairs, kittiMasksPreview } from "./lib/data/kitti_masks.ts";
 import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 import { NpyError, readNpy } from "./lib/core/npy.ts";
 import { UsageError } from "./lib/core/errors.ts";
-import { evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
+import { checkMetricInputs, evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
 import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
 import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
 import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
 import { formatNpy } from "./lib/core/npy.ts";
 import { readRunInfo, readSummary, writeJsonAtomic } from "./lib/core/run_store.ts";
 import { selectBackend } from "./lib/core/backend.ts";
-import { sampleCodes, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
+import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
+import { coerceValue, integer } from "./lib/core/config.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 /** Where `scorecard --write` draws each run's target curves, relative to README.md. */
@@ -168,15 +169,24 @@ async function trainedRun(dir: string, model?: string): Promise<TrainedEncoder> 
 
 async function evaluateRun(dir: string, model?: string): Promise<void> {
   const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir, model);
+  const path = join(dir, "summary.json");
+  try {
+    checkOutputFile(path, "--run");
+  } catch (error) {
+    dispose();
+    throw error;
+  }
   const { metrics, seconds } = await scoreVae(encoder, dataset, scoring, seed);
   dispose();
-  const path = join(dir, "summary.json");
   const summary = JSON.parse(Deno.readTextFileSync(path));
   const evaluation = { ...(model === undefined ? {} : { model }), metrics, seconds, at: new Date().toISOString() };
   writeJsonAtomic(path, { ...summary, evaluation });
   console.log(JSON.stringify(metrics));
   console.error(`added to ${path}`);
 }
+
+/** `export-codes --samples`: its observations are drawn at once, as scoring's are, so it has their bound. */
+const EXPORT_SAMPLES = integer(0, "observations to encode", { min: 2, max: SCORE_CONFIG.eval_samples.max });
 
 async function exportCodes(args: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(args);
@@ -187,16 +197,19 @@ async function exportCodes(args: string[]): Promise<void> {
   }
   if (positionals.length !== 1) usageError("export-codes needs one run directory");
   const raw = flags.get("samples");
-  const samples = raw === undefined ? undefined : Number(raw);
-  if (samples !== undefined && !(Number.isInteger(samples) && samples >= 2)) {
-    usageError(`--samples ${raw}: must be an integer ≥ 2`);
-  }
+  const samples = raw === undefined ? undefined : coerceValue("samples", EXPORT_SAMPLES, raw) as number;
   const model = flags.get("model");
   if (model === true) usageError("--model needs a model name");
   const { encoder, dataset, scoring, seed, dispose } = await trainedRun(positionals[0], model);
+  const folder = join(positionals[0], "exports", ...(model === undefined ? [] : [model]));
+  try {
+    checkFolder(folder, "export-codes: the export folder");
+  } catch (error) {
+    dispose();
+    throw error;
+  }
   const codes = await sampleCodes(encoder, dataset, samples ?? scoring.eval_samples, Rng.derive(seed, "export"));
   dispose();
-  const folder = join(positionals[0], "exports", ...(model === undefined ? [] : [model]));
   Deno.mkdirSync(folder, { recursive: true });
   const files = {
     "codes_mean.npy": formatNpy(Float32Array.from(codes.mean.data), [codes.mean.rows, codes.mean.cols]),
@@ -237,21 +250,32 @@ async function evaluate(args: string[]): Promise<void> {
     const codesPath = path("codes", true)!, factorsPath = path("factors", true)!;
     out = path("out", false);
     const wanted = flags.get("metrics");
-    metrics = wanted === undefined ? [...CODES_METRICS] : String(wanted).split(",").map((m) => m.trim());
+    if (wanted === true) throw new UsageError(`--metrics needs a value; choose from ${CODES_METRICS.join(", ")}`);
+    metrics = wanted === undefined ? [...CODES_METRICS] : wanted.split(",").map((m) => m.trim());
     const unknown = metrics.find((m) => !(CODES_METRICS as string[]).includes(m));
     if (unknown !== undefined || metrics.length === 0) {
       throw new UsageError(`unknown metric "${unknown ?? ""}"; choose from ${CODES_METRICS.join(", ")}`);
     }
-    const read = async (file: string) => {
+    const repeated = metrics.find((m, i) => metrics.indexOf(m) !== i);
+    if (repeated !== undefined) throw new UsageError(`--metrics ${wanted}: ${repeated} is given more than once`);
+    // Where the result goes is checked before any array is read or scored.
+    if (out !== undefined) checkOutputFile(out, "--out");
+    const read = async (file: string, key: string) => {
       try {
+        if (Deno.statSync(file).isDirectory) throw new UsageError(`--${key} ${file}: a folder, not an .npy file`);
         return await readNpy(file);
       } catch (error) {
         if (error instanceof NpyError) throw new UsageError(error.message);
         if (error instanceof Deno.errors.NotFound) throw new UsageError(`${file}: no such file`);
+        if (error instanceof Deno.errors.NotADirectory) throw new UsageError(`${file}: no such file`);
+        if (error instanceof Deno.errors.PermissionDenied) {
+          throw new UsageError(`${file}: cannot be read (${error.message})`);
+        }
         throw error;
       }
     };
-    inputs = validateArrays(await read(codesPath), await read(factorsPath));
+    inputs = validateArrays(await read(codesPath, "codes"), await read(factorsPath, "factors"));
+    checkMetricInputs(inputs.codes, metrics);
   } catch (error) {
     if (error instanceof UsageError) usageError(error.message);
     throw error;

@@ -11,16 +11,40 @@ import type { Matrix, Split } from "../core/matrix.ts";
 import { CODES_METRICS, METRICS } from "./registry.ts";
 
 /**
+ * The fewest rows `eval` scores: the split at floor(0.8 n) must leave at
+ * least 2 train and 2 test rows (the metrics fit on one and score the other).
+ */
+export const MIN_ROWS = 6;
+
+/**
  * Checks and converts `.npy` arrays: codes finite `[n, d]`, factors integer
- * `[n, k]` with at least two values each, n ≥ 2 on both. Factor values are
- * relabelled 0..K−1 per factor. Throws {@linkcode UsageError} naming the problem.
+ * `[n, k]` with at least two values each, n ≥ {@linkcode MIN_ROWS} on both,
+ * d, k ≥ 1. Factor values are relabelled 0..K−1 per factor; int64 labels
+ * beyond ±(2^53 − 1), which would merge as doubles, are refused. Throws
+ * {@linkcode UsageError} naming the problem.
  */
 export function validateArrays(codes: NpyArray, factors: NpyArray): { codes: Matrix; factors: Matrix } {
   if (codes.shape.length !== 2) throw new UsageError(`codes must be 2-D [n, d], got shape [${codes.shape}]`);
   if (factors.shape.length !== 2) throw new UsageError(`factors must be 2-D [n, k], got shape [${factors.shape}]`);
   const [n, d] = codes.shape, [m, k] = factors.shape;
   if (n !== m) throw new UsageError(`codes have ${n} rows but factors have ${m}; they must match row for row`);
-  if (n < 2) throw new UsageError(`at least 2 rows are needed, got ${n}`);
+  if (n < MIN_ROWS) {
+    throw new UsageError(
+      `at least ${MIN_ROWS} rows are needed (the 0.8 split must leave 2 train and 2 test rows), got ${n}`,
+    );
+  }
+  if (d < 1) throw new UsageError(`codes have shape [${codes.shape}]: at least 1 column (code dimension) is needed`);
+  if (k < 1) throw new UsageError(`factors have shape [${factors.shape}]: at least 1 column (factor) is needed`);
+  if (factors.data instanceof BigInt64Array) {
+    const limit = BigInt(Number.MAX_SAFE_INTEGER);
+    const big = factors.data.findIndex((v) => v > limit || v < -limit);
+    if (big >= 0) {
+      throw new UsageError(
+        `factors[${Math.floor(big / k)}, ${big % k}] = ${factors.data[big]} is beyond ±(2^53 − 1), where int64 ` +
+          `labels stop being distinct as numbers; relabel the factor values (e.g. np.unique(f, return_inverse=True))`,
+      );
+    }
+  }
   const codeValues = Float64Array.from(codes.data as ArrayLike<number>, Number);
   const bad = codeValues.findIndex((v) => !Number.isFinite(v));
   if (bad >= 0) {
@@ -54,10 +78,26 @@ export interface EvaluationResult {
   seconds: Record<string, number>;
 }
 
-/** Runs the chosen "codes" metrics of the registry; train = first floor(0.8 n) rows, test = the rest. */
-export function evaluateArrays(codes: Matrix, factors: Matrix, metrics: readonly string[]): EvaluationResult {
+/**
+ * Refuses, before any metric runs, codes the chosen metrics cannot score:
+ * a split at floor(0.8 n) without train or test rows, tc of one code column.
+ * Throws {@linkcode UsageError}.
+ */
+export function checkMetricInputs(codes: Matrix, metrics: readonly string[]): void {
   const at = Math.floor(0.8 * codes.rows);
   if (at < 1 || at >= codes.rows) throw new UsageError(`${codes.rows} rows leave no train or no test rows`);
+  if (metrics.includes("tc") && codes.cols < 2) {
+    throw new UsageError(
+      `tc (total correlation between code dimensions) needs at least 2 code columns, the codes have ${codes.cols}; ` +
+        `leave tc out of --metrics`,
+    );
+  }
+}
+
+/** Runs the chosen "codes" metrics of the registry; train = first floor(0.8 n) rows, test = the rest. */
+export function evaluateArrays(codes: Matrix, factors: Matrix, metrics: readonly string[]): EvaluationResult {
+  checkMetricInputs(codes, metrics);
+  const at = Math.floor(0.8 * codes.rows);
   const split: Split = {
     trainCodes: rows(codes, 0, at),
     trainFactors: rows(factors, 0, at),

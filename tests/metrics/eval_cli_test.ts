@@ -97,7 +97,7 @@ Deno.test("deno task eval refuses bad input with exit code 2", async () => {
       write("one.npy", Float32Array.of(1, 2), [1, 2]),
       "--factors",
       write("one_f.npy", Int32Array.of(1), [1, 1]),
-    ], "at least 2 rows"],
+    ], "at least 6 rows"],
     [["--codes", codes, "--factors", factors, "--metrics", "mig,bogus"], 'unknown metric "bogus"'],
     [["--codes", codes], "--factors needs a path"],
     [["--codes", join(dir, "missing.npy"), "--factors", factors], "no such file"],
@@ -110,4 +110,59 @@ Deno.test("deno task eval refuses bad input with exit code 2", async () => {
   const { code, stderr } = await evalCli(args);
   assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
   assert(stderr.includes(`error: ${message}`), `"${stderr}" lacks "${message}"`);
+});
+
+Deno.test("deno task eval refuses before any work what the metrics cannot score, and an --out it cannot write", async () => {
+  const dir = Deno.makeTempDirSync();
+  const write = (name: string, data: Float32Array | Int32Array | BigInt64Array, shape: number[]) => {
+    Deno.writeFileSync(join(dir, name), formatNpy(data, shape));
+    return join(dir, name);
+  };
+  const codes = (n: number, d = 2) =>
+    write(`codes${n}x${d}.npy`, Float32Array.from({ length: n * d }, (_, i) => Math.sin(i)), [n, d]);
+  const factors = (n: number) => write(`factors${n}.npy`, Int32Array.from({ length: n }, (_, i) => i % 2), [n, 1]);
+  const header = (name: string, text: string) => {
+    text += " ".repeat((64 - ((10 + text.length + 1) % 64)) % 64) + "\n";
+    const bytes = new Uint8Array(10 + text.length + 80);
+    bytes.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+    new DataView(bytes.buffer).setUint16(8, text.length, true);
+    bytes.set(new TextEncoder().encode(text), 10);
+    Deno.writeFileSync(join(dir, name), bytes);
+    return join(dir, name);
+  };
+  const big = write("big.npy", BigInt64Array.from({ length: 10 }, (_, i) => 2n ** 53n + BigInt(i % 2)), [10, 1]);
+  const cases: [string[], string][] = [
+    // 2–5 rows leave a split with fewer than 2 train or test rows: the metrics threw plain errors (exit 1).
+    ...[2, 3, 4, 5].map((n): [string[], string] => [["--codes", codes(n), "--factors", factors(n)], "at least 6 rows"]),
+    [["--codes", write("empty.npy", new Float32Array(0), [10, 0]), "--factors", factors(10)], "at least 1 column"],
+    [["--codes", codes(10), "--factors", write("nofactor.npy", new Int32Array(0), [10, 0])], "at least 1 column"],
+    [["--codes", codes(10, 1), "--factors", factors(10), "--metrics", "mig,tc"], "tc (total correlation"],
+    [[
+      "--codes",
+      header("neg.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 2), }"),
+      "--factors",
+      factors(10),
+    ], "negative"],
+    [[
+      "--codes",
+      header("word.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (n, 2), }"),
+      "--factors",
+      factors(10),
+    ], "a shape holds integers"],
+    [["--codes", dir, "--factors", factors(10)], "a folder, not an .npy file"],
+    [["--codes", codes(10), "--factors", big], "beyond ±(2^53 − 1)"],
+    [["--codes", codes(10), "--factors", factors(10), "--out", dir], "is a folder"],
+    [["--codes", codes(10), "--factors", factors(10), "--out", join(dir, "no", "r.json")], "does not exist"],
+    [["--codes", codes(10), "--factors", factors(10), "--metrics", "mig,mig"], "mig is given more than once"],
+    [["--codes", codes(10), "--factors", factors(10), "--metrics"], "--metrics needs a value"],
+  ];
+  const before = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+  for (const [args, message] of cases) await assertRejects(() => main(["eval", ...args]), UsageError, message);
+  // --out is checked before the arrays are read: a bad --out with bad arrays names the --out.
+  await assertRejects(
+    () => main(["eval", "--codes", codes(2), "--factors", factors(2), "--out", join(dir, "no", "r.json")]),
+    UsageError,
+    "--out",
+  );
+  assertEquals([...Deno.readDirSync(dir)].map((e) => e.name).sort(), before);
 });
