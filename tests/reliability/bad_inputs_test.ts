@@ -40,6 +40,9 @@ function npyWithHeader(header: string, payload = new Uint8Array(80)): Uint8Array
 
 const runs = Deno.makeTempDirSync({ prefix: "latentlab-bad-inputs-runs-" });
 const files = Deno.makeTempDirSync({ prefix: "latentlab-bad-inputs-files-" });
+globalThis.addEventListener("unload", () => {
+  for (const dir of [runs, files]) Deno.removeSync(dir, { recursive: true });
+});
 const file = (name: string, bytes: Uint8Array | string) => {
   const path = join(files, name);
   if (typeof bytes === "string") Deno.writeTextFileSync(path, bytes);
