@@ -8,6 +8,7 @@
 import * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import type { NpyArray } from "../core/npy.ts";
+import { stopPoint } from "../core/run_guard.ts";
 
 /** Scalar loss terms of one step: `total` is minimised, every term is logged. */
 export type LossTerms = { total: tf.Scalar; [term: string]: tf.Scalar };
@@ -62,6 +63,11 @@ function yieldToEventLoop(): Promise<void> {
  * values (loss terms and evaluation), keyed without the prefix.
  */
 export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Record<string, number>> {
+  if (!(Number.isSafeInteger(phase.startStep) && phase.startStep >= 0 && phase.startStep <= phase.steps)) {
+    throw new Error(
+      `${phase.label}: the checkpoint's step ${phase.startStep} is outside this phase's 0..${phase.steps}`,
+    );
+  }
   const progress = ctx.progress(phase.label, phase.steps);
   let last: Record<string, number> = {};
   for (let step = phase.startStep + 1; step <= phase.steps; step++) {
@@ -97,6 +103,7 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
     // Every step, so that Ctrl-C is handled within one step even between logged steps.
     await yieldToEventLoop();
     ctx.stopRequested.throwIfAborted();
+    stopPoint();
     if (phase.checkpoint && phase.checkpointEvery && step % phase.checkpointEvery === 0 && step < phase.steps) {
       await phase.checkpoint(step);
     }
@@ -104,7 +111,26 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
   return last;
 }
 
-/** An optimizer's state (step count and moment estimates) as named arrays, in order. */
+/**
+ * Adam's bias-correction products β₁ᵗ⁺¹ and β₂ᵗ⁺¹. tfjs accumulates them as
+ * float32 products step by step, but `setWeights` recomputes them as powers,
+ * which differ in the last bits: a resumed run would drift from an
+ * uninterrupted one. They are saved beside the weights and put back as they were.
+ */
+type AccumulatedBetas = { accBeta1: tf.Variable; accBeta2: tf.Variable };
+const ACCUMULATED_BETAS = ["accBeta1", "accBeta2"] as const;
+
+function accumulatedBetas(optimizer: tf.Optimizer): AccumulatedBetas | null {
+  const betas = optimizer as unknown as Partial<AccumulatedBetas>;
+  return betas.accBeta1 instanceof tf.Variable && betas.accBeta2 instanceof tf.Variable
+    ? betas as AccumulatedBetas
+    : null;
+}
+
+/** Weight arrays are saved as `<prefix><4-digit index>/<name>`; other keys under the prefix are extra state. */
+const WEIGHT_KEY = /^\d{4}\//;
+
+/** An optimizer's state (step count, moment estimates, Adam's accumulated betas) as named arrays. */
 export async function optimizerState(
   optimizer: tf.Optimizer,
   prefix = "optimizer/",
@@ -119,16 +145,21 @@ export async function optimizerState(
   }
   // The step count is a fresh scalar; the moments are the optimizer's own variables.
   weights[0].tensor.dispose();
+  const betas = accumulatedBetas(optimizer);
+  for (const key of betas ? ACCUMULATED_BETAS : []) {
+    out[`${prefix}${key}`] = { data: (await betas![key].data()) as Float32Array, shape: [] };
+  }
   return out;
 }
 
-/** Restores state saved by {@linkcode optimizerState} (order-preserving). */
+/** Restores state saved by {@linkcode optimizerState} (order-preserving), bit for bit. */
 export async function restoreOptimizer(
   optimizer: tf.Optimizer,
   arrays: Record<string, NpyArray>,
   prefix = "optimizer/",
 ): Promise<void> {
-  const keys = Object.keys(arrays).filter((k) => k.startsWith(prefix)).sort();
+  const keys = Object.keys(arrays).filter((k) => k.startsWith(prefix) && WEIGHT_KEY.test(k.slice(prefix.length)))
+    .sort();
   const weights = keys.map((key) => {
     const saved = arrays[key];
     const dtype = saved.data instanceof Int32Array ? "int32" : "float32";
@@ -136,4 +167,10 @@ export async function restoreOptimizer(
   });
   await optimizer.setWeights(weights);
   tf.dispose(weights.map((w) => w.tensor));
+  const betas = accumulatedBetas(optimizer);
+  for (const key of betas ? ACCUMULATED_BETAS : []) {
+    // Checkpoints written before these were saved keep tfjs' recomputed powers.
+    const saved = arrays[`${prefix}${key}`];
+    if (saved) tf.tidy(() => betas![key].assign(tf.scalar(Number(saved.data[0]), "float32")));
+  }
 }

@@ -58,14 +58,22 @@ export async function runPhases<P, R>(
   const saved = ctx.resumed?.state as PhasesState<R> | undefined;
   const results = [...(saved?.results ?? [])];
   const within = saved?.within ?? null;
+  if (results.length > phases.length || (within && !(within.step >= 1 && within.step < stride))) {
+    throw new Error(
+      `the checkpoint does not fit this run's plan: ${results.length} of ${phases.length} phases finished` +
+        (within ? `, step ${within.step} inside the next (allowed 1..${stride - 1})` : ""),
+    );
+  }
   const arrays: PhaseArrays = {};
   const phaseArrays: Record<string, NpyArray> = {};
   for (const [key, value] of Object.entries(ctx.resumed?.arrays ?? {})) {
     if (within?.keys.includes(key)) phaseArrays[key] = value;
     else arrays[key] = phaseArray(value);
   }
-  for (let index = results.length; index < phases.length; index++) {
-    const resumed = index === results.length && within
+  // Only the phase the run stopped in continues from `within`; the phases after it start fresh.
+  const stoppedIn = results.length;
+  for (let index = stoppedIn; index < phases.length; index++) {
+    const resumed = index === stoppedIn && within
       ? { step: within.step, arrays: phaseArrays, state: within.state }
       : null;
     const checkpoints: PhaseCheckpoints = {

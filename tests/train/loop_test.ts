@@ -6,7 +6,7 @@ import { laplaceArSources, mix, randomMixingMlp } from "../../lib/data/laplace_a
 import { CouplingFlow } from "../../lib/models/coupling_flow.ts";
 import { Mlp } from "../../lib/models/mlp.ts";
 import { Params } from "../../lib/models/params.ts";
-import { cosineDecay, type TrainPhase, trainPhase } from "../../lib/train/loop.ts";
+import { cosineDecay, optimizerState, restoreOptimizer, type TrainPhase, trainPhase } from "../../lib/train/loop.ts";
 import { PclHead, pclLoss } from "../../lib/train/pcl.ts";
 import { slowFlowNll } from "../../lib/train/slow_flow.ts";
 import { fakeContext } from "./fake_context.ts";
@@ -151,4 +151,35 @@ Deno.test("a non-finite loss at a logged step stops the phase with an error nami
   assertEquals(tf.memory().numTensors, before);
   tf.dispose([w]);
   optimizer.dispose();
+});
+
+Deno.test("Adam restored from optimizerState continues bit for bit; without its accumulated betas it drifts", async () => {
+  // A target that moves every step keeps the updates from vanishing.
+  const train = async (w: tf.Variable, optimizer: tf.Optimizer, from: number, to: number) => {
+    for (let step = from; step < to; step++) {
+      const target = Math.sin(step);
+      tf.dispose(optimizer.minimize(() => tf.sum(tf.square(tf.sub(w, target))) as tf.Scalar, true, [w])!);
+    }
+    return Float32Array.from(await w.data());
+  };
+  const fresh = () => tf.variable(tf.tensor1d([1, 2, 3, 4]));
+  const straight = await train(fresh(), tf.train.adam(0.05), 0, 60);
+
+  const w = fresh();
+  const first = tf.train.adam(0.05);
+  const halfway = await train(w, first, 0, 30);
+  const saved = await optimizerState(first);
+  const resume = async (arrays: typeof saved) => {
+    const again = tf.variable(tf.tensor1d(halfway));
+    const optimizer = tf.train.adam(0.05);
+    // tfjs keys the moments by their variable's name.
+    const named = Object.fromEntries(
+      Object.entries(arrays).map(([key, value]) => [key.replace(w.name, again.name), { ...value, dtype: "f4" }]),
+    );
+    await restoreOptimizer(optimizer, named);
+    return await train(again, optimizer, 30, 60);
+  };
+  assertEquals(await resume(saved), straight);
+  const withoutBetas = Object.fromEntries(Object.entries(saved).filter(([key]) => !key.includes("accBeta")));
+  assert(!(await resume(withoutBetas)).every((v, i) => v === straight[i]), "the test cannot tell the betas apart");
 });
