@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkFolder, checkOutputFile, closest, parseCommandLine } from "./lib/core/cli.ts";
+import { checkFolder, checkOutputFile, checkRunsRoot, closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
 import { curvesFileName, latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
 import { summaryCurvesSvg } from "./lib/core/curves.ts";
@@ -104,6 +104,7 @@ function scorecard(args: string[]): void {
     if (key !== "write" && key !== "runs") usageError(`unknown option --${key} for scorecard; valid: --write, --runs`);
   }
   const runs = flags.get("runs");
+  if (typeof runs === "string") checkRunsRoot(runs, { write: false });
   const summaries = latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot());
   if (flags.has("write")) {
     const folder = join(ROOT, CURVES_FOLDER);

@@ -9,7 +9,7 @@ import * as tf from "@tensorflow/tfjs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BACKEND_CHOICES, type BackendChoice, type BackendInfo, selectBackend } from "./backend.ts";
-import { parseCommandLine } from "./cli.ts";
+import { checkRunsRoot, parseCommandLine } from "./cli.ts";
 import {
   choice,
   coerceValue,
@@ -28,11 +28,14 @@ import { Progress } from "./progress.ts";
 import { targetVerdict } from "./targets.ts";
 import { targetCurve } from "./curves.ts";
 import { Rng } from "./rng.ts";
+import { requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
 import {
+  liveWriter,
   type LoadedCheckpoint,
   loadLatestCheckpoint,
   MetricsReader,
   readRunInfo,
+  runLockPath,
   type RunSummary,
   RunWriter,
   type TargetDirection,
@@ -259,12 +262,12 @@ export function parseInvocation<S extends ConfigSpec>(
   const run: Record<string, unknown> = {};
   const configFlags = new Map<string, string | true>();
   for (const [key, raw] of flags) {
-    if (key in RUN_OPTIONS) {
+    if (Object.hasOwn(RUN_OPTIONS, key)) {
       const param = RUN_OPTIONS[key].param;
       if (param) run[key] = coerceValue(key, param, raw);
       else if (typeof raw === "string") run[key] = raw;
       else throw new UsageError(`--${key} needs a path`);
-    } else if (key in experiment.config) {
+    } else if (Object.hasOwn(experiment.config, key)) {
       configFlags.set(key, raw);
     } else {
       throw unknownKeyError(key, [...RUN_OPTION_KEYS, ...Object.keys(experiment.config)]);
@@ -288,6 +291,13 @@ export function parseInvocation<S extends ConfigSpec>(
     if (info.status === "completed") {
       throw new UsageError(`--resume ${resumeDir}: that run already completed`);
     }
+    const writer = liveWriter(resumeDir);
+    if (writer) {
+      throw new UsageError(
+        `--resume ${resumeDir}: process ${writer.pid} on ${writer.host} is still writing that run; a run has one ` +
+          `writer: stop it (Ctrl-C, or kill ${writer.pid}) or wait for it to end`,
+      );
+    }
     const saved = JSON.parse(Deno.readTextFileSync(join(resumeDir, "config.json")));
     const cfg = resolveConfig(experiment.config, saved, new Map());
     return {
@@ -309,12 +319,20 @@ export function parseInvocation<S extends ConfigSpec>(
       }`,
     );
   }
+  const cfg = resolveConfig(experiment.config, overrides, configFlags, RUN_OPTION_KEYS);
+  const root = (run.runs as string | undefined) ?? defaultRunsRoot();
+  const from = run.runs !== undefined
+    ? "--runs"
+    : Deno.env.get("LATENTLAB_RUNS") !== undefined
+    ? "$LATENTLAB_RUNS"
+    : "the run store";
+  checkRunsRoot(root, { what: from });
   return {
-    cfg: resolveConfig(experiment.config, overrides, configFlags, RUN_OPTION_KEYS),
+    cfg,
     preset,
     seed: (run.seed as number | undefined) ?? 0,
     backend: (run.backend as BackendChoice | undefined) ?? "auto",
-    root: (run.runs as string | undefined) || defaultRunsRoot(),
+    root,
     resumeDir: null,
     argv: args,
   };
@@ -339,6 +357,14 @@ export interface RunHooks {
    * {@linkcode RunInterrupted}).
    */
   started?(run: { dir: string; interrupt(reason: string): void }): void;
+  /**
+   * Whether SIGINT/SIGTERM stop the run even inside long synchronous work
+   * (scoring, metric fits): set by the command line, whose own listeners
+   * mark the run interrupted.
+   */
+  watchSignals?: boolean;
+  /** Called after each checkpoint is written, with its step (tests interrupt a run there). */
+  checkpointed?(step: number): void;
   /** Progress lines (default: stderr). */
   report?(line: string): void;
 }
@@ -358,22 +384,31 @@ export async function runExperiment<S extends ConfigSpec>(
   const backend = await selectBackend(invocation.backend);
   const { cfg, preset, seed, resumeDir } = invocation;
   const resumed = resumeDir ? loadLatestCheckpoint(resumeDir) : null;
-  const writer = resumeDir ? RunWriter.reopen(resumeDir, resumed?.step ?? 0, backend) : RunWriter.create({
-    root: invocation.root,
-    experiment: experiment.name,
-    argv: invocation.argv,
-    seed,
-    preset,
-    backend,
-    config: cfg as Record<string, unknown>,
-    versions: { deno: Deno.version.deno, tfjs: tf.version.tfjs },
-    gitCommit: await gitCommit(),
-  });
+  for (const skipped of resumed?.skipped ?? []) report(`checkpoint passed over, damaged: ${skipped}`);
+  const writer = resumeDir
+    ? RunWriter.reopen(resumeDir, resumed?.step ?? 0, backend, resumed?.skipped)
+    : RunWriter.create({
+      root: invocation.root,
+      experiment: experiment.name,
+      argv: invocation.argv,
+      seed,
+      preset,
+      backend,
+      config: cfg as Record<string, unknown>,
+      versions: { deno: Deno.version.deno, tfjs: tf.version.tfjs },
+      gitCommit: await gitCommit(),
+    });
   const stop = new AbortController();
+  // The heartbeat and the signals, also while the main thread is busy; stopPoint() reads what it sets.
+  const guard = await startRunGuard(runLockPath(writer.dir), { signals: hooks.watchSignals ?? false });
+  let ended = false;
   hooks.started?.({
     dir: writer.dir,
     interrupt: (reason) => {
-      writer.finish("interrupted", reason);
+      if (ended) return;
+      // The lock stays until the run has stopped writing (at its next step or stop point).
+      writer.finish("interrupted", reason, { keepLock: true });
+      requestStop();
       stop.abort(new RunInterrupted(reason));
     },
   });
@@ -390,11 +425,15 @@ export async function runExperiment<S extends ConfigSpec>(
     checkpoint: async (step, arrays, state) => {
       stop.signal.throwIfAborted();
       writer.saveCheckpoint(step, await tensorArrays(arrays), state);
+      hooks.checkpointed?.(step);
     },
     saveModel: async (name, arrays, info) => writer.saveModel(name, await tensorArrays(arrays), info),
     stopRequested: stop.signal,
   };
   report(`${experiment.name} (${preset}, seed ${seed}, backend ${backend.name}) → ${writer.dir}`);
+  const variablesBefore = new Set(Object.keys(tf.engine().state.registeredVariables));
+  // Tensors a stopped or failed run leaves (a step's intermediates, its data) are freed when the scope ends.
+  tf.engine().startScope("run");
   try {
     const result = await experiment.run(ctx, cfg);
     const logged = new MetricsReader();
@@ -435,10 +474,20 @@ export async function runExperiment<S extends ConfigSpec>(
     report(`done in ${summary.wall_time_s}s; summary: ${join(writer.dir, "summary.json")}`);
     return { dir: writer.dir, summary };
   } catch (error) {
-    if (!stop.signal.aborted) {
-      writer.finish("failed", error instanceof Error ? (error.stack ?? error.message) : String(error));
+    // A process that goes on after a stopped or failed run (tests, sweeps) keeps none of its weights.
+    for (const [name, variable] of Object.entries(tf.engine().state.registeredVariables)) {
+      if (!variablesBefore.has(name)) variable.dispose();
     }
-    throw stop.signal.aborted ? stop.signal.reason : error;
+    if (stop.signal.aborted) throw stop.signal.reason;
+    // A stop point saw a signal before this thread's own listener ran.
+    if (error instanceof RunInterrupted) writer.finish("interrupted", error.message, { keepLock: true });
+    else writer.finish("failed", error instanceof Error ? (error.stack ?? error.message) : String(error));
+    throw error;
+  } finally {
+    ended = true;
+    guard.stop();
+    tf.engine().endScope();
+    writer.releaseLock();
   }
 }
 
@@ -465,6 +514,7 @@ export async function runFromCli<S extends ConfigSpec>(
       return "";
     }
     const { dir } = await runExperiment(experiment, invocation, {
+      watchSignals: true,
       started: ({ dir, interrupt }) => {
         for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
           const listener = () => {
@@ -480,7 +530,7 @@ export async function runFromCli<S extends ConfigSpec>(
     return dir;
   } catch (error) {
     if (error instanceof RunInterrupted) {
-      Deno.exitCode = exitCode;
+      Deno.exitCode = exitCode || signalExitCode();
       return "";
     }
     // A bad command line, or a backend that cannot start: runExperiment selects the backend before it writes.

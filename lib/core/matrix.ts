@@ -182,6 +182,14 @@ function unitColumns(m: Matrix, method: CorrelationMethod): Float64Array[] {
 export function correlationMatrix(a: Matrix, b: Matrix, method: CorrelationMethod = "pearson"): number[][] {
   if (a.rows !== b.rows) throw new Error(`row counts differ: ${a.rows} vs ${b.rows}`);
   if (a.rows < 2) throw new Error("correlation needs at least 2 rows");
+  // NaN would make a column look constant (correlation 0): a diverged model would score as measured.
+  for (const [m, name] of [[a, "first"], [b, "second"]] as const) {
+    for (let i = 0; i < m.data.length; i++) {
+      if (!Number.isFinite(m.data[i])) {
+        throw new Error(`correlation of non-finite values: the ${name} matrix holds ${m.data[i]} at ${i}`);
+      }
+    }
+  }
   const ca = unitColumns(a, method);
   const cb = unitColumns(b, method);
   return ca.map((x) =>

@@ -16,6 +16,7 @@ import { basename, dirname, join } from "node:path";
 import { extremes, type TargetCurve } from "./curves.ts";
 import { encodePng, type Image } from "./png.ts";
 import { formatNpy, type NpyArray, type NpyData, parseNpy } from "./npy.ts";
+import { UsageError } from "./errors.ts";
 
 /** Lifecycle states of a run; `crashed` is derived by readers from a stale heartbeat. */
 export type RunStatus = "running" | "completed" | "failed" | "interrupted" | "crashed";
@@ -37,8 +38,8 @@ export interface RunInfo {
   versions: Record<string, string>;
   git_commit: string | null;
   error?: string;
-  /** Steps at which `--resume` continued this run. */
-  resumes?: { step: number; at: string }[];
+  /** Steps at which `--resume` continued this run, and the damaged checkpoints it passed over. */
+  resumes?: { step: number; at: string; passed_over?: string[] }[];
 }
 
 /** How a published number is compared: within tolerance, or at least as good in a stated direction. */
@@ -96,8 +97,14 @@ const CHECKPOINTS_KEPT = 2;
 /** Writes JSON to `path` through a temp file and a rename, so readers never see half a file. */
 export function writeJsonAtomic(path: string, value: unknown): void {
   const temp = `${path}.tmp-${Deno.pid}`;
-  Deno.writeTextFileSync(temp, JSON.stringify(value, null, 2) + "\n");
-  Deno.renameSync(temp, path);
+  try {
+    Deno.writeTextFileSync(temp, JSON.stringify(value, null, 2) + "\n");
+    Deno.renameSync(temp, path);
+  } catch (error) {
+    // A full disk leaves the old file whole; the partial temp file goes too.
+    removeIfPresent(temp);
+    throw error;
+  }
 }
 
 /** A run id: its creation time (UTC, to the second), then six random hex digits. */
@@ -172,6 +179,7 @@ export class RunWriter {
     const dir = join(options.root, options.experiment, id);
     Deno.mkdirSync(join(dir, "media"), { recursive: true });
     Deno.mkdirSync(join(dir, "checkpoints"), { recursive: true });
+    acquireRunLock(dir);
     writeJsonAtomic(join(dir, "config.json"), options.config);
     return new RunWriter(dir, {
       id,
@@ -192,7 +200,9 @@ export class RunWriter {
   }
 
   /** Reopens an existing run directory to continue it (`--resume`). */
-  static reopen(dir: string, resumeStep: number, backend: unknown): RunWriter {
+  static reopen(dir: string, resumeStep: number, backend: unknown, passedOver: string[] = []): RunWriter {
+    // Before anything is written: a second writer of a live run is refused.
+    acquireRunLock(dir);
     const info = readRunInfo(dir);
     const now = new Date().toISOString();
     return new RunWriter(dir, {
@@ -203,7 +213,10 @@ export class RunWriter {
       pid: Deno.pid,
       heartbeat: now,
       backend,
-      resumes: [...(info.resumes ?? []), { step: resumeStep, at: now }],
+      resumes: [
+        ...(info.resumes ?? []),
+        { step: resumeStep, at: now, ...(passedOver.length ? { passed_over: passedOver } : {}) },
+      ],
     });
   }
 
@@ -286,8 +299,12 @@ export class RunWriter {
     writeJsonAtomic(join(this.dir, "summary.json"), summary);
   }
 
-  /** Ends the run with a final status; stops the heartbeat. */
-  finish(status: Exclude<RunStatus, "running" | "crashed">, error?: string): void {
+  /**
+   * Ends the run with a final status; stops the heartbeat. The lock is kept
+   * with `keepLock` (a run marked interrupted by a signal still finishes its
+   * step): {@linkcode RunWriter.releaseLock} gives it up once nothing more is written.
+   */
+  finish(status: Exclude<RunStatus, "running" | "crashed">, error?: string, { keepLock = false } = {}): void {
     clearInterval(this.#heartbeat);
     this.#info.status = status;
     this.#info.ended = new Date().toISOString();
@@ -298,6 +315,124 @@ export class RunWriter {
     } catch {
       // already closed by an earlier finish
     }
+    if (!keepLock) this.releaseLock();
+  }
+
+  /** Gives up the run's lock: this process writes nothing more to it. */
+  releaseLock(): void {
+    releaseRunLock(this.dir);
+  }
+}
+
+/** Who writes a run: the holder of its `lock` file (the file's mtime is the writer's heartbeat too). */
+export interface RunLock {
+  pid: number;
+  host: string;
+  since: string;
+}
+
+const LOCK_FILE = "lock";
+
+/** The lock file of a run directory. */
+export function runLockPath(dir: string): string {
+  return join(dir, LOCK_FILE);
+}
+
+/**
+ * Whether process `pid` of this host is alive and a Deno process, or null
+ * where /proc cannot tell (not Linux). A pid reused by another program is not a writer.
+ */
+function denoProcessAlive(pid: number): boolean | null {
+  if (pid === Deno.pid) return true;
+  try {
+    return new TextDecoder().decode(Deno.readFileSync(`/proc/${pid}/cmdline`)).includes("deno");
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return null;
+    try {
+      Deno.statSync("/proc/self");
+      return false;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** The newest sign of life of a run's writer: run.json's heartbeat or the lock file's mtime, in ms. */
+export function lastBeat(dir: string, info: Pick<RunInfo, "heartbeat">): number {
+  const written = Date.parse(info.heartbeat);
+  let touched = NaN;
+  try {
+    touched = Deno.statSync(runLockPath(dir)).mtime?.getTime() ?? NaN;
+  } catch {
+    // no lock: the run ended, or was written before runs had one
+  }
+  return Math.max(Number.isNaN(written) ? -Infinity : written, Number.isNaN(touched) ? -Infinity : touched);
+}
+
+/**
+ * The live writer of a run, or null when none: the lock's process is alive
+ * (on this host), or its heartbeat is fresh (another host sharing the
+ * folder, or no /proc). A running run without a lock file (written before
+ * runs had one) counts as live while its heartbeat is fresh.
+ */
+export function liveWriter(dir: string, now = Date.now()): RunLock | null {
+  let lock: RunLock | null = null;
+  try {
+    const raw = JSON.parse(Deno.readTextFileSync(runLockPath(dir)));
+    lock = { pid: Number(raw.pid), host: String(raw.host), since: String(raw.since) };
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) lock = { pid: NaN, host: "", since: "" };
+  }
+  let info: RunInfo | null = null;
+  try {
+    info = readRunInfo(dir);
+  } catch {
+    // a run without a readable run.json has no heartbeat to go by
+  }
+  const fresh = info !== null && now - lastBeat(dir, info) <= STALE_HEARTBEAT_MS;
+  if (lock === null) {
+    return info?.status === "running" && fresh ? { pid: info.pid, host: info.host, since: info.heartbeat } : null;
+  }
+  const alive = lock.host === Deno.hostname() ? denoProcessAlive(lock.pid) : null;
+  return (alive ?? fresh) ? lock : null;
+}
+
+function lockRefusal(dir: string, holder: RunLock): UsageError {
+  return new UsageError(
+    `${dir} is being written by process ${holder.pid} on ${holder.host || "an unknown host"}` +
+      `${holder.since ? ` (since ${holder.since})` : ""}; a run has one writer: stop that process, or wait ` +
+      `for it to end, before --resume`,
+  );
+}
+
+/**
+ * Takes the run's lock for this process, or throws UsageError naming the
+ * live writer. A lock left by a dead process (killed, crashed) is taken over.
+ */
+export function acquireRunLock(dir: string): void {
+  const lock: RunLock = { pid: Deno.pid, host: Deno.hostname(), since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      // createNew is atomic: of two writers racing for a free run, one wins.
+      Deno.writeTextFileSync(runLockPath(dir), JSON.stringify(lock) + "\n", { createNew: true });
+      return;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      const holder = liveWriter(dir);
+      if (holder) throw lockRefusal(dir, holder);
+      removeIfPresent(runLockPath(dir));
+    }
+  }
+  throw lockRefusal(dir, liveWriter(dir) ?? { pid: NaN, host: "", since: "" });
+}
+
+/** Gives up this process's lock on a run (another process's lock is left alone). */
+export function releaseRunLock(dir: string): void {
+  try {
+    const raw = JSON.parse(Deno.readTextFileSync(runLockPath(dir)));
+    if (raw.pid === Deno.pid && raw.host === Deno.hostname()) Deno.removeSync(runLockPath(dir));
+  } catch {
+    // no lock, or not ours
   }
 }
 
@@ -315,20 +450,56 @@ function checkpointNames(dir: string): string[] {
     return [...Deno.readDirSync(join(dir, "checkpoints"))]
       .filter((e) => e.isDirectory && /^step-\d+$/.test(e.name))
       .map((e) => e.name)
-      .sort();
+      // By number: names are padded to 9 digits, and a step beyond that has more.
+      .sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
 }
 
-/** Loads the newest complete checkpoint of a run, or null when it has none. */
-export function loadLatestCheckpoint(dir: string): LoadedCheckpoint | null {
-  const name = checkpointNames(dir).at(-1);
-  if (!name) return null;
+/**
+ * A checkpoint folder read back and checked: state.json parses, its step is
+ * the folder's, every array it names parses with a shape that matches its
+ * data, and no float array holds NaN or ±Inf (weights saved after training
+ * diverged). Throws an Error saying what is wrong.
+ */
+function readCheckpoint(dir: string, name: string): LoadedCheckpoint {
   const { arrays, json } = readArrayFolder(join(dir, "checkpoints", name));
-  const { step, state } = json as { step: number; state: unknown };
-  return { step, arrays, state };
+  const step = json.step;
+  if (!Number.isSafeInteger(step) || `step-${String(step).padStart(9, "0")}` !== name) {
+    throw new Error(`state.json says step ${JSON.stringify(step)}, the folder is ${name}`);
+  }
+  for (const [key, array] of Object.entries(arrays)) {
+    const size = array.shape.reduce((a, b) => a * b, 1);
+    if (array.data.length !== size) throw new Error(`${key}: ${array.data.length} values for shape [${array.shape}]`);
+    if (array.data instanceof Float32Array || array.data instanceof Float64Array) {
+      const bad = array.data.findIndex((v) => !Number.isFinite(v));
+      if (bad >= 0) throw new Error(`${key}: value ${bad} is ${array.data[bad]}`);
+    }
+  }
+  return { step: step as number, arrays, state: json.state };
+}
+
+/**
+ * Loads the newest intact checkpoint of a run, or null when it has none.
+ * A damaged newer one (truncated file, edited state.json, non-finite
+ * weights) is passed over for the one before it, and named in `skipped`;
+ * when every checkpoint is damaged, throws an Error listing why.
+ */
+export function loadLatestCheckpoint(dir: string): (LoadedCheckpoint & { skipped?: string[] }) | null {
+  const names = checkpointNames(dir);
+  const skipped: string[] = [];
+  for (const name of names.toReversed()) {
+    try {
+      const checkpoint = readCheckpoint(dir, name);
+      return skipped.length ? { ...checkpoint, skipped } : checkpoint;
+    } catch (error) {
+      skipped.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (skipped.length) throw new Error(`no intact checkpoint in ${join(dir, "checkpoints")}: ${skipped.join("; ")}`);
+  return null;
 }
 
 /** A model name as saved under models/: other characters become "_". */
@@ -364,10 +535,18 @@ function writeArrayFolder(
   json: Record<string, unknown>,
 ): void {
   const temp = join(dirname(folder), `.${basename(folder)}.tmp-${Deno.pid}`);
-  Deno.mkdirSync(temp, { recursive: true });
-  const names = Object.keys(arrays);
-  names.forEach((key, i) => Deno.writeFileSync(join(temp, `${i}.npy`), formatNpy(arrays[key].data, arrays[key].shape)));
-  Deno.writeTextFileSync(join(temp, "state.json"), JSON.stringify({ ...json, names }));
+  try {
+    Deno.mkdirSync(temp, { recursive: true });
+    const names = Object.keys(arrays);
+    names.forEach((key, i) =>
+      Deno.writeFileSync(join(temp, `${i}.npy`), formatNpy(arrays[key].data, arrays[key].shape))
+    );
+    Deno.writeTextFileSync(join(temp, "state.json"), JSON.stringify({ ...json, names }));
+  } catch (error) {
+    // A full disk keeps the folder as it was, and no partial temp folder.
+    removeIfPresent(temp);
+    throw error;
+  }
   removeIfPresent(folder);
   Deno.renameSync(temp, folder);
 }
@@ -375,6 +554,9 @@ function writeArrayFolder(
 /** Reads a folder written by {@linkcode writeArrayFolder}. */
 function readArrayFolder(folder: string): { arrays: Record<string, NpyArray>; json: Record<string, unknown> } {
   const json = JSON.parse(Deno.readTextFileSync(join(folder, "state.json")));
+  if (!isObject(json) || !Array.isArray(json.names) || !json.names.every(isString)) {
+    throw new Error(`${join(folder, "state.json")} lacks the list of array names`);
+  }
   const arrays: Record<string, NpyArray> = {};
   (json.names as string[]).forEach((key, i) => {
     arrays[key] = parseNpy(Deno.readFileSync(join(folder, `${i}.npy`)), `${basename(folder)}/${key}`);
@@ -391,8 +573,8 @@ export function readRunInfo(dir: string): RunInfo {
  * The status a reader should show: a `running` run whose heartbeat is older
  * than {@linkcode STALE_HEARTBEAT_MS} at `now`, or unreadable, has crashed.
  */
-export function effectiveStatus(info: RunInfo, now = Date.now()): RunStatus {
-  if (info.status === "running" && !(now - Date.parse(info.heartbeat) <= STALE_HEARTBEAT_MS)) {
+export function effectiveStatus(info: RunInfo, now = Date.now(), beat = Date.parse(info.heartbeat)): RunStatus {
+  if (info.status === "running" && !(now - beat <= STALE_HEARTBEAT_MS)) {
     return "crashed";
   }
   return info.status;
@@ -468,7 +650,7 @@ export function readRun(dir: string, now = Date.now()): RunListing | null {
     versions: pick("versions", isObject, {}, false),
     git_commit: pick("git_commit", (v) => v === null || isString(v), null, false),
   };
-  const status = effectiveStatus(info, now);
+  const status = effectiveStatus(info, now, lastBeat(dir, info));
   return bad.length
     ? { dir, info, status, problem: `run.json: missing or invalid ${bad.join(", ")}` }
     : { dir, info, status };

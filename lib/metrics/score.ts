@@ -6,7 +6,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type ConfigOf, integer } from "../core/config.ts";
-import type { Matrix } from "../core/matrix.ts";
+import { checkMatrix, type Matrix } from "../core/matrix.ts";
 import { Rng } from "../core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
 import { encodeImages, type Encoder } from "../models/vae.ts";
@@ -21,6 +21,8 @@ import { unsupervisedScores } from "./unsupervised.ts";
 export async function sampleCodes(encoder: Encoder, dataset: GroundTruthDataset, samples: number, rng: Rng) {
   const { factors, observations } = sampleBatch(dataset, samples, rng);
   const codes = await encodeImages(encoder, observations.values, observations.n, observations.shape, rng);
+  // A diverged encoder's NaN codes would read as constant columns and score 0, as if measured.
+  checkMatrix(codes.mean, "the encoder's mean codes (the model diverged; no score is measured)");
   const factorMatrix: Matrix = {
     data: Float64Array.from(factors.values),
     rows: factors.n,

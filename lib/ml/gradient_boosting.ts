@@ -18,6 +18,7 @@
  * @module
  */
 import { checkMatrix, type Matrix } from "../core/matrix.ts";
+import { stopPoint } from "../core/run_guard.ts";
 
 /** Hyperparameters; the defaults are sklearn's. */
 export interface GradientBoostingOptions {
@@ -381,6 +382,7 @@ export function fitGradientBoosting(
   const importanceSum = new Float64Array(d);
   let relevantTrees = 0;
   for (let stage = 0; stage < nEstimators; stage++) {
+    stopPoint();
     // Residuals (negative gradients) of all classes from the stage's starting predictions.
     if (K === 2) {
       for (let i = 0; i < n; i++) residuals[0][i] = encoded[i] - 1 / (1 + Math.exp(-raw[i]));

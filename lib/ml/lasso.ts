@@ -7,6 +7,7 @@
  * @module
  */
 import { checkMatrix, type Matrix } from "../core/matrix.ts";
+import { stopPoint } from "../core/run_guard.ts";
 
 /** Hyperparameters; the defaults are sklearn's except `alpha` (DCI's 0.01). */
 export interface LassoOptions {
@@ -82,6 +83,7 @@ export function fitLasso(x: Matrix, y: ArrayLike<number>, options: LassoOptions 
   let nIter = 0;
   if (gapTol > 0) {
     for (let iter = 0; iter < maxIter; iter++) {
+      stopPoint();
       nIter = iter + 1;
       let wMax = 0, dwMax = 0;
       for (let j = 0; j < d; j++) {

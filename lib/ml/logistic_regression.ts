@@ -13,6 +13,7 @@
  */
 import type { Matrix } from "../core/matrix.ts";
 import { solveSpd } from "./linalg.ts";
+import { stopPoint } from "../core/run_guard.ts";
 
 /** Options of {@linkcode fitLogisticRegression}. */
 export interface LogisticRegressionOptions {
@@ -235,6 +236,7 @@ export function fitLogisticRegression(
   let iterations = 0;
   let converged = false;
   for (; iterations < maxIter; iterations++) {
+    stopPoint();
     const { gradient, solve } = problem.derivatives(theta);
     if (gradient.reduce((max, g) => Math.max(max, Math.abs(g)), 0) <= tol * x.rows) {
       converged = true;

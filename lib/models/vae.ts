@@ -9,6 +9,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import type { Params } from "./params.ts";
+import { stopPoint } from "../core/run_guard.ts";
 
 /** A Gaussian encoder: inputs `[batch, h, w, c]` → mean and log-variance `[batch, latents]`. */
 export interface Encoder {
@@ -54,6 +55,7 @@ export async function mapInChunks(
 ): Promise<Float32Array[]> {
   const parts: Float32Array[][] = [];
   for (let start = 0; start < n; start += chunk) {
+    stopPoint();
     const tensors = tf.tidy(() => f(start, Math.min(chunk, n - start)));
     const values = await Promise.all(tensors.map((t) => t.data() as Promise<Float32Array>));
     tf.dispose(tensors);

@@ -107,6 +107,8 @@ export async function runPhasesInWorkers<C, P, R>(
   options: WorkerOptions<C, P>,
 ): Promise<{ results: R[]; arrays: PhaseArrays }> {
   const finished: Record<number, R> = { ...(ctx.resumed?.state as ParallelState<R> | undefined)?.finished };
+  const unknown = Object.keys(finished).filter((i) => !(Number(i) >= 0 && Number(i) < phases.length));
+  if (unknown.length) throw new Error(`the checkpoint does not fit this run's plan: phases ${unknown} do not exist`);
   const arrays: PhaseArrays = {};
   for (const [key, value] of Object.entries(ctx.resumed?.arrays ?? {}) as [string, NpyArray][]) {
     arrays[key] = phaseArray(value);

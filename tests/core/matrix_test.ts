@@ -138,3 +138,12 @@ Deno.test("checkIntegerLabels names the matrix holding a non-integer label", () 
     "testFactors: factor labels must be integers, got 0.5",
   );
 });
+
+Deno.test("correlationMatrix refuses NaN and Inf instead of reading them as a constant column", () => {
+  const a = { data: [1, 2, 3, 4], rows: 4, cols: 1 };
+  for (const bad of [NaN, Infinity]) {
+    const b = { data: [1, bad, 2, 3], rows: 4, cols: 1 };
+    assertThrows(() => correlationMatrix(a, b), Error, "non-finite");
+    assertThrows(() => correlationMatrix(b, a), Error, "non-finite");
+  }
+});

@@ -344,3 +344,12 @@ Deno.test("readMedia skips torn and malformed index lines", () => {
     { name: "grid", step: 2, path: "grid/00000002.png", width: 1, height: 1 },
   ]);
 });
+
+Deno.test("checkpoints are ordered by step, also past the 9 digits of their names", () => {
+  const run = newRun(Deno.makeTempDirSync());
+  const arrays = { w: { data: Float32Array.of(1), shape: [1] } };
+  run.saveCheckpoint(999_999_999, arrays, null);
+  run.saveCheckpoint(1_000_000_001, arrays, null);
+  assertEquals(loadLatestCheckpoint(run.dir)?.step, 1_000_000_001);
+  run.finish("completed");
+});
