@@ -1,16 +1,10 @@
 import { assertEquals, assertThrows } from "../assert.ts";
 import { formatNpy, NpyError, parseNpy } from "../../lib/core/npy.ts";
+import { npyWithHeader } from "./npy_bytes.ts";
 
 /** np.save of np.arange(6, dtype='<f4').reshape(2, 3): the header as NumPy writes it. */
 function numpyBytes(descr: string, shape: string, fortran: string, payload: Uint8Array): Uint8Array {
-  let header = `{'descr': '${descr}', 'fortran_order': ${fortran}, 'shape': ${shape}, }`;
-  header += " ".repeat((64 - ((10 + header.length + 1) % 64)) % 64) + "\n";
-  const out = new Uint8Array(10 + header.length + payload.length);
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
-  new DataView(out.buffer).setUint16(8, header.length, true);
-  out.set(new TextEncoder().encode(header), 10);
-  out.set(payload, 10 + header.length);
-  return out;
+  return npyWithHeader(`{'descr': '${descr}', 'fortran_order': ${fortran}, 'shape': ${shape}, }`, payload);
 }
 
 Deno.test("parseNpy reads a file laid out as NumPy writes it", () => {
@@ -63,32 +57,21 @@ Deno.test("parseNpy refuses Fortran order, unsupported dtypes, big-endian and tr
   assertThrows(() => parseNpy(new Uint8Array([1, 2, 3])), NpyError, "not an .npy file");
 });
 
-/** An .npy file with `header` (the dict text) verbatim, version 1.0, and `payload` after it. */
-function rawHeaderBytes(header: string, payload = new Uint8Array(64)): Uint8Array {
-  header += " ".repeat((64 - ((10 + header.length + 1) % 64)) % 64) + "\n";
-  const out = new Uint8Array(10 + header.length + payload.length);
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
-  new DataView(out.buffer).setUint16(8, header.length, true);
-  out.set(new TextEncoder().encode(header), 10);
-  out.set(payload, 10 + header.length);
-  return out;
-}
-
 Deno.test("parseNpy reads a repeated header key as numpy does: the last value counts", () => {
   // numpy's header is a Python dict literal (ast.literal_eval): {'fortran_order': False, 'fortran_order': True} is True.
   assertThrows(
-    () => parseNpy(rawHeaderBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'fortran_order': True, }")),
+    () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'fortran_order': True, }")),
     NpyError,
     "Fortran",
   );
   const last = parseNpy(
-    rawHeaderBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), 'fortran_order': False}"),
+    npyWithHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), 'fortran_order': False}"),
   );
   assertEquals(last.shape, [3]);
-  const shape = parseNpy(rawHeaderBytes("{'shape': (9,), 'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }"));
+  const shape = parseNpy(npyWithHeader("{'shape': (9,), 'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }"));
   assertEquals(shape.shape, [2, 2]);
   // Python 2 writers put longs in the shape, and double quotes are a Python string too.
-  assertEquals(parseNpy(rawHeaderBytes(`{"descr": "<f4", "fortran_order": False, "shape": (2L, 3L)}`)).shape, [2, 3]);
+  assertEquals(parseNpy(npyWithHeader(`{"descr": "<f4", "fortran_order": False, "shape": (2L, 3L)}`)).shape, [2, 3]);
 });
 
 Deno.test("parseNpy refuses headers numpy refuses: negative or non-numeric dimensions, other keys, (3) for (3,)", () => {
@@ -107,9 +90,9 @@ Deno.test("parseNpy refuses headers numpy refuses: negative or non-numeric dimen
     ["not a dict", "malformed header"],
   ];
   for (const [header, message] of cases) {
-    assertThrows(() => parseNpy(rawHeaderBytes(header), "x.npy"), NpyError, message);
+    assertThrows(() => parseNpy(npyWithHeader(header), "x.npy"), NpyError, message);
   }
-  const version9 = rawHeaderBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}");
+  const version9 = npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}");
   version9[6] = 9;
   assertThrows(() => parseNpy(version9), NpyError, "format version 9 is not supported");
   assertThrows(

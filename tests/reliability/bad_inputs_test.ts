@@ -15,6 +15,7 @@ import { UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation, USAGE_EXIT_CODE } from "../../lib/core/experiment.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
 import { projectPath } from "../experiments/cli.ts";
+import { npyWithHeader } from "../core/npy_bytes.ts";
 
 /** Every file and folder under `dir`, relative, sorted: what a refused command must leave as it was. */
 function listing(dir: string, prefix = ""): string[] {
@@ -25,17 +26,6 @@ function listing(dir: string, prefix = ""): string[] {
     if (entry.isDirectory) out.push(...listing(join(dir, entry.name), path));
   }
   return out.sort();
-}
-
-/** An .npy file with the header dict `header` verbatim and `payload` bytes after it. */
-function npyWithHeader(header: string, payload = new Uint8Array(80)): Uint8Array {
-  header += " ".repeat((64 - ((10 + header.length + 1) % 64)) % 64) + "\n";
-  const out = new Uint8Array(10 + header.length + payload.length);
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
-  new DataView(out.buffer).setUint16(8, header.length, true);
-  out.set(new TextEncoder().encode(header), 10);
-  out.set(payload, 10 + header.length);
-  return out;
 }
 
 const runs = Deno.makeTempDirSync({ prefix: "latentlab-bad-inputs-runs-" });
