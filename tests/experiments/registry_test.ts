@@ -4,8 +4,8 @@
  * ../shared/papers/ that exists, every target comparing in a stated direction.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { EXPERIMENTS } from "../../experiments/mod.ts";
-import { PRESETS, presetsOf } from "../../lib/core/experiment.ts";
+import { EXPERIMENTS, findExperiment } from "../../experiments/mod.ts";
+import { parseInvocation, PRESETS, presetsOf } from "../../lib/core/experiment.ts";
 
 const PAPERS = new URL("../../../shared/papers/", import.meta.url);
 const DOCUMENTS = new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
@@ -54,4 +54,23 @@ Deno.test("targets state a direction and a positive tolerance, and name each met
       assert(t.tolerance > 0 && Number.isFinite(t.paper), `${e.name} ${t.metric}`);
     }
   }
+});
+
+Deno.test("a long preset training a subset of the models leaves the other models' targets out", () => {
+  const applied = (name: string) => {
+    const experiment = findExperiment(name)!;
+    const invocation = parseInvocation(experiment, ["--preset", "long"]);
+    assert(invocation !== "help");
+    return experiment.targets.filter((t) => t.appliesTo?.(invocation.cfg) ?? true).map((t) => t.metric);
+  };
+  assertEquals(applied("slowvae-dsprites"), [
+    "slowvae_lap/mcc",
+    "slowvae_lap/dci_disentanglement",
+    "slowvae_lap/beta_vae_score",
+    "slowvae_lap/factor_vae_score",
+    "slowvae_lap/mig",
+    "pmvae_lap/mcc",
+    "pmvae_lap/dci_disentanglement",
+  ]);
+  assertEquals(applied("slowvae-kitti"), ["slowvae_d1/mcc", "slowvae_d5/mcc", "pmvae_d1/mcc", "pmvae_d5/mcc"]);
 });
