@@ -38,6 +38,17 @@ export interface AppOptions {
    * returns, so that it listens first), so the first listing is as fast as later ones.
    */
   warm?: boolean;
+  /**
+   * Host names the Host header may carry (any port); others get 403, so that
+   * a page on another site cannot reach the dashboard through DNS rebinding.
+   * Unset: any host (tests, a reverse proxy).
+   */
+  allowedHosts?: readonly string[];
+}
+
+/** The host name of a Host header, without its port ("[::1]:8787" → "[::1]"). */
+export function hostName(header: string): string {
+  return header.startsWith("[") ? header.slice(0, header.indexOf("]") + 1) : header.split(":")[0];
 }
 
 const PAGE = `<!doctype html>
@@ -52,6 +63,15 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   if (options.warm) setTimeout(() => index.list(), 0);
   const app = new Hono();
   const pollMs = options.pollMs ?? 500;
+  const allowed = options.allowedHosts?.map((h) => h.toLowerCase());
+  if (allowed) {
+    app.use(async (c, next) => {
+      if (!allowed.includes(hostName(c.req.header("host") ?? "").toLowerCase())) {
+        return c.json({ error: "this host name is not served; open the dashboard at the address it printed" }, 403);
+      }
+      await next();
+    });
+  }
 
   /** Resolves :exp/:id to a run directory, or answers 400 (malformed) / 404 (absent or outside the root). */
   const run = (exp: string, id: string): { dir: string } | { error: 400 | 404 } => {
@@ -229,12 +249,31 @@ async function main(args: string[]): Promise<void> {
     throw error;
   }
   const root = typeof runs === "string" ? runs : defaultRunsRoot();
-  const app = createApp(root, { script: await bundleUi(), warm: true });
-  Deno.serve({
-    port,
-    hostname: typeof host === "string" ? host : "127.0.0.1",
-    onListen: ({ hostname, port }) => console.log(`latentlab dashboard on http://${hostname}:${port}/ (runs: ${root})`),
-  }, app.fetch);
+  const hostname = typeof host === "string" ? host : "127.0.0.1";
+  const app = createApp(root, {
+    script: await bundleUi(),
+    warm: true,
+    allowedHosts: [...new Set([hostname, "127.0.0.1", "localhost", "[::1]"])],
+  });
+  try {
+    Deno.serve({
+      port,
+      hostname,
+      onListen: ({ hostname, port }) => {
+        console.log(`latentlab dashboard on http://${hostname}:${port}/ (runs: ${root})`);
+        try {
+          Deno.statSync(root);
+        } catch {
+          console.log(`${root} does not exist yet: no runs to show until an experiment writes one (deno task demo)`);
+        }
+      },
+    }, app.fetch);
+  } catch (error) {
+    if (error instanceof Deno.errors.AddrInUse) {
+      exitWithUsageError(`port ${port} is in use; choose another with --port N`);
+    }
+    throw error;
+  }
 }
 
 if (import.meta.main) await main(Deno.args);

@@ -350,3 +350,29 @@ Deno.test("a run whose metrics cannot be read is listed with the reason while th
   assertEquals((await app.request(`/api/runs/${idOf(bad.dir)}`)).status, 200, "its page still opens");
   assertEquals((await app.request(`/api/runs/${idOf(good.dir)}/metrics`)).status, 200);
 });
+
+Deno.test("with allowed hosts, a request naming another host (DNS rebinding) gets 403", async () => {
+  const app = createApp(Deno.makeTempDirSync(), { allowedHosts: ["127.0.0.1", "localhost", "[::1]"] });
+  const ask = (host: string) => app.request("/api/runs", { headers: { host } });
+  for (const host of ["127.0.0.1:8787", "localhost:1", "[::1]:8787", "LOCALHOST"]) {
+    assertEquals((await ask(host)).status, 200, host);
+  }
+  for (const host of ["evil.example:8787", "127.0.0.1.evil.example", ""]) {
+    assertEquals((await ask(host)).status, 403, host);
+  }
+});
+
+Deno.test("serve on a busy port says so and exits 2", async () => {
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = busy.addr as Deno.NetAddr;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../../dashboard/server.ts", import.meta.url).pathname, "--port", String(port)],
+    env: { LATENTLAB_RUNS: Deno.makeTempDirSync(), NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  busy.close();
+  assertEquals(out.code, 2);
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert(stderr.includes(`port ${port} is in use`), stderr);
+});
