@@ -40,6 +40,36 @@ export interface RunInfo {
   error?: string;
   /** Steps at which `--resume` continued this run, and the damaged checkpoints it passed over. */
   resumes?: { step: number; at: string; passed_over?: string[] }[];
+  /** The sweep task this run is (from `$LATENTLAB_SWEEP_TASK`), so that a sweep finds its runs in the store. */
+  sweep?: SweepTag;
+}
+
+/** A run's place in a sweep: the sweep's id, the task's key and its index in the sweep's expansion. */
+export interface SweepTag {
+  id: string;
+  key: string;
+  index: number;
+}
+
+/** The folder under a run store root that holds sweeps; {@linkcode listRuns} passes over it. */
+export const SWEEPS_FOLDER = "_sweeps";
+
+/** The environment variable a sweep sets on each task's process: `<id>:<key>:<index>`. */
+export const SWEEP_TASK_ENV = "LATENTLAB_SWEEP_TASK";
+
+/**
+ * The sweep tag of `$LATENTLAB_SWEEP_TASK` (`<id>:<key>:<index>`), or
+ * undefined when it is unset or malformed (a run outside a sweep).
+ */
+export function sweepTagFromEnv(): SweepTag | undefined {
+  let value: string | undefined;
+  try {
+    value = Deno.env.get(SWEEP_TASK_ENV);
+  } catch {
+    return undefined; // no env permission: not started by a sweep
+  }
+  const m = value ? /^([A-Za-z0-9][A-Za-z0-9_.-]*):([0-9a-f]{12}):(\d+)$/.exec(value) : null;
+  return m ? { id: m[1], key: m[2], index: Number(m[3]) } : undefined;
 }
 
 /** How a published number is compared: within tolerance, or at least as good in a stated direction. */
@@ -181,6 +211,7 @@ export class RunWriter {
     Deno.mkdirSync(join(dir, "checkpoints"), { recursive: true });
     acquireRunLock(dir);
     writeJsonAtomic(join(dir, "config.json"), options.config);
+    const sweep = sweepTagFromEnv();
     return new RunWriter(dir, {
       id,
       experiment: options.experiment,
@@ -196,6 +227,7 @@ export class RunWriter {
       backend: options.backend,
       versions: options.versions,
       git_commit: options.gitCommit,
+      ...(sweep ? { sweep } : {}),
     });
   }
 
@@ -566,7 +598,7 @@ function readArrayFolder(folder: string): { arrays: Record<string, NpyArray>; js
 
 /** Reads run.json as written, without deriving `crashed`; throws when it is missing or does not parse. */
 export function readRunInfo(dir: string): RunInfo {
-  return JSON.parse(Deno.readTextFileSync(join(dir, "run.json")));
+  return JSON.parse(readSmallFile(join(dir, "run.json")));
 }
 
 /**
@@ -593,10 +625,25 @@ export interface RunListing {
 /** A JSON file's value, or undefined when it is missing, does not parse, or cannot be read. */
 function readJsonFile(path: string): unknown {
   try {
-    return JSON.parse(Deno.readTextFileSync(path));
+    return JSON.parse(readSmallFile(path));
   } catch {
     return undefined;
   }
+}
+
+/** The most a reader reads of a run's JSON or index file in one synchronous call. */
+const SMALL_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The text of a run's own small file, read only when it is a regular file
+ * (not a link out of the store, a FIFO or a device, which would hang a
+ * synchronous read) of at most {@linkcode SMALL_FILE_BYTES}. Throws otherwise.
+ */
+function readSmallFile(path: string): string {
+  const info = Deno.lstatSync(path);
+  if (!info.isFile) throw new Error(`${path} is not a regular file`);
+  if (info.size > SMALL_FILE_BYTES) throw new Error(`${path} is ${info.size} bytes, more than a run file holds`);
+  return Deno.readTextFileSync(path);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -682,6 +729,7 @@ function subdirectories(path: string): string[] {
 export function listRuns(root: string, options: { now?: number } = {}): RunListing[] {
   const runs: RunListing[] = [];
   for (const experiment of subdirectories(root)) {
+    if (experiment === SWEEPS_FOLDER) continue;
     for (const name of subdirectories(join(root, experiment))) {
       const run = readRun(join(root, experiment, name), options.now);
       if (run) runs.push(run);
@@ -776,7 +824,7 @@ export interface MediaEntry {
 export function readMedia(dir: string): MediaEntry[] {
   let text: string;
   try {
-    text = Deno.readTextFileSync(join(dir, "media", "media.jsonl"));
+    text = readSmallFile(join(dir, "media", "media.jsonl"));
   } catch {
     return [];
   }

@@ -353,3 +353,24 @@ Deno.test("checkpoints are ordered by step, also past the 9 digits of their name
   assertEquals(loadLatestCheckpoint(run.dir)?.step, 1_000_000_001);
   run.finish("completed");
 });
+
+Deno.test("run files that are links, FIFOs or devices are not read: the run is skipped, nothing hangs", () => {
+  const root = Deno.makeTempDirSync();
+  const outside = join(Deno.makeTempDirSync(), "secret.json");
+  Deno.writeTextFileSync(outside, JSON.stringify({ id: "x", experiment: "toy", status: "completed" }));
+  const linked = newRun(root);
+  linked.finish("completed");
+  Deno.removeSync(join(linked.dir, "run.json"));
+  Deno.symlinkSync(outside, join(linked.dir, "run.json"));
+  const fifo = newRun(root);
+  fifo.finish("completed");
+  Deno.removeSync(join(fifo.dir, "run.json"));
+  new Deno.Command("mkfifo", { args: [join(fifo.dir, "run.json")] }).outputSync();
+  const device = newRun(root);
+  device.finish("completed");
+  Deno.symlinkSync("/dev/zero", join(device.dir, "summary.json"));
+  assertEquals(readRun(linked.dir), null);
+  assertEquals(readRun(fifo.dir), null);
+  assertEquals(readSummary(device.dir), null);
+  assertEquals(listRuns(root).map((r) => r.dir), [device.dir]);
+});
