@@ -750,7 +750,25 @@ export type SummaryView = RunSummary & {
   problem?: string;
   /** The git commit the run was made at (from run.json), null when unknown. */
   git_commit?: string | null;
+  /** Config keys the command line set beyond its preset (`--layers 1`), from run.json's argv. */
+  overrides?: string[];
 };
+
+/** Options of `run` that do not change what a run computes (where, how fast, which run continues). */
+const NOT_OVERRIDES = new Set(["preset", "seed", "backend", "runs", "resume", "workers"]);
+
+/** The `--key value` pairs of a run's argv that override its preset's config, as written. */
+export function configOverrides(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const match = /^--([^=]+)(?:=(.*))?$/.exec(argv[i]);
+    if (!match) continue;
+    const [, key, inline] = match;
+    const value = inline ?? (argv[i + 1] !== undefined && !argv[i + 1].startsWith("--") ? argv[++i] : undefined);
+    if (!NOT_OVERRIDES.has(key)) out.push(value === undefined ? `--${key}` : `--${key} ${value}`);
+  }
+  return out;
+}
 
 const isVerdict = (v: unknown): v is Verdict => VERDICTS.includes(v as Verdict);
 
@@ -805,6 +823,7 @@ export function readSummary(dir: string): SummaryView | null {
     claims: list("claims", isClaim),
     details: raw.details ?? null,
     git_commit: run?.git_commit ?? null,
+    overrides: configOverrides(run?.argv ?? []),
   };
   const problems = [...(bad.length ? [`missing or invalid ${bad.join(", ")}`] : []), ...malformed];
   if (problems.length) summary.problem = `summary.json: ${problems.join("; ")}`;

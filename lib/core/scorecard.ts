@@ -7,27 +7,30 @@
  */
 import { comparisonText } from "./targets.ts";
 import { curveCell, hasCurves } from "./curves.ts";
-import { listRuns, readSummary, type SummaryView, VERDICTS } from "./run_store.ts";
+import { configOverrides, listRuns, readSummary, type SummaryView, VERDICTS } from "./run_store.ts";
 
 /**
  * The latest completed run's summary per (experiment, preset), sorted by
- * experiment then preset. A run whose summary.json is missing or does not
- * parse is passed over for the one before it; a summary that parses but
- * lacks parts is shown with its `problem` (see {@linkcode readSummary}).
+ * experiment then preset; a run whose command line set config keys beyond
+ * its preset is shown only when no run of the preset as defined exists. A
+ * run whose summary.json is missing or does not parse is passed over for
+ * the one before it; a summary that parses but lacks parts is shown with
+ * its `problem` (see {@linkcode readSummary}).
  */
 export function latestSummaries(root: string): SummaryView[] {
-  const seen = new Set<string>();
-  const out: SummaryView[] = [];
+  const chosen = new Map<string, SummaryView>();
   for (const run of listRuns(root)) {
     if (run.status !== "completed") continue;
     const key = `${run.info.experiment}/${run.info.preset}`;
-    if (seen.has(key)) continue;
+    const held = chosen.get(key);
+    // Newest first: keep the first seen, unless it had overrides and this one has none.
+    if (held && !(held.overrides?.length && configOverrides(run.info.argv).length === 0)) continue;
     const summary = readSummary(run.dir);
-    if (!summary) continue;
-    out.push(summary);
-    seen.add(key);
+    if (summary) chosen.set(key, summary);
   }
-  return out.sort((a, b) => `${a.experiment}/${a.preset}`.localeCompare(`${b.experiment}/${b.preset}`));
+  return [...chosen.values()].sort((a, b) =>
+    `${a.experiment}/${a.preset}`.localeCompare(`${b.experiment}/${b.preset}`)
+  );
 }
 
 const format = (value: number | null) => value === null ? "—" : Number(value.toFixed(3)).toString();
@@ -35,7 +38,8 @@ const format = (value: number | null) => value === null ? "—" : Number(value.t
 /** Markdown table rows of one summary: its targets, then its claims, then what is wrong with it, if anything. */
 export function summaryRows(summary: SummaryView): string[] {
   const commit = summary.git_commit ? `, ${summary.git_commit.slice(0, 7)}` : "";
-  const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed}${commit})`;
+  const overrides = summary.overrides?.length ? `, ${summary.overrides.join(" ")}` : "";
+  const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed}${overrides}${commit})`;
   return [
     ...summary.targets.map((t) =>
       `| ${run} | ${t.source} | ${t.metric} | ${format(t.paper)} | ${format(t.ours)} | ${comparisonText(t)} | ${

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { assertEquals, assertThrows } from "../assert.ts";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { latestSummaries, scorecardMarkdown } from "../../lib/core/scorecard.ts";
 import { replaceSection } from "../../lib/core/readme.ts";
 import { RunWriter } from "../../lib/core/run_store.ts";
@@ -10,11 +10,12 @@ function completedRun(
   ours: number,
   status: "completed" | "failed" = "completed",
   gitCommit: string | null = null,
+  argv: string[] = [],
 ) {
   const run = RunWriter.create({
     root,
     experiment: "toy",
-    argv: [],
+    argv,
     seed: 0,
     preset,
     backend: {},
@@ -135,4 +136,20 @@ Deno.test("the scorecard lists what each preset cannot show, and counts a still-
   );
   assertEquals(lines.includes("- toy (quick): too few steps for the absolute numbers"), true);
   assertEquals(lines.at(-1), "![toy (quick) learning curves](docs/curves/toy-quick.svg)");
+});
+
+Deno.test("the scorecard prefers a run of the preset as defined, and names the overrides of one that is not", async () => {
+  const root = Deno.makeTempDirSync();
+  completedRun(root, "quick", 0.7, "completed", null, ["--preset", "quick", "--workers", "2"]);
+  await new Promise((resolve) => setTimeout(resolve, 1100)); // run ids order by creation second
+  completedRun(root, "quick", 0.99, "completed", null, ["--preset", "quick", "--layers", "1", "--lr=0.003"]);
+  completedRun(root, "smoke", 0.2, "completed", null, ["--preset", "smoke", "--steps", "400", "--seed", "3"]);
+  const summaries = latestSummaries(root);
+  assertEquals(summaries.map((s) => [s.preset, s.targets[0].ours, s.overrides]), [
+    ["quick", 0.7, []],
+    ["smoke", 0.2, ["--steps 400"]],
+  ]);
+  const rows = scorecardMarkdown(summaries).split("\n").filter((line) => line.startsWith("| toy"));
+  assert(rows.some((row) => row.startsWith("| toy (smoke, seed 0, --steps 400) |")), rows.join("\n"));
+  assert(rows.some((row) => row.startsWith("| toy (quick, seed 0) |")), rows.join("\n"));
 });
