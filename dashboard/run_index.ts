@@ -10,6 +10,7 @@
 import { basename, dirname, join, resolve, sep } from "node:path";
 import {
   isRunId,
+  lastBeat,
   listRuns,
   MetricsReader,
   type MetricsRow,
@@ -135,7 +136,8 @@ export class RunIndex {
     } catch (error) {
       problems.push(metricsProblem(error));
     }
-    const end = info.ended ? Date.parse(info.ended) : status === "running" ? now : Date.parse(info.heartbeat);
+    // A run that died without ending: its writer's last sign of life (the lock touched every few seconds).
+    const end = info.ended ? Date.parse(info.ended) : status === "running" ? now : lastBeat(dir, info);
     const duration = (end - Date.parse(info.created)) / 1000;
     const backend = (info.backend as { name?: unknown } | null)?.name;
     return {

@@ -376,3 +376,18 @@ Deno.test("serve on a busy port says so and exits 2", async () => {
   const stderr = new TextDecoder().decode(out.stderr);
   assert(stderr.includes(`port ${port} is in use`), stderr);
 });
+
+Deno.test("a run killed without ending lasts until its writer's last sign of life, not its first heartbeat", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  const created = Date.now() - 300_000;
+  const info = JSON.parse(Deno.readTextFileSync(join(run.dir, "run.json")));
+  const at = new Date(created).toISOString();
+  Deno.writeTextFileSync(join(run.dir, "run.json"), JSON.stringify({ ...info, created: at, heartbeat: at }));
+  // The guard thread touched the lock 11 s into the run, then the process was killed.
+  const touched = new Date(created + 11_000);
+  Deno.utimeSync(join(run.dir, "lock"), touched, touched);
+  const [row] = (await (await createApp(root).request("/api/runs")).json()).runs;
+  assertEquals(row.status, "crashed");
+  assert(Math.abs(row.duration_s - 11) < 1, String(row.duration_s));
+});
