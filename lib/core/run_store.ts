@@ -679,14 +679,20 @@ export function readRun(dir: string, now = Date.now()): RunListing | null {
   if (!isObject(raw)) return null;
   const bad: string[] = [];
   const pick = fieldPicker(raw, bad);
-  const id = pick("id", isString, basename(dir));
+  pick("id", isString, basename(dir));
+  pick("experiment", isString, basename(dirname(dir)));
+  // The folder names the run: a copied folder keeps the id inside its run.json, and two rows must not share it.
+  const id = basename(dir), experiment = basename(dirname(dir));
+  for (const [key, named] of [["id", id], ["experiment", experiment]] as const) {
+    if (isString(raw[key]) && raw[key] !== named) bad.push(`${key} (run.json says ${raw[key]}, the folder ${named})`);
+  }
   const info: RunInfo = {
     ...(raw as Partial<RunInfo>),
     id,
-    experiment: pick("experiment", isString, basename(dirname(dir))),
+    experiment,
     argv: pick("argv", (v) => Array.isArray(v) && v.every(isString), [], false),
     status: pick<RunStatus>("status", (v) => WRITTEN_STATUSES.includes(v), "crashed"),
-    created: pick("created", isDate, runIdDate(id)?.toISOString() ?? ""),
+    created: pick("created", isDate, runIdDate(isString(raw.id) ? raw.id : id)?.toISOString() ?? ""),
     ended: pick("ended", (v) => v === null || isDate(v), null),
     heartbeat: pick("heartbeat", isDate, ""),
     pid: pick("pid", isNumber, NaN, false),

@@ -285,7 +285,11 @@ Deno.test("a run.json that parses but lacks fields is listed with its problem, n
   // Sorted by created; a missing one is read from the run id, and without an id the run goes last.
   assertEquals(runs.map((r) => [r.dir, r.status, r.problem]), [
     [good.dir, "completed", undefined],
-    [garbled, "crashed", "run.json: missing or invalid created, heartbeat"],
+    [
+      garbled,
+      "crashed",
+      `run.json: missing or invalid id (run.json says ${good.info.id}, the folder garbled-run), created, heartbeat`,
+    ],
     [empty, "crashed", "run.json: missing or invalid id, experiment, status, created, ended, heartbeat, seed, preset"],
     [nameless, "completed", "run.json: missing or invalid id, experiment, created, ended, heartbeat, seed, preset"],
   ]);
@@ -373,4 +377,17 @@ Deno.test("run files that are links, FIFOs or devices are not read: the run is s
   assertEquals(readRun(fifo.dir), null);
   assertEquals(readSummary(device.dir), null);
   assertEquals(listRuns(root).map((r) => r.dir), [device.dir]);
+});
+
+Deno.test("a copied run folder is listed under its own folder name, with the id its run.json claims named", () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.finish("completed");
+  const copy = join(root, "toy", "20300101-000000-c0ffee");
+  Deno.mkdirSync(copy);
+  Deno.copyFileSync(join(run.dir, "run.json"), join(copy, "run.json"));
+  const runs = listRuns(root);
+  assertEquals(runs.map((r) => r.info.id).sort(), [run.info.id, "20300101-000000-c0ffee"].sort());
+  const copied = runs.find((r) => r.dir === copy)!;
+  assert(copied.problem?.includes(`run.json says ${run.info.id}`), copied.problem);
 });
