@@ -29,6 +29,9 @@ import { readRunInfo, readSummary, writeJsonAtomic } from "./lib/core/run_store.
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 import { coerceValue, integer } from "./lib/core/config.ts";
+import type { AnyExperiment } from "./lib/core/experiment.ts";
+import { importExperiment, isModuleRef } from "./lib/sweep/spec.ts";
+import { sweepCommand } from "./lib/sweep/commands.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 /** Where `scorecard --write` draws each run's target curves, relative to README.md. */
@@ -42,7 +45,13 @@ usage: deno task <command>   (or: deno run -A main.ts <command>)
 
 commands:
   list                         every experiment with its description and source document
-  run <experiment> [options]   run an experiment; "run <experiment> --help" lists its options
+  run <experiment> [options]   run an experiment; "run <experiment> --help" lists its options; <experiment>
+                               may be a module path exporting experiment (run ./my_exp.ts --preset smoke)
+  sweep <spec> [--executor local|slurm] [--workers N] [--runs dir] [--name id] [--dry-run] [--wait]
+        [--max-failures N]     a grid × seeds of an experiment (sweeps/*.json) on local workers or a Slurm
+                               job array; run it again to resume (completed tasks are skipped)
+  sweep status <id|dir> [--json], sweep cancel <id>, sweep list
+                               a sweep's tasks (failures with exit code, run and log), Slurm cancel, all sweeps
   demo [options]               the quick ica-toy reproduction, then where its results are
   scorecard [--write]          latest completed run per experiment and preset vs the published
                                numbers; --write puts the table into README.md
@@ -65,6 +74,35 @@ Each experiment is also its own task: ${EXPERIMENTS.map((e) => `deno task ${e.na
 
 function usageError(message: string): never {
   throw new UsageError(message);
+}
+
+/** A registered experiment by name, or the experiment a module path exports; UsageError otherwise. */
+async function resolveExperiment(ref: string): Promise<AnyExperiment> {
+  if (isModuleRef(ref)) return await importExperiment(ref);
+  const experiment = findExperiment(ref);
+  if (!experiment) {
+    usageError(`unknown experiment "${ref}"; did you mean ${closest(ref, EXPERIMENTS.map((e) => e.name))}?`);
+  }
+  return experiment;
+}
+
+/** `run <args>` in this process (a sweep's Slurm task): its exit code, as the command line would end. */
+async function runInProcess(args: string[]): Promise<number> {
+  const before = Deno.exitCode;
+  Deno.exitCode = 0;
+  try {
+    await main(["run", ...args]);
+    return Deno.exitCode;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message}`);
+      return USAGE_EXIT_CODE;
+    }
+    console.error(error instanceof Error ? error.stack ?? error.message : String(error));
+    return 1;
+  } finally {
+    Deno.exitCode = before;
+  }
 }
 
 function list(): void {
@@ -322,17 +360,16 @@ export async function main(args: string[]): Promise<void> {
     case "run": {
       const [name, ...options] = rest;
       if (!name || name.startsWith("-")) usageError("run needs an experiment name; see deno task list");
-      const experiment = findExperiment(name);
-      if (!experiment) {
-        usageError(`unknown experiment "${name}"; did you mean ${closest(name, EXPERIMENTS.map((e) => e.name))}?`);
-      }
-      await runFromCli(experiment, options);
+      await runFromCli(await resolveExperiment(name), options);
       return;
     }
+    case "sweep":
+      Deno.exitCode = await sweepCommand(rest, { resolveExperiment, runInProcess });
+      return;
     default:
       usageError(
         `unknown command "${command}"; did you mean ${
-          closest(command, ["list", "run", "demo", "scorecard", "datasets", "eval", "export-codes"])
+          closest(command, ["list", "run", "sweep", "demo", "scorecard", "datasets", "eval", "export-codes"])
         }?`,
       );
   }

@@ -1,0 +1,205 @@
+/**
+ * The local executor end to end, as a user runs it (`main.ts sweep` as a
+ * process): tasks on a worker pool become runs tagged with their task; a
+ * second invocation launches nothing; a task stopped by SIGTERM is
+ * interrupted and the next invocation resumes its run.
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { main } from "../../main.ts";
+import { listRuns, readRunInfo, type RunListing } from "../../lib/core/run_store.ts";
+import { findExperiment } from "../../experiments/mod.ts";
+import { checkSweepSpec, expandSweep } from "../../lib/sweep/spec.ts";
+import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";
+import { projectPath } from "../experiments/cli.ts";
+
+const root = Deno.makeTempDirSync({ prefix: "latentlab-sweep-local-" });
+globalThis.addEventListener("unload", () => Deno.removeSync(root, { recursive: true }));
+
+/** `main.ts sweep ...args --runs <root>` as a process. */
+function sweepCommand(args: string[]): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", projectPath("main.ts"), "sweep", ...args, "--runs", root],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+async function sweep(args: string[]) {
+  const out = await sweepCommand(args).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
+/** `main.ts sweep ...args --runs <root>` in this process: what it printed on stdout. */
+async function sweepInProcess(args: string[]): Promise<string> {
+  const printed: string[] = [];
+  const { log, error } = console;
+  console.log = (line: string) => void printed.push(line);
+  console.error = () => {};
+  try {
+    await main(["sweep", ...args, "--runs", root]);
+  } finally {
+    console.log = log;
+    console.error = error;
+  }
+  return printed.join("\n");
+}
+
+function specFile(name: string, spec: unknown): string {
+  const path = join(root, `${name}.json`);
+  Deno.writeTextFileSync(path, JSON.stringify(spec));
+  return path;
+}
+
+const runsOf = (id: string): RunListing[] => listRuns(root).filter((r) => r.info.sweep?.id === id);
+
+Deno.test("4 smoke tasks on 2 workers: 4 tagged runs; a second invocation launches none; status and --json", async () => {
+  const spec = specFile("four", {
+    experiment: "ica-toy",
+    preset: "smoke",
+    base: { layers: [1] },
+    grid: { dim: [4, 6] },
+    seeds: 2,
+  });
+  const first = await sweep([spec, "--workers", "2"]);
+  assertEquals(first.code, 0, first.stderr);
+  const lines = first.stdout.trim().split("\n");
+  const id = /^sweep (ica-toy-[0-9a-f]{8}):/.exec(lines[0])?.[1];
+  assert(id, first.stdout);
+  assertEquals(lines, [
+    `sweep ${id}: 4 tasks, 0 completed, 0 active, 4 launched`,
+    `sweep ${id}: 4 tasks, 4 completed, 0 active`,
+  ]);
+  assert(first.stderr.includes("4 tasks on 2 workers"), first.stderr);
+
+  const dir = join(root, "_sweeps", id);
+  const { tasks } = readSweep(dir);
+  const runs = runsOf(id);
+  assertEquals(runs.length, 4);
+  assert(runs.every((r) => r.status === "completed"));
+  assertEquals(runs.map((r) => r.info.sweep!.key).sort(), tasks.map((t) => t.key).sort());
+  assertEquals(runs.map((r) => r.info.sweep!.index).sort(), [0, 1, 2, 3]);
+  // The sweep folder is not a run: listRuns passes over _sweeps.
+  assertEquals(listRuns(root).length, 4);
+  for (const task of tasks) {
+    const record = readTaskRecord(dir, task.key)!;
+    assertEquals([record.status, record.attempts, record.exit_code], ["completed", 1, 0]);
+    assertEquals(readRunInfo(record.run_dir!).sweep?.key, task.key);
+    assert(Deno.readTextFileSync(record.err!).includes("→"), "the task's stderr is in its log");
+  }
+
+  const again = await sweep([spec]);
+  assertEquals(again.code, 0, again.stderr);
+  assertEquals(again.stdout.trim().split("\n")[0], `sweep ${id}: 4 tasks, 4 completed, 0 active, 0 launched`);
+  assertEquals(runsOf(id).length, 4);
+
+  assertEquals(await sweepInProcess(["status", id]), `sweep ${id}: 4 tasks, 4 completed, 0 active`);
+  const json = JSON.parse(await sweepInProcess(["status", id, "--json"]));
+  assertEquals([json.id, json.total, json.counts.completed, json.varied], [id, 4, 4, ["dim"]]);
+  assertEquals(json.tasks.map((t: { index: number }) => t.index), [0, 1, 2, 3]);
+  assert(json.tasks.every((t: { run: string; status: string }) => t.status === "completed" && t.run.startsWith(root)));
+  const list = await sweepInProcess(["list"]);
+  assert(list.includes(`${id}  ica-toy (smoke)`) && list.includes("4 tasks: 4 completed"), list);
+});
+
+Deno.test("SIGTERM to a task's process: its run is interrupted, and the next invocation resumes it", async () => {
+  const spec = specFile("resumable", {
+    experiment: "ica-toy",
+    preset: "smoke",
+    name: "resumable",
+    base: { layers: [1], method: "slowflow", steps: 150, eval_every: 0 },
+  });
+  const child = sweepCommand([spec]).spawn();
+  // Stopped once its first checkpoint is written, so that the resume continues from it.
+  let run: RunListing | undefined;
+  for (const start = Date.now(); Date.now() - start < 60_000;) {
+    run = runsOf("resumable")[0];
+    const checkpoints = run ? [...Deno.readDirSync(join(run.dir, "checkpoints"))] : [];
+    if (checkpoints.some((e) => e.name.startsWith("step-"))) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert(run, "the task's run appeared");
+  Deno.kill(readRunInfo(run.dir).pid, "SIGTERM");
+  const out = await child.output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  assertEquals(out.code, 1, new TextDecoder().decode(out.stderr));
+  assert(stdout.includes("sweep resumable: 1 tasks, 0 completed, 0 active, 1 interrupted"), stdout);
+  assertEquals(readRunInfo(run.dir).status, "interrupted");
+
+  const resumed = await sweep([spec]);
+  assertEquals(resumed.code, 0, resumed.stderr);
+  assertEquals(resumed.stdout.trim().split("\n"), [
+    "sweep resumable: 1 tasks, 0 completed, 0 active, 1 launched",
+    "sweep resumable: 1 tasks, 1 completed, 0 active",
+  ]);
+  const info = readRunInfo(run.dir);
+  assertEquals(info.status, "completed");
+  assertEquals(info.resumes?.length, 1);
+  assert(info.resumes![0].step >= 10, `resumed at step ${info.resumes![0].step}`);
+  assertEquals(runsOf("resumable").map((r) => r.dir), [run.dir]);
+  const record = readTaskRecord(join(root, "_sweeps", "resumable"), info.sweep!.key)!;
+  assertEquals([record.attempts, record.resumed, record.status], [2, run.dir, "completed"]);
+});
+
+Deno.test("run-task runs its array element's task in process: SIGTERM interrupts it, the next element resumes it", async () => {
+  const experiment = findExperiment("ica-toy")!;
+  const spec = checkSweepSpec({
+    experiment: "ica-toy",
+    preset: "smoke",
+    name: "array",
+    base: { layers: [1], method: "slowflow", steps: 150, eval_every: 0 },
+    seeds: 2,
+  });
+  const tasks = expandSweep(spec, experiment);
+  const { sweep: planned } = planSweep({
+    id: "array",
+    spec,
+    tasks,
+    experimentName: "ica-toy",
+    runsRoot: root,
+    executor: "slurm",
+  });
+  await writeSweep(planned);
+  Deno.mkdirSync(join(planned.dir, "slurm"));
+  // Array index 1 is task 0: the .tasks file, not the sweep's order, maps indices to tasks.
+  Deno.writeTextFileSync(join(planned.dir, "slurm", "sub-0.tasks"), `${tasks[1].key}\n${tasks[0].key}\n`);
+  const runTask = () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", projectPath("main.ts"), "sweep", "run-task", planned.dir, "sub-0", "1"],
+      env: { NO_COLOR: "1", SLURM_ARRAY_JOB_ID: "77", SLURM_ARRAY_TASK_ID: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    });
+  const child = runTask().spawn();
+  let run: RunListing | undefined;
+  for (const start = Date.now(); Date.now() - start < 60_000;) {
+    run = runsOf("array")[0];
+    const checkpoints = run ? [...Deno.readDirSync(join(run.dir, "checkpoints"))] : [];
+    if (checkpoints.some((e) => e.name.startsWith("step-"))) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert(run, "the task's run appeared");
+  assertEquals(readRunInfo(run.dir).pid, child.pid, "the task runs in the run-task process");
+  assertEquals(readRunInfo(run.dir).sweep, { id: "array", key: tasks[0].key, index: 0 });
+  child.kill("SIGTERM");
+  const stopped = await child.output();
+  assertEquals(stopped.code, 143, new TextDecoder().decode(stopped.stderr));
+  assertEquals(readRunInfo(run.dir).status, "interrupted");
+  let record = readTaskRecord(planned.dir, tasks[0].key)!;
+  assertEquals([record.status, record.job_id, record.exit_code, record.attempts], ["interrupted", "77_1", 143, 1]);
+  assertEquals(record.err, join(planned.dir, "slurm", "77_1.err"));
+
+  const resumed = await runTask().output();
+  assertEquals(resumed.code, 0, new TextDecoder().decode(resumed.stderr));
+  const info = readRunInfo(run.dir);
+  assertEquals([info.status, info.resumes?.length], ["completed", 1]);
+  record = readTaskRecord(planned.dir, tasks[0].key)!;
+  assertEquals([record.status, record.resumed, record.attempts, record.exit_code], ["completed", run.dir, 2, 0]);
+
+  const again = await runTask().output();
+  assertEquals(again.code, 0);
+  assert(new TextDecoder().decode(again.stderr).includes("already completed"));
+  assertEquals(runsOf("array").length, 1);
+});
