@@ -208,6 +208,8 @@ async function main(args: string[]) {
   if (json !== undefined) checkOutputFile(json, "--json");
   // The bench's own runs are not sweep tasks of whoever started it.
   Deno.env.delete(SWEEP_TASK_ENV);
+  // Other work on the machine slows both passes: the report says how loaded it was.
+  const loadBefore = Deno.loadavg()[0];
 
   console.error(`${count} ica-toy smoke tasks, 1 worker:`);
   const one = await localPass(count, 1);
@@ -221,7 +223,8 @@ async function main(args: string[]) {
   const report = {
     tasks: count,
     cores: navigator.hardwareConcurrency,
-    load_before: Deno.loadavg()[0],
+    load_before: loadBefore,
+    load_after: Deno.loadavg()[0],
     overhead_s: { median: quantile(all, 0.5), p95: quantile(all, 0.95), n: all.length },
     local: {
       one_worker_s: one.wall,
@@ -249,7 +252,10 @@ async function main(args: string[]) {
     ["sweep --dry-run, 10,000 tasks (process)", `${f(dryRun)} s`, "≤ 2 s"],
   ];
   const width = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length), 8));
-  console.log(`sweep bench: ${count} ica-toy smoke tasks on ${report.cores} cores (load ${f(report.load_before)})`);
+  console.log(
+    `sweep bench: ${count} ica-toy smoke tasks on ${report.cores} cores (load ${f(report.load_before)} before, ` +
+      `${f(report.load_after)} after)`,
+  );
   console.log(`| ${"measure".padEnd(width[0])} | ${"value".padEnd(width[1])} | ${"target".padEnd(width[2])} |`);
   console.log(`| ${width.map((w) => "-".repeat(w)).join(" | ")} |`);
   for (const row of rows) console.log(`| ${row.map((cell, c) => cell.padEnd(width[c])).join(" | ")} |`);
