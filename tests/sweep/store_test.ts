@@ -35,6 +35,7 @@ const toy = defineExperiment({
 
 Deno.test("task states: run store first, then the latest launch and Slurm; counts and the status line", async () => {
   const root = Deno.makeTempDirSync({ prefix: "latentlab-sweep-store-" });
+  using _cleanup = { [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }) };
   const spec = { experiment: "toy", preset: "smoke" as const, name: "states", grid: { n: [...Array(12).keys()] } };
   const tasks = expandSweep(spec, toy);
   const { sweep } = planSweep({
@@ -154,5 +155,4 @@ Deno.test("task states: run store first, then the latest launch and Slurm; count
   assertEquals(listed.counts.active, 6);
   live.finish("completed");
   assert((await taskStates(dir, root, slurm))[3].status === "completed");
-  Deno.removeSync(root, { recursive: true });
 });
