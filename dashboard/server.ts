@@ -7,7 +7,7 @@
  */
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkRunsRoot, exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { integer, resolveConfig } from "../lib/core/config.ts";
@@ -21,8 +21,11 @@ import {
   readRun,
   readSummary,
   type Series,
+  SWEEPS_FOLDER,
 } from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
+import { countStates, listSweeps, readSweep, sweepIds, taskStates } from "../lib/sweep/store.ts";
+import type { SweepDetail, SweepSummary, SweepTaskRow } from "./ui/sweep_rows.ts";
 import { downsample } from "./downsample.ts";
 import { registrySnapshot } from "./registry.ts";
 import { isRunName, metricsProblem, RunIndex } from "./run_index.ts";
@@ -99,6 +102,59 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   app.get("/api/runs", (c) => c.json({ runs: index.list() }));
 
   app.get("/api/scorecard", (c) => c.json({ summaries: latestSummaries(index.root) }));
+
+  // Sweeps are read from their files only: the dashboard never asks Slurm.
+  app.get("/api/sweeps", async (c) => {
+    const sweeps: SweepSummary[] = (await listSweeps(index.root)).map((s) => ({
+      id: s.id,
+      experiment: s.experiment,
+      preset: s.preset,
+      created: s.created,
+      executor: s.executor,
+      total: s.total,
+      counts: s.counts,
+    }));
+    return c.json({ sweeps });
+  });
+
+  app.get("/api/sweeps/:id", async (c) => {
+    const id = c.req.param("id");
+    // Only a sweep the store lists: no path is built from the request.
+    if (!sweepIds(index.root).includes(id)) return c.json({ error: "no such sweep" }, 404);
+    const dir = join(index.root, SWEEPS_FOLDER, id);
+    let detail: SweepDetail;
+    try {
+      const sweep = readSweep(dir);
+      const states = await taskStates(dir, index.root);
+      const metric = sweep.spec?.metric ?? null;
+      const tasks: SweepTaskRow[] = states.map((t) => ({
+        index: t.index,
+        key: t.key,
+        values: t.values,
+        seed: t.seed,
+        status: t.status,
+        run: t.run ? { experiment: basename(dirname(t.run)), id: basename(t.run) } : null,
+        metric: t.metric,
+        exit_code: t.exit_code,
+        attempts: t.attempts,
+      }));
+      detail = {
+        id,
+        experiment: sweep.experiment_name,
+        preset: sweep.preset,
+        created: sweep.created,
+        executor: sweep.executor,
+        total: tasks.length,
+        counts: countStates(states),
+        varied: sweep.varied,
+        metric: metric ? { name: metric.name, goal: metric.goal } : null,
+        tasks,
+      };
+    } catch (error) {
+      return c.json({ error: `${id}: ${error instanceof Error ? error.message : String(error)}` }, 500);
+    }
+    return c.json(detail);
+  });
 
   const registry = registrySnapshot();
   app.get("/api/registry", (c) => c.json(registry));

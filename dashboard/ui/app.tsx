@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * The dashboard: a header, and the page the URL hash names (runs table with
- * live charts, a run's page, or the reproduction scorecard).
+ * live charts, a run's page, the reproduction scorecard, or the sweeps).
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { getJson } from "./api.ts";
 import { RunPage } from "./run_page.tsx";
 import { RunsPage } from "./runs_page.tsx";
 import { ScorecardPage } from "./scorecard_page.tsx";
+import { SweepPage, SweepsPage } from "./sweeps_page.tsx";
 import { route } from "./url_state.ts";
 import { useHash } from "./use_hash.ts";
 
@@ -35,6 +36,7 @@ export function App() {
         <strong>latentlab</strong>
         <a href="#/">runs</a>
         <a href="#/scorecard">scorecard</a>
+        <a href="#/sweeps">sweeps</a>
         <span>{runs.length} runs</span>
       </header>
       <main>
@@ -42,6 +44,10 @@ export function App() {
           ? <RunPage experiment={page.experiment} id={page.id} runs={runs} />
           : page.page === "scorecard"
           ? <ScorecardPage />
+          : page.page === "sweeps"
+          ? <SweepsPage />
+          : page.page === "sweep"
+          ? <SweepPage id={page.id} />
           : <RunsPage hash={hash} runs={runs} />}
       </main>
     </div>

@@ -45,6 +45,12 @@ export function RunPage(props: RunPageProps) {
       <p>
         <a href={`${base}/metrics?format=csv`}>metrics CSV</a> · <a href={`${base}/metrics`}>metrics JSON</a> ·{" "}
         <a href={`#/?sel=${props.experiment}/${props.id}`}>chart this run</a>
+        {detail.run.sweep && (
+          <>
+            {" "}· task {detail.run.sweep.index} of sweep{" "}
+            <a href={`#/sweep/${detail.run.sweep.id}`}>{detail.run.sweep.id}</a>
+          </>
+        )}
       </p>
       {detail.summary && <TargetsTable summary={detail.summary} />}
       {detail.summary && <TargetCurves summary={detail.summary} />}

@@ -104,11 +104,13 @@ export function toggledSelection(selected: Set<string>, key: string): string {
 export type Route =
   | { page: "runs" }
   | { page: "run"; experiment: string; id: string }
-  | { page: "scorecard" };
+  | { page: "scorecard" }
+  | { page: "sweeps" }
+  | { page: "sweep"; id: string };
 
 /**
- * Which page a hash path shows; any path that is neither a run nor the
- * scorecard shows the runs table.
+ * Which page a hash path shows; any path that is not a run, a sweep, the
+ * sweeps or the scorecard shows the runs table.
  *
  * @example
  * ```ts
@@ -118,5 +120,7 @@ export type Route =
 export function route(path: string): Route {
   const run = /^\/run\/([^/]+)\/([^/]+)$/.exec(path);
   if (run) return { page: "run", experiment: run[1], id: run[2] };
-  return path === "/scorecard" ? { page: "scorecard" } : { page: "runs" };
+  const sweep = /^\/sweep\/([^/]+)$/.exec(path);
+  if (sweep) return { page: "sweep", id: sweep[1] };
+  return path === "/scorecard" ? { page: "scorecard" } : path === "/sweeps" ? { page: "sweeps" } : { page: "runs" };
 }
