@@ -225,7 +225,8 @@ function claimVerdict<C>(claim: Claim<C>, metrics: Record<string, number>, cfg: 
   return holds === undefined ? "not measured" : holds ? "reproduced" : "not reproduced";
 }
 
-async function gitCommit(): Promise<string | null> {
+/** The commit the project's checkout is at, or null outside a git checkout. */
+export async function gitCommit(): Promise<string | null> {
   try {
     const out = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: PROJECT_ROOT, stderr: "null" })
       .output();

@@ -19,6 +19,7 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../core/errors.ts";
+import { gitCommit } from "../core/experiment.ts";
 import {
   liveWriter,
   readRun,
@@ -275,16 +276,6 @@ export function variedKeys(tasks: readonly Pick<SweepTask, "values">[]): string[
     const first = canonicalJson(tasks[0]?.values[key]);
     return tasks.some((t) => canonicalJson(t.values[key]) !== first);
   });
-}
-
-async function gitCommit(): Promise<string | null> {
-  try {
-    const out = await new Deno.Command("git", { args: ["rev-parse", "HEAD"], cwd: REPO_ROOT, stderr: "null" })
-      .output();
-    return out.success ? new TextDecoder().decode(out.stdout).trim() : null;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -16,17 +16,7 @@ import { parseInvocation, USAGE_EXIT_CODE } from "../../lib/core/experiment.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
 import { projectPath } from "../experiments/cli.ts";
 import { npyWithHeader } from "../core/npy_bytes.ts";
-
-/** Every file and folder under `dir`, relative, sorted: what a refused command must leave as it was. */
-function listing(dir: string, prefix = ""): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = join(prefix, entry.name);
-    out.push(path);
-    if (entry.isDirectory) out.push(...listing(join(dir, entry.name), path));
-  }
-  return out.sort();
-}
+import { listing } from "../tree.ts";
 
 const runs = Deno.makeTempDirSync({ prefix: "latentlab-bad-inputs-runs-" });
 const files = Deno.makeTempDirSync({ prefix: "latentlab-bad-inputs-files-" });

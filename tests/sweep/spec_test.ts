@@ -16,6 +16,7 @@ import { listRuns, readRunInfo } from "../../lib/core/run_store.ts";
 import { defineSweep, expandSweep, loadSweepSpec, MAX_TASKS, sweepId, taskKey } from "../../lib/sweep/spec.ts";
 import { planSweep, writeSweep } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
+import { listing } from "../tree.ts";
 
 const toy = defineExperiment({
   name: "toy",
@@ -239,17 +240,6 @@ Deno.test("sweep --dry-run lists the tasks and writes nothing", async () => {
   assert(lines[9].includes("value=8 seed=2: run vae-dsprites --preset quick --seed 2 --value 8"), lines[9]);
   assertEquals([...Deno.readDirSync(runs)], []);
 });
-
-/** Every file and folder under `dir`, relative, sorted. */
-function listing(dir: string, prefix = ""): string[] {
-  const out: string[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    const path = join(prefix, entry.name);
-    out.push(path);
-    if (entry.isDirectory) out.push(...listing(join(dir, entry.name), path));
-  }
-  return out.sort();
-}
 
 let specs = 0;
 /** A spec file with `text` (an object is written as JSON). */
