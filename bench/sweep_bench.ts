@@ -6,7 +6,7 @@
  * `sinfo` answers, and the file-only paths: `sweep status` of 1,000 tasks
  * and `sweep --dry-run` of 10,000.
  *
- * usage: deno task sweep-bench [--tasks 12] [--json path]
+ * usage: deno task sweep-bench [--tasks 12] [--json path] [--write-readme]
  *
  * @module
  */
@@ -29,6 +29,12 @@ import {
   type Sweep,
   writeSweep,
 } from "../lib/sweep/store.ts";
+import { gitCommit } from "../lib/core/experiment.ts";
+import { writeSection } from "../lib/core/readme.ts";
+import { fileURLToPath } from "node:url";
+
+/** README.md of the project, whose `sweep-bench` section `--write-readme` rewrites. */
+const README = fileURLToPath(new URL("../README.md", import.meta.url));
 
 const experiment = findExperiment("ica-toy")!;
 
@@ -199,7 +205,9 @@ async function dryRunOfTenThousand(): Promise<number> {
 async function main(args: string[]) {
   const { flags, positionals } = parseCommandLine(args);
   for (const key of flags.keys()) {
-    if (key !== "tasks" && key !== "json") throw new UsageError(`unknown option --${key}; valid: --tasks, --json`);
+    if (!["tasks", "json", "write-readme"].includes(key)) {
+      throw new UsageError(`unknown option --${key}; valid: --tasks, --json, --write-readme`);
+    }
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const count = coerceValue("tasks", integer(12, "", { min: 1, max: 200 }), flags.get("tasks") ?? 12) as number;
@@ -251,6 +259,22 @@ async function main(args: string[]) {
     ["sweep status, 1,000 tasks", `${f(status)} s`, "≤ 1 s"],
     ["sweep --dry-run, 10,000 tasks (process)", `${f(dryRun)} s`, "≤ 2 s"],
   ];
+  if (flags.has("write-readme")) {
+    const commit = (await gitCommit())?.slice(0, 7) ?? "an unknown commit";
+    const table = [
+      "| measure | value | target |",
+      "|---|---|---|",
+      ...rows.map((r) => `| ${r.join(" | ")} |`),
+    ];
+    writeSection(
+      README,
+      "sweep-bench",
+      `\`deno task sweep-bench --write-readme\` at commit ${commit}, ${count} ica-toy smoke tasks on ` +
+        `${report.cores} cores (load average ${f(report.load_before)} before, ${f(report.load_after)} after):\n\n` +
+        table.join("\n"),
+    );
+    console.error(`written to ${README}`);
+  }
   const width = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length), 8));
   console.log(
     `sweep bench: ${count} ica-toy smoke tasks on ${report.cores} cores (load ${f(report.load_before)} before, ` +
@@ -270,7 +294,7 @@ if (import.meta.main) {
     await main(Deno.args);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    console.error(`error: ${error.message}\nusage: deno task sweep-bench [--tasks 12] [--json path]`);
+    console.error(`error: ${error.message}\nusage: deno task sweep-bench [--tasks 12] [--json path] [--write-readme]`);
     Deno.exitCode = 2;
   }
 }
