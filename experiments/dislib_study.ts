@@ -181,7 +181,8 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
     quick: "400 steps per model: the scores barely separate from an untrained encoder's, so rank correlations " +
       "between metrics and the selection statistic are mostly noise at this budget",
     long: "1,500 steps per model, 2 seeds, BetaVAE/FactorVAE scores on 1,000 points: measures whether the " +
-      "BetaVAE–FactorVAE–MIG rank correlation appears once training and scoring leave the noise floor",
+      "BetaVAE–FactorVAE–MIG rank correlation appears once training and scoring leave the noise floor (about 2 " +
+      "hours with 2 workers on an idle 2-core machine, estimated from its first 4 models; not yet measured to its end)",
   },
   targets,
   claims,
