@@ -166,6 +166,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     if (!listed) return c.json({ error: "run.json is missing or half-written" }, 404);
     const problem = listed.problem ? { problem: listed.problem } : {};
     return c.json({
+      dir: found.dir,
       run: { ...listed.info, status: listed.status, ...problem },
       config: readConfig(found.dir),
       summary: readSummary(found.dir),

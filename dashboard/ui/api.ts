@@ -7,6 +7,8 @@ import type { MediaEntry, RunInfo, RunSummary } from "../../lib/core/run_store.t
 
 /** GET /api/runs/:experiment/:id: a run's run.json (status made effective), config, summary and media. */
 export interface RunDetail {
+  /** The run's folder on the server's machine (for the `--resume` command). */
+  dir: string;
   run: RunInfo;
   config: Record<string, unknown> | null;
   summary: RunSummary | null;

@@ -21,10 +21,15 @@ const POLL_MS = 3000;
 /** The whole page; the runs listing is shared by every page. */
 export function App() {
   const hash = useHash();
-  const [runs, setRuns] = useState<RunRow[]>([]);
+  const [runs, setRuns] = useState<RunRow[] | null>(null);
+  const [lost, setLost] = useState(false);
   useEffect(() => {
-    // A failed poll keeps the last listing; the next poll tries again.
-    const load = () => getJson<{ runs: RunRow[] }>("/api/runs").then((b) => setRuns(b.runs)).catch(() => {});
+    // A failed poll keeps the last listing and says the server is out of reach; the next poll tries again.
+    const load = () =>
+      getJson<{ runs: RunRow[] }>("/api/runs").then((b) => {
+        setRuns(b.runs);
+        setLost(false);
+      }).catch(() => setLost(true));
     load();
     const timer = setInterval(load, POLL_MS);
     return () => clearInterval(timer);
@@ -37,11 +42,17 @@ export function App() {
         <a href="#/">runs</a>
         <a href="#/scorecard">scorecard</a>
         <a href="#/sweeps">sweeps</a>
-        <span>{runs.length} runs</span>
+        <span>{runs === null ? "" : `${runs.length} runs`}</span>
       </header>
+      {lost && (
+        <p class="connection-lost" role="alert">
+          The dashboard server does not answer (stopped?); the page shows what it last received and retries every 3 s.
+        </p>
+      )}
       <main>
-        {page.page === "run"
-          ? <RunPage experiment={page.experiment} id={page.id} runs={runs} />
+        {runs === null ? <p>{lost ? "" : "loading…"}</p> : page.page === "run"
+          // Keyed by the run: another run's page starts from nothing, not from this one's state.
+          ? <RunPage key={`${page.experiment}/${page.id}`} experiment={page.experiment} id={page.id} runs={runs} />
           : page.page === "scorecard"
           ? <ScorecardPage />
           : page.page === "sweeps"

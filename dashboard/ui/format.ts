@@ -48,3 +48,20 @@ export function verdictClass(verdict: string): string {
     ? "verdict-rising"
     : "";
 }
+
+/**
+ * The command that continues a run that stopped before its end
+ * (interrupted or crashed), or null for a run that has nothing to continue.
+ *
+ * @example
+ * ```ts
+ * resumeCommand("ica-toy", "/runs/ica-toy/20240101-120000-abcdef", "interrupted");
+ * // "deno task run ica-toy --resume /runs/ica-toy/20240101-120000-abcdef"
+ * ```
+ */
+export function resumeCommand(experiment: string, dir: string, status: string): string | null {
+  if (status !== "interrupted" && status !== "crashed" && status !== "failed") return null;
+  // A path with spaces or quotes is passed to the shell as one word.
+  const word = /^[A-Za-z0-9_./@:-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`;
+  return `deno task run ${experiment} --resume ${word}`;
+}

@@ -8,4 +8,7 @@
 import { render } from "preact";
 import { App } from "./app.tsx";
 
-render(<App />, document.getElementById("app")!);
+const root = document.getElementById("app")!;
+// The page's "loading…" placeholder is not Preact's to replace: clear it first.
+root.textContent = "";
+render(<App />, root);

@@ -10,7 +10,7 @@ import type { RunRow } from "../run_index.ts";
 import type { MediaEntry } from "../../lib/core/run_store.ts";
 import { getJson, type RunDetail } from "./api.ts";
 import { ConfigDiff } from "./config_diff.tsx";
-import { formatValue } from "./format.ts";
+import { formatValue, resumeCommand } from "./format.ts";
 import { MediaViewer } from "./media_viewer.tsx";
 import { TargetCurves } from "./target_curves.tsx";
 import { TargetsTable } from "./targets_table.tsx";
@@ -36,6 +36,7 @@ export function RunPage(props: RunPageProps) {
   const mediaByName = new Map<string, MediaEntry[]>();
   for (const m of detail.media) mediaByName.set(m.name, [...(mediaByName.get(m.name) ?? []), m]);
   const config = detail.config ?? {};
+  const resume = resumeCommand(props.experiment, detail.dir, detail.run.status);
   return (
     <div id="run-page">
       <h2>
@@ -52,6 +53,18 @@ export function RunPage(props: RunPageProps) {
           </>
         )}
       </p>
+      {detail.run.error && (
+        <div class="card error-panel">
+          <h3>error</h3>
+          <pre>{detail.run.error}</pre>
+        </div>
+      )}
+      {resume && (
+        <p>
+          {detail.run.status === "failed" ? "After fixing the cause, continue" : "Continue"}{" "}
+          it from its last checkpoint: <code>{resume}</code>
+        </p>
+      )}
       {detail.summary && <TargetsTable summary={detail.summary} />}
       {detail.summary && <TargetCurves summary={detail.summary} />}
       <div class="charts">
@@ -72,7 +85,7 @@ export function RunPage(props: RunPageProps) {
         <ConfigDiff config={config} id={props.id} runs={props.runs} />
         <div class="card">
           <h3>run.json</h3>
-          <pre>{JSON.stringify(detail.run, null, 2)}</pre>
+          <pre>{JSON.stringify({ ...detail.run, error: detail.run.error ? "(above)" : undefined }, null, 2)}</pre>
         </div>
       </div>
     </div>

@@ -31,6 +31,13 @@ export function RunsPage(props: RunsPageProps) {
   const [exportText, setExportText] = useState("");
   const selectedRuns = props.runs.filter((r) => view.selected.has(runKey(r)));
   const metricNames = [...new Set(selectedRuns.flatMap((r) => Object.keys(data[runKey(r)] ?? {})))].sort();
+  if (!props.runs.length) {
+    return (
+      <p id="no-runs">
+        No runs yet: <code>deno task demo</code> runs the quick reproduction, and its run appears here as it trains.
+      </p>
+    );
+  }
   return (
     <div>
       <ViewControls

@@ -1,5 +1,5 @@
 import { assertEquals } from "../assert.ts";
-import { formatMeasured, formatValue, runKey, verdictClass } from "../../dashboard/ui/format.ts";
+import { formatMeasured, formatValue, resumeCommand, runKey, verdictClass } from "../../dashboard/ui/format.ts";
 
 Deno.test("formatValue: integers in full, other numbers to 4 significant digits", () => {
   assertEquals(formatValue(3), "3");
@@ -31,4 +31,17 @@ Deno.test("runKey and verdictClass", () => {
   assertEquals(verdictClass("reproduced"), "verdict-reproduced");
   assertEquals(verdictClass("not reproduced"), "verdict-not");
   assertEquals(verdictClass("not measured"), "");
+});
+
+Deno.test("resumeCommand names the run to continue for interrupted, crashed and failed runs only", () => {
+  assertEquals(
+    resumeCommand("ica-toy", "/r/ica-toy/20240101-120000-abcdef", "crashed"),
+    "deno task run ica-toy --resume /r/ica-toy/20240101-120000-abcdef",
+  );
+  assertEquals(
+    resumeCommand("ica-toy", "/my runs/it's", "interrupted"),
+    "deno task run ica-toy --resume '/my runs/it'\\''s'",
+  );
+  assertEquals(resumeCommand("ica-toy", "/r/x", "completed"), null);
+  assertEquals(resumeCommand("ica-toy", "/r/x", "running"), null);
 });

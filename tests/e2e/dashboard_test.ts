@@ -109,3 +109,66 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "an empty store says what to run, a failed run shows its error and --resume, sweeps list, no stray loading…",
+  ignore: !chromium && !inCi,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    assert(chromium, "Chromium is required under CI=true: install the Debian package chromium");
+    const root = Deno.makeTempDirSync();
+    const server = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+      createApp(root, { script: await bundleUi(), pollMs: 200 }).fetch,
+    );
+    const browser = await Browser.launch(chromium, `http://127.0.0.1:${server.addr.port}/`);
+    try {
+      const empty = await browser.waitFor<string>(`document.querySelector('#no-runs')?.innerText`, "the empty store");
+      assert(empty.includes("deno task demo"), empty);
+      assert(!(await browser.evaluate<string>(`document.body.innerText`)).includes("loading…"));
+      await browser.evaluate(`location.hash = '#/sweeps'`);
+      const sweeps = await browser.waitFor<string>(
+        `document.body.innerText.includes('No sweeps yet') && document.body.innerText`,
+        "the sweeps page",
+      );
+      assert(sweeps.includes("deno task sweep"), sweeps);
+
+      // A run that failed: its error in a panel of its own, and how to continue it.
+      const dir = join(root, "ica-toy", "20240101-120000-abcdef");
+      Deno.mkdirSync(dir, { recursive: true });
+      const at = new Date().toISOString();
+      Deno.writeTextFileSync(
+        join(dir, "run.json"),
+        JSON.stringify({
+          id: "20240101-120000-abcdef",
+          experiment: "ica-toy",
+          argv: [],
+          status: "failed",
+          created: at,
+          ended: at,
+          heartbeat: at,
+          pid: 1,
+          host: "h",
+          seed: 0,
+          preset: "smoke",
+          backend: null,
+          versions: {},
+          git_commit: null,
+          error: "Error: L1/slowflow: the loss is NaN at step 10\n    at trainPhase (loop.ts:92:13)",
+        }),
+      );
+      await browser.evaluate(`location.hash = '#/run/ica-toy/20240101-120000-abcdef'`);
+      const page = await browser.waitFor<string>(
+        `document.querySelector('.error-panel')?.innerText.includes('NaN') && document.querySelector('#run-page').innerText`,
+        "the error panel",
+      );
+      assert(page.includes(`--resume ${dir}`), page);
+      const width = await browser.evaluate<number>(`document.documentElement.scrollWidth`);
+      assert(width < 2000, `the page is ${width} px wide`);
+    } finally {
+      await browser.close();
+      await server.shutdown();
+    }
+  },
+});
