@@ -228,6 +228,49 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     return c.body(await Deno.readFile(file), 200, { "content-type": "image/png" });
   });
 
+  // One stream for all the runs a page charts: browsers allow 6 connections per host, one per run would starve the rest.
+  app.get("/api/events", (c) => {
+    const names = (c.req.query("runs") ?? "").split(",").filter((name) => name);
+    const runs = new Map<string, { dir: string; offset: number; status: string; problem: string }>();
+    for (const name of names) {
+      const [exp, id, ...rest] = name.split("/");
+      const found = rest.length === 0 && exp && id ? run(exp, id) : { error: 400 as const };
+      if ("error" in found) return c.json({ error: `no such run: ${name}` }, found.error);
+      let offset = 0;
+      try {
+        // The page fetched every complete line already; what is appended from here comes through the stream.
+        offset = index.metrics(found.dir).offset;
+      } catch {
+        // unreadable now: read from the start once it can be read
+      }
+      runs.set(name, { dir: found.dir, offset, status: "", problem: "" });
+    }
+    if (runs.size === 0) return c.json({ error: "runs=<experiment>/<id>,… names no run" }, 400);
+    return streamSSE(c, async (stream) => {
+      while (!stream.aborted) {
+        for (const [name, r] of runs) {
+          let rows: MetricsRow[] = [];
+          try {
+            ({ rows, offset: r.offset } = index.tail(r.dir, r.offset));
+            r.problem = "";
+          } catch (error) {
+            if (metricsProblem(error) !== r.problem) {
+              r.problem = metricsProblem(error);
+              await stream.writeSSE({ event: "problem", data: JSON.stringify({ run: name, problem: r.problem }) });
+            }
+          }
+          if (rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify({ run: name, rows }) });
+          const now = readRun(r.dir)?.status ?? "deleted";
+          if (now !== r.status) {
+            r.status = now;
+            await stream.writeSSE({ event: "status", data: JSON.stringify({ run: name, status: now }) });
+          }
+        }
+        await stream.sleep(pollMs);
+      }
+    });
+  });
+
   app.get("/api/runs/:exp/:id/events", (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);

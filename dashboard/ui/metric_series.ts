@@ -12,10 +12,12 @@ export type RunSeries = Record<string, Series>;
 /**
  * A copy of `series` with the values of each metrics.jsonl row (as the
  * event stream sends them) placed in their metrics' series at the row's step
- * and time: a step already present takes the new value (the last write for a
- * step wins, as after `--resume`, and as the run store's reader does), a new
- * step goes in step order; a metric seen for the first time starts a new
- * series. The input is left untouched, as state updates need.
+ * and time. A step below a metric's last one means the run was resumed from
+ * an earlier checkpoint: the points from that step on belong to the attempt
+ * that stopped, and are dropped (the resumed attempt logs them again), so
+ * the line does not jump back, and the thinned series the page fetched does
+ * not gain the resumed rows between its own points. A metric seen for the
+ * first time starts a new series. The input is left untouched, as state updates need.
  *
  * @example
  * ```ts
@@ -24,18 +26,22 @@ export type RunSeries = Record<string, Series>;
  */
 export function appendRows(series: RunSeries, rows: MetricsRow[]): RunSeries {
   const next: RunSeries = { ...series };
+  const copied = new Set<string>();
   for (const row of rows) {
     for (const [metric, value] of Object.entries(row)) {
       if (metric === "step" || metric === "time") continue;
-      const s = next[metric] ?? { x: [], t: [], y: [] };
-      const [x, t, y] = [[...s.x], [...s.t], [...s.y]];
-      let at = x.length;
-      while (at > 0 && x[at - 1] > row.step) at--;
-      const replace = at > 0 && x[at - 1] === row.step;
-      x.splice(replace ? at - 1 : at, replace ? 1 : 0, row.step);
-      t.splice(replace ? at - 1 : at, replace ? 1 : 0, row.time);
-      y.splice(replace ? at - 1 : at, replace ? 1 : 0, value);
-      next[metric] = { x, t, y };
+      let s = next[metric] ?? { x: [], t: [], y: [] };
+      if (!copied.has(metric)) {
+        s = { x: [...s.x], t: [...s.t], y: [...s.y] };
+        copied.add(metric);
+      }
+      let keep = s.x.length;
+      while (keep > 0 && s.x[keep - 1] >= row.step) keep--;
+      s.x.length = s.t.length = s.y.length = keep;
+      s.x.push(row.step);
+      s.t.push(row.time);
+      s.y.push(value);
+      next[metric] = s;
     }
   }
   return next;

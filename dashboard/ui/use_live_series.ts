@@ -23,25 +23,26 @@ const MAX_POINTS = 2000;
 export function useLiveSeries(runs: RunRow[], selected: Set<string>): Record<string, RunSeries> {
   const [data, setData] = useState<Record<string, RunSeries>>({});
   useEffect(() => {
-    const sources: EventSource[] = [];
+    let events: EventSource | null = null;
     let cancelled = false;
-    for (const run of runs.filter((r) => selected.has(runKey(r)))) {
+    const chosen = runs.filter((r) => selected.has(runKey(r)));
+    Promise.all(chosen.map(async (run) => {
       const key = runKey(run);
-      getJson<{ series: RunSeries }>(`/api/runs/${key}/metrics?max_points=${MAX_POINTS}`).then((body) => {
-        if (cancelled) return;
-        setData((d) => ({ ...d, [key]: body.series }));
-        if (run.status !== "running") return;
-        const events = new EventSource(`/api/runs/${key}/events`);
-        events.addEventListener("metrics", (event) => {
-          const rows = JSON.parse((event as MessageEvent).data) as MetricsRow[];
-          setData((d) => ({ ...d, [key]: appendRows(d[key] ?? {}, rows) }));
-        });
-        sources.push(events);
+      const body = await getJson<{ series: RunSeries }>(`/api/runs/${key}/metrics?max_points=${MAX_POINTS}`);
+      if (!cancelled) setData((d) => ({ ...d, [key]: body.series }));
+    })).catch(() => {}).finally(() => {
+      const live = chosen.filter((r) => r.status === "running").map(runKey);
+      if (cancelled || !live.length) return;
+      // One stream for every running run: a browser opens at most 6 connections to a host.
+      events = new EventSource(`/api/events?runs=${live.map(encodeURIComponent).join(",")}`);
+      events.addEventListener("metrics", (event) => {
+        const { run, rows } = JSON.parse((event as MessageEvent).data) as { run: string; rows: MetricsRow[] };
+        setData((d) => ({ ...d, [run]: appendRows(d[run] ?? {}, rows) }));
       });
-    }
+    });
     return () => {
       cancelled = true;
-      sources.forEach((s) => s.close());
+      events?.close();
     };
   }, [[...selected].sort().join(","), runs.map((r) => `${runKey(r)}:${r.status}`).join(",")]);
   return data;

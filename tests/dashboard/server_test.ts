@@ -391,3 +391,33 @@ Deno.test("a run killed without ending lasts until its writer's last sign of lif
   assertEquals(row.status, "crashed");
   assert(Math.abs(row.duration_s - 11) < 1, String(row.duration_s));
 });
+
+Deno.test("one stream carries the lines and statuses of 8 running runs, each tagged with its run", async () => {
+  const root = Deno.makeTempDirSync();
+  const runs = Array.from({ length: 8 }, () => newRun(root));
+  runs.forEach((r) => r.log(1, { loss: 1 }));
+  const app = createApp(root, { pollMs: 20 });
+  const controller = new AbortController();
+  const names = runs.map((r) => idOf(r.dir));
+  const res = await app.request(`/api/events?runs=${names.map(encodeURIComponent).join(",")}`, {
+    signal: controller.signal,
+  });
+  assertEquals(res.headers.get("content-type"), "text/event-stream");
+  const stream = eventReader(res);
+  for (const name of names) await stream.readUntil(`{"run":"${name}","status":"running"}`);
+  runs.forEach((r, i) => r.log(2, { loss: i }));
+  for (const [i, name] of names.entries()) {
+    await stream.readUntil(`{"run":"${name}","rows":[{"step":2,`);
+    assert(stream.text.includes(`"loss":${i}}]}`), stream.text.slice(-400));
+  }
+  // Lines before connecting were fetched with the series: not sent again.
+  assert(!stream.text.includes('"step":1,'), stream.text.slice(0, 400));
+  runs[3].finish("completed");
+  await stream.readUntil(`{"run":"${names[3]}","status":"completed"}`);
+  controller.abort();
+  await stream.cancel();
+  runs.forEach((r, i) => i !== 3 && r.finish("completed"));
+  assertEquals((await app.request("/api/events?runs=nope/x")).status, 400);
+  assertEquals((await app.request(`/api/events?runs=${names[0]}/extra`)).status, 400);
+  assertEquals((await app.request("/api/events")).status, 400);
+});
