@@ -21,6 +21,7 @@ import {
   readRun,
   readSummary,
   type Series,
+  skippedRunFolders,
   SWEEPS_FOLDER,
 } from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
@@ -99,7 +100,8 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       }),
   );
 
-  app.get("/api/runs", (c) => c.json({ runs: index.list() }));
+  // Folders the listing passes over are named, so that a damaged run does not vanish without notice.
+  app.get("/api/runs", (c) => c.json({ runs: index.list(), skipped: skippedRunFolders(index.root) }));
 
   app.get("/api/scorecard", (c) => c.json({ summaries: latestSummaries(index.root) }));
 

@@ -23,11 +23,13 @@ export function App() {
   const hash = useHash();
   const [runs, setRuns] = useState<RunRow[] | null>(null);
   const [lost, setLost] = useState(false);
+  const [skipped, setSkipped] = useState<{ folder: string; why: string }[]>([]);
   useEffect(() => {
     // A failed poll keeps the last listing and says the server is out of reach; the next poll tries again.
     const load = () =>
-      getJson<{ runs: RunRow[] }>("/api/runs").then((b) => {
+      getJson<{ runs: RunRow[]; skipped?: { folder: string; why: string }[] }>("/api/runs").then((b) => {
         setRuns(b.runs);
+        setSkipped(b.skipped ?? []);
         setLost(false);
       }).catch(() => setLost(true));
     load();
@@ -42,7 +44,19 @@ export function App() {
         <a href="#/">runs</a>
         <a href="#/scorecard">scorecard</a>
         <a href="#/sweeps">sweeps</a>
-        <span>{runs === null ? "" : `${runs.length} runs`}</span>
+        <span>
+          {runs === null ? "" : `${runs.length} runs`}
+          {skipped.length > 0 && (
+            <span
+              id="skipped-folders"
+              title={skipped.map((s) => `${s.folder}: ${s.why}`).join("\n")}
+            >
+              {` · ${skipped.length} folder${skipped.length > 1 ? "s" : ""} skipped (${skipped[0].folder}: ${
+                skipped[0].why
+              }${skipped.length > 1 ? ", …" : ""})`}
+            </span>
+          )}
+        </span>
       </header>
       {lost && (
         <p class="connection-lost" role="alert">

@@ -744,6 +744,33 @@ export function listRuns(root: string, options: { now?: number } = {}): RunListi
   return newestFirst(runs);
 }
 
+/**
+ * Folders under `root` where a run would be that {@linkcode listRuns} passes
+ * over, as `experiment/name` with why: no run.json (a run being created, or
+ * not a run), one that is not a regular file, or one that does not parse.
+ */
+export function skippedRunFolders(root: string): { folder: string; why: string }[] {
+  const skipped: { folder: string; why: string }[] = [];
+  for (const experiment of subdirectories(root)) {
+    if (experiment === SWEEPS_FOLDER) continue;
+    for (const name of subdirectories(join(root, experiment))) {
+      const path = join(root, experiment, name, "run.json");
+      let why: string | null = null;
+      try {
+        if (!isObject(JSON.parse(readSmallFile(path)))) why = "run.json is not a JSON object";
+      } catch (error) {
+        why = error instanceof Deno.errors.NotFound
+          ? "no run.json"
+          : error instanceof SyntaxError
+          ? "run.json does not parse"
+          : (error as Error).message.replace(path, "run.json");
+      }
+      if (why) skipped.push({ folder: `${experiment}/${name}`, why });
+    }
+  }
+  return skipped.sort((a, b) => a.folder.localeCompare(b.folder));
+}
+
 /** config.json of a run, or null when it is missing, does not parse, or is not an object. */
 export function readConfig(dir: string): Record<string, unknown> | null {
   const config = readJsonFile(join(dir, "config.json"));

@@ -421,3 +421,18 @@ Deno.test("one stream carries the lines and statuses of 8 running runs, each tag
   assertEquals((await app.request(`/api/events?runs=${names[0]}/extra`)).status, 400);
   assertEquals((await app.request("/api/events")).status, 400);
 });
+
+Deno.test("/api/runs names the folders it passes over, with why", async () => {
+  const root = Deno.makeTempDirSync();
+  newRun(root).finish("completed");
+  for (const [name, content] of [["20240101-000000-aaaaaa", null], ["20240101-000000-bbbbbb", "{"]] as const) {
+    Deno.mkdirSync(join(root, "toy", name));
+    if (content !== null) Deno.writeTextFileSync(join(root, "toy", name, "run.json"), content);
+  }
+  const body = await (await createApp(root).request("/api/runs")).json();
+  assertEquals(body.runs.length, 1);
+  assertEquals(body.skipped, [
+    { folder: "toy/20240101-000000-aaaaaa", why: "no run.json" },
+    { folder: "toy/20240101-000000-bbbbbb", why: "run.json does not parse" },
+  ]);
+});

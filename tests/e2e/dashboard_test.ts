@@ -166,6 +166,15 @@ Deno.test({
       assert(page.includes(`--resume ${dir}`), page);
       const width = await browser.evaluate<number>(`document.documentElement.scrollWidth`);
       assert(width < 2000, `the page is ${width} px wide`);
+
+      // A folder whose run.json does not parse is named in the header, not hidden.
+      Deno.mkdirSync(join(root, "ica-toy", "20240101-000000-bad000"));
+      Deno.writeTextFileSync(join(root, "ica-toy", "20240101-000000-bad000", "run.json"), "{");
+      const skipped = await browser.waitFor<string>(
+        `document.querySelector('#skipped-folders')?.innerText`,
+        "the skipped folder",
+      );
+      assert(skipped.includes("1 folder skipped") && skipped.includes("does not parse"), skipped);
     } finally {
       await browser.close();
       await server.shutdown();
