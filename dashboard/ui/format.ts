@@ -19,7 +19,8 @@ export function runKey(run: { experiment: string; id: string }): string {
 
 /**
  * A config or metric value as a table cell: integers in full, other numbers
- * to 4 significant digits, strings as they are, anything else as JSON.
+ * to 4 significant digits without trailing zeros, strings as they are,
+ * anything else as JSON.
  *
  * @example
  * ```ts
@@ -28,7 +29,8 @@ export function runKey(run: { experiment: string; id: string }): string {
  * ```
  */
 export function formatValue(value: unknown): string {
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+  // 4 significant digits, written as a person would (0.01, not 0.01000).
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(4)));
   // JSON.stringify gives undefined (not a string) for undefined: a missing value is an empty cell.
   return typeof value === "string" ? value : JSON.stringify(value) ?? "";
 }

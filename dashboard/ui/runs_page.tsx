@@ -45,7 +45,8 @@ export function RunsPage(props: RunsPageProps) {
         update={update}
         smoothing={view.smoothing}
         canExport={selectedRuns.length > 0}
-        onExport={(format) => setExportText(finalTable(selectedRuns, format))}
+        onExport={(format) =>
+          setExportText(finalTable(selectedRuns, format, { reducer: view.reducer, group: view.group }))}
       />
       {exportText && <textarea readOnly value={exportText}></textarea>}
       <RunsTable

@@ -1,38 +1,95 @@
 /**
  * The selected runs' final metrics as a table to paste into a paper or a
- * report.
+ * report: what the runs table shows (its reducer, its seed grouping).
  *
  * @module
  */
-import type { RunRow } from "../run_index.ts";
-import { formatValue, runKey } from "./format.ts";
+import type { Reducers, RunRow } from "../run_index.ts";
+import { differingKeys } from "./config_keys.ts";
+import { formatValue } from "./format.ts";
+import { seedGroups } from "./seed_bands.ts";
 
 /** Formats {@linkcode finalTable} can write. */
 export type TableFormat = "markdown" | "latex";
 
+/** What the table shows of each metric. */
+export interface TableOptions {
+  /** The reducer of the runs table: each metric's last, min or max value (default last). */
+  reducer?: keyof Reducers;
+  /** Runs that differ only in seed as one row: mean ± sample s.d. (n − 1) over their seeds. */
+  group?: boolean;
+}
+
+type ExportRun = Pick<RunRow, "experiment" | "id" | "seed" | "config" | "metrics">;
+
+/** LaTeX's special characters, each as text. */
+const LATEX: Record<string, string> = {
+  "\\": "\\textbackslash{}",
+  "{": "\\{",
+  "}": "\\}",
+  "$": "\\$",
+  "&": "\\&",
+  "#": "\\#",
+  "^": "\\textasciicircum{}",
+  "_": "\\_",
+  "%": "\\%",
+  "~": "\\textasciitilde{}",
+};
+
+/** `text` with every LaTeX special character escaped. */
+export function latexEscape(text: string): string {
+  return text.replace(/[\\{}$&#^_%~]/g, (c) => LATEX[c]);
+}
+
+/** Mean and sample s.d. (n − 1) of `values`; s.d. null for one value. */
+function meanSd(values: number[]): { mean: number; sd: number | null } {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  if (values.length < 2) return { mean, sd: null };
+  return { mean, sd: Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)) };
+}
+
 /**
- * One row per run and one column per metric (sorted by name), holding each
- * metric's last value; a run that lacks a metric gets an empty cell. LaTeX
- * escapes underscores, the one special character run keys and metric names
- * are likely to hold.
+ * One row per run (or per group of seeds) and one column per metric (sorted
+ * by name), holding the reducer's value; a run that lacks a metric gets an
+ * empty cell. Rows are named by the experiment and the config keys that
+ * differ between the exported runs, then the seed (or the seed count).
  *
  * @example
  * ```ts
- * finalTable([{ experiment: "a", id: "1", metrics: { loss: { last: 2, min: 1, max: 3 } } }], "markdown");
- * // "| run | loss |\n|---|---|\n| a/1 | 2 |"
+ * finalTable([{ experiment: "a", id: "1", seed: 0, config: {}, metrics: { loss: { last: 2, min: 1, max: 3 } } }], "markdown");
+ * // "| run | loss |\n|---|---|\n| a seed 0 | 2 |"
  * ```
  */
-export function finalTable(runs: Pick<RunRow, "experiment" | "id" | "metrics">[], format: TableFormat): string {
+export function finalTable(runs: ExportRun[], format: TableFormat, options: TableOptions = {}): string {
+  const reducer = options.reducer ?? "last";
   const keys = [...new Set(runs.flatMap((r) => Object.keys(r.metrics)))].sort();
-  const rows = runs.map((r) => [runKey(r), ...keys.map((k) => formatValue(r.metrics[k]?.last ?? ""))]);
+  const differing = differingKeys(runs.map((r) => r.config));
+  const setting = (r: ExportRun) =>
+    [r.experiment, ...differing.map((k) => `${k}=${formatValue(r.config[k])}`)].join(" ");
+  const pm = format === "latex" ? " $\\pm$ " : " ± ";
+  const rows: string[][] = options.group
+    ? seedGroups(runs).map((g) => [
+      `${setting(g.runs[0])} (${g.runs.length} seed${g.runs.length > 1 ? "s" : ""})`,
+      ...keys.map((k) => {
+        const values = g.runs.map((r) => r.metrics[k]?.[reducer]).filter((v): v is number => typeof v === "number");
+        if (!values.length) return "";
+        const { mean, sd } = meanSd(values);
+        return sd === null ? formatValue(mean) : `${formatValue(mean)}${pm}${formatValue(sd)}`;
+      }),
+    ])
+    : runs.map((r) => [`${setting(r)} seed ${r.seed}`, ...keys.map((k) => formatValue(r.metrics[k]?.[reducer] ?? ""))]);
+  const header = options.group ? "setting" : "run";
   if (format === "markdown") {
     return [
-      `| run | ${keys.join(" | ")} |`,
+      `| ${header} | ${keys.join(" | ")} |`,
       `|---|${keys.map(() => "---|").join("")}`,
       ...rows.map((r) => `| ${r.join(" | ")} |`),
     ].join("\n");
   }
-  const escape = (s: string) => s.replaceAll("_", "\\_");
-  return [`\\begin{tabular}{l${"r".repeat(keys.length)}}`, `run & ${keys.map(escape).join(" & ")} \\\\ \\hline`]
-    .concat(rows.map((r) => `${r.map(escape).join(" & ")} \\\\`), ["\\end{tabular}"]).join("\n");
+  const cell = (s: string) => s.split(pm).map(latexEscape).join(pm);
+  return [
+    `\\begin{tabular}{l${"r".repeat(keys.length)}}`,
+    `${header} & ${keys.map(latexEscape).join(" & ")} \\\\ \\hline`,
+  ]
+    .concat(rows.map((r) => `${r.map(cell).join(" & ")} \\\\`), ["\\end{tabular}"]).join("\n");
 }

@@ -1,12 +1,13 @@
 import { assertEquals } from "../assert.ts";
 import { formatMeasured, formatValue, resumeCommand, runKey, verdictClass } from "../../dashboard/ui/format.ts";
 
-Deno.test("formatValue: integers in full, other numbers to 4 significant digits", () => {
+Deno.test("formatValue: integers in full, other numbers to 4 significant digits without trailing zeros", () => {
   assertEquals(formatValue(3), "3");
   assertEquals(formatValue(-120000), "-120000");
   assertEquals(formatValue(0.123456), "0.1235");
   assertEquals(formatValue(1234.5678), "1235");
-  assertEquals(formatValue(0.5), "0.5000");
+  assertEquals(formatValue(0.5), "0.5");
+  assertEquals(formatValue(0.0001), "0.0001");
   assertEquals(formatValue(1.23456e-7), "1.235e-7");
   assertEquals(formatValue(NaN), "NaN");
 });
