@@ -15,10 +15,13 @@ export interface SeedBand {
 }
 
 /**
- * Mean ± one sample standard deviation (n − 1) over runs, aligned on step,
- * with the toolkit's one mean/s.d. helper; a step one run alone logged has a
- * zero-width band (no spread is known). A step that only some runs logged
- * averages the runs that have it; its time is that of the first run listed.
+ * Mean ± one sample standard deviation (n − 1) over runs, on one grid of
+ * steps: the union of the runs' steps. A run contributes at every grid step
+ * within its own first and last step, linearly interpolated between its
+ * neighbouring points (its own points exactly), so that runs the server
+ * thinned to different steps still average together. A step only one run
+ * covers has a zero-width band (no spread is known); its time is that of the
+ * first run listed that covers it.
  *
  * @example
  * ```ts
@@ -27,24 +30,33 @@ export interface SeedBand {
  * ```
  */
 export function meanBand(series: Series[]): SeedBand {
-  const byStep = new Map<number, { t: number; values: number[] }>();
-  for (const s of series) {
-    s.x.forEach((x, i) => {
-      const entry = byStep.get(x) ?? { t: s.t[i], values: [] };
-      entry.values.push(s.y[i]);
-      byStep.set(x, entry);
-    });
-  }
-  const steps = [...byStep.keys()].sort((a, b) => a - b);
+  const sorted = series.map((s) => {
+    const order = s.x.map((_, i) => i).sort((a, b) => s.x[a] - s.x[b]);
+    return { x: order.map((i) => s.x[i]), t: order.map((i) => s.t[i]), y: order.map((i) => s.y[i]) };
+  }).filter((s) => s.x.length > 0);
+  const steps = [...new Set(sorted.flatMap((s) => s.x))].sort((a, b) => a - b);
+  // Each run's position in its own points, moved forward along the grid.
+  const at = sorted.map(() => 0);
   const mean: number[] = [], lo: number[] = [], hi: number[] = [], t: number[] = [];
   for (const step of steps) {
-    const { values, t: time } = byStep.get(step)!;
+    const values: number[] = [];
+    let time: number | null = null;
+    sorted.forEach((s, r) => {
+      const last = s.x.length - 1;
+      if (step < s.x[0] || step > s.x[last]) return;
+      while (at[r] < last && s.x[at[r] + 1] <= step) at[r]++;
+      const i = at[r];
+      const exact = s.x[i] === step || i === last;
+      const w = exact ? 0 : (step - s.x[i]) / (s.x[i + 1] - s.x[i]);
+      values.push(exact ? s.y[i] : s.y[i] + w * (s.y[i + 1] - s.y[i]));
+      time ??= exact ? s.t[i] : s.t[i] + w * (s.t[i + 1] - s.t[i]);
+    });
     const { mean: m, sd: spread } = meanSd(values);
     const sd = values.length > 1 ? spread : 0;
     mean.push(m);
     lo.push(m - sd);
     hi.push(m + sd);
-    t.push(time);
+    t.push(time!);
   }
   return { series: { x: steps, t, y: mean }, band: { lo, hi } };
 }

@@ -50,3 +50,24 @@ Deno.test("seedGroups groups equal experiment and config in first-seen order, la
     ["gan (1 seed)", ["4"]],
   ]);
 });
+
+Deno.test("meanBand averages seeds thinned to different steps: exact mean and s.d. of 5 lines over 10,000 steps", () => {
+  // Seed i logs y = a_i·step + b_i at every step; the server kept every k_i-th point (and the last) of each.
+  const lines = [[0.5, 1], [0.25, 3], [1, -2], [0.75, 0], [0.1, 5]];
+  const strides = [7, 13, 29, 101, 3];
+  const runs = lines.map(([a, b], i) => {
+    const x = Array.from({ length: 10_001 }, (_, s) => s).filter((s) => s % strides[i] === 0 || s === 10_000);
+    return { x, t: x.map((s) => s / 100), y: x.map((s) => a * s + b) };
+  });
+  const { series, band } = meanBand(runs);
+  for (const [j, step] of series.x.entries()) {
+    // Every run covers every grid step (all start at 0 and end at 10,000): the lines' mean and sample s.d.
+    const values = lines.map(([a, b]) => a * step + b);
+    const mean = values.reduce((p, v) => p + v, 0) / 5;
+    const sd = Math.sqrt(values.reduce((p, v) => p + (v - mean) ** 2, 0) / 4);
+    assertAlmostEquals(series.y[j], mean, 1e-9 * Math.max(1, Math.abs(mean)));
+    assertAlmostEquals(band.hi[j] - series.y[j], sd, 1e-9 * Math.max(1, sd));
+  }
+  // The grid is the union of the kept steps.
+  assertEquals(series.x.length, new Set(runs.flatMap((r) => r.x)).size);
+});
