@@ -11,18 +11,23 @@ import type { RunSeries } from "./metric_series.ts";
 import { meanBand, seedGroups } from "./seed_bands.ts";
 import { smooth } from "./smoothing.ts";
 
-/** Line colours, in the order lines are drawn (matplotlib's tab10, grey last). */
-export const PALETTE = [
-  "#1f77b4",
-  "#d62728",
-  "#2ca02c",
-  "#ff7f0e",
-  "#9467bd",
-  "#8c564b",
-  "#e377c2",
-  "#17becf",
-  "#7f7f7f",
-];
+/**
+ * The colour of a run (or seed group) named `key`: a hue from the key's
+ * hash, so that a run keeps its colour when other runs are selected or
+ * created (a palette indexed by position recoloured them, and repeated after 9).
+ */
+export function lineColor(key: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  // Golden-angle steps of the hash spread neighbouring hashes around the wheel.
+  const hue = (hash * 137.508) % 360, light = [0.38, 0.48][hash % 2], sat = 0.7;
+  const channel = (n: number) => {
+    const k = (n + hue / 30) % 12;
+    const value = light - sat * Math.min(light, 1 - light) * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return Math.round(value * 255).toString(16).padStart(2, "0");
+  };
+  return `#${channel(0)}${channel(8)}${channel(4)}`;
+}
 
 /** One line of a chart, with the band around it when it stands for a group of seeds. */
 export interface Line {
@@ -43,15 +48,15 @@ export interface Line {
 export function chartLines(metric: string, runs: RunRow[], data: Record<string, RunSeries>, group: boolean): Line[] {
   const present = runs.filter((r) => data[runKey(r)]?.[metric]);
   if (!group) {
-    return present.map((r, i) => ({
+    return present.map((r) => ({
       label: runKey(r),
-      color: PALETTE[i % PALETTE.length],
+      color: lineColor(runKey(r)),
       series: data[runKey(r)][metric],
     }));
   }
-  return seedGroups(present).map(({ label, runs }, i) => ({
+  return seedGroups(present).map(({ label, runs }) => ({
     label,
-    color: PALETTE[i % PALETTE.length],
+    color: lineColor(`${runs[0].experiment} ${JSON.stringify(runs[0].config)}`),
     ...meanBand(runs.map((r) => data[runKey(r)][metric])),
   }));
 }

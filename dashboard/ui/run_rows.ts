@@ -55,15 +55,65 @@ export function cellValue(run: RunRow, column: string, reducer: keyof Reducers):
   return (run as unknown as Record<string, unknown>)[column];
 }
 
+/** One term of a filter: `key<op>value` compares a field, a bare word searches the run's text. */
+type FilterTerm = { key: string; op: "<" | "<=" | ">" | ">=" | "=" | "!="; value: string } | { text: string };
+
+/** The terms of a filter query: words separated by spaces. */
+export function parseFilter(query: string): FilterTerm[] {
+  return query.trim().split(/\s+/).filter((w) => w).map((word) => {
+    const m = /^([^<>=!:]+)(<=|>=|!=|<|>|=|:)(.+)$/.exec(word);
+    return m ? { key: m[1], op: m[2] === ":" ? "=" : m[2] as "<" | "<=" | ">" | ">=" | "=" | "!=", value: m[3] } : {
+      text: word.toLowerCase(),
+    };
+  });
+}
+
+/** A run's value of a filter key: a run field (status, seed, id, …), a config key, or a metric (the reducer's value). */
+function filterValue(run: RunRow, key: string, reducer: keyof Reducers): unknown {
+  if (key in run && key !== "config" && key !== "metrics") return (run as unknown as Record<string, unknown>)[key];
+  if (key in run.config) return run.config[key];
+  return run.metrics[key]?.[reducer];
+}
+
+function termHolds(run: RunRow, term: FilterTerm, reducer: keyof Reducers): boolean {
+  if ("text" in term) {
+    return JSON.stringify([run.experiment, run.id, run.status, run.backend, run.config, run.tags]).toLowerCase()
+      .includes(term.text);
+  }
+  const value = filterValue(run, term.key, reducer);
+  if (value === undefined) return term.op === "!=";
+  const number = Number(term.value);
+  const numeric = typeof value === "number" && term.value.trim() !== "" && Number.isFinite(number);
+  const order = numeric
+    ? (value as number) - number
+    : String(typeof value === "string" ? value : JSON.stringify(value)).localeCompare(term.value);
+  switch (term.op) {
+    case "<":
+      return order < 0;
+    case "<=":
+      return order <= 0;
+    case ">":
+      return order > 0;
+    case ">=":
+      return order >= 0;
+    case "=":
+      return order === 0;
+    case "!=":
+      return order !== 0;
+  }
+}
+
 /**
- * The runs whose experiment, status, config or tags contain `query` (case
- * blind), sorted by the column: numbers numerically, anything else as text,
- * missing values as empty text.
+ * The runs a filter keeps, sorted by the column (numbers numerically,
+ * anything else as text, missing values as empty text). Every term must
+ * hold: `lr<0.01`, `status:failed`, `seed=3`, `mcc>=0.9` (a metric, by
+ * the table's reducer), `backend!=wasm`; a bare word matches the run's
+ * experiment, id, status, backend, config or tags, case blind.
  */
 export function visibleRows(runs: RunRow[], query: string, sort: SortState, reducer: keyof Reducers): RunRow[] {
-  const needle = query.toLowerCase();
+  const terms = parseFilter(query);
   return runs
-    .filter((r) => !needle || JSON.stringify([r.experiment, r.status, r.config, r.tags]).toLowerCase().includes(needle))
+    .filter((r) => terms.every((term) => termHolds(r, term, reducer)))
     .sort((a, b) => {
       const x = cellValue(a, sort.column, reducer), y = cellValue(b, sort.column, reducer);
       const order = typeof x === "number" && typeof y === "number"

@@ -26,7 +26,7 @@ export function ViewControls({ params, update, smoothing, canExport, onExport }:
   return (
     <div class="controls">
       <input
-        placeholder="filter config, status, tags"
+        placeholder="filter: lr<0.01 status:failed seed=3 mcc>=0.9 or any word"
         value={params.get("q") ?? ""}
         onInput={(e) => update({ q: (e.target as HTMLInputElement).value })}
       />

@@ -1,6 +1,6 @@
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { runRow } from "./fixtures.ts";
-import { chartConfig, chartDatasets, chartLines, PALETTE, pointCount } from "../../dashboard/ui/chart_lines.ts";
+import { chartConfig, chartDatasets, chartLines, lineColor, pointCount } from "../../dashboard/ui/chart_lines.ts";
 
 const row = (id: string, config: Record<string, unknown>) => runRow(id, { config });
 
@@ -11,12 +11,14 @@ const data = {
   "vae/3": { loss: { x: [0, 10], t: [0, 1], y: [4, 8] } },
 };
 
-Deno.test("chartLines: one line per run that logged the metric, coloured in palette order", () => {
+Deno.test("chartLines: one line per run that logged the metric, each in its own run's colour", () => {
   const lines = chartLines("loss", runs, data, false);
-  assertEquals(lines.map((l) => [l.label, l.color]), [["vae/1", PALETTE[0]], ["vae/2", PALETTE[1]], [
+  assertEquals(lines.map((l) => [l.label, l.color]), [["vae/1", lineColor("vae/1")], ["vae/2", lineColor("vae/2")], [
     "vae/3",
-    PALETTE[2],
+    lineColor("vae/3"),
   ]]);
+  // A run keeps its colour whatever else is selected.
+  assertEquals(chartLines("loss", runs.slice(2), data, false)[0].color, lineColor("vae/3"));
   assertEquals(lines[0].series, data["vae/1"].loss);
   assertEquals(chartLines("acc", runs, data, false).map((l) => l.label), ["vae/2"]);
   assertEquals(pointCount(lines), 6);
@@ -26,9 +28,9 @@ Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
   const [four, one] = chartLines("loss", runs, data, true);
   assertEquals([four.label, four.color, one.label, one.color], [
     "vae (2 seeds)",
-    PALETTE[0],
+    lineColor('vae {"beta":4}'),
     "vae (1 seed)",
-    PALETTE[1],
+    lineColor('vae {"beta":1}'),
   ]);
   // Seeds 2 and 4 at step 0, 4 and 8 at step 10: means 3 and 6, sample s.d. √2 and 2√2.
   assertEquals(four.series, { x: [0, 10], t: [0, 1], y: [3, 6] });
@@ -44,8 +46,8 @@ Deno.test("chartDatasets without smoothing: one dataset of step-value points per
   });
   assertEquals(sets, [{
     data: [{ x: 0, y: 2 }, { x: 10, y: 4 }],
-    borderColor: PALETTE[0],
-    backgroundColor: PALETTE[0],
+    borderColor: lineColor("vae/1"),
+    backgroundColor: lineColor("vae/1"),
     borderWidth: 1.5,
     pointRadius: 0,
     label: "vae/1",
@@ -87,4 +89,12 @@ Deno.test("chartConfig: axes follow the view, the legend hides the helper datase
   const filter = config.options.plugins.legend.labels.filter;
   assert(filter({ text: "vae/1" }) && filter({ text: "vae (2 seeds)" }));
   assert(!filter({ text: "vae/1 raw" }) && !filter({ text: "g lo" }) && !filter({ text: "g hi" }));
+});
+
+Deno.test("lineColor: #rrggbb, the same for the same key, 200 run keys spread over at least 150 colours", () => {
+  const keys = Array.from({ length: 200 }, (_, i) => `ica-toy/20240101-1200${String(i).padStart(2, "0")}-abcdef`);
+  const colors = keys.map(lineColor);
+  assert(colors.every((c) => /^#[0-9a-f]{6}$/.test(c)), colors.join(" "));
+  assertEquals(keys.map(lineColor), colors);
+  assert(new Set(colors).size >= 150, `${new Set(colors).size} distinct colours`);
 });

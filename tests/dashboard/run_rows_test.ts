@@ -65,6 +65,34 @@ Deno.test("visibleRows filters case-blind on experiment, status, config and tags
   assertEquals(ids("nothing"), []);
 });
 
+Deno.test("visibleRows: a structured filter compares config keys, run fields and metrics; all terms must hold", () => {
+  const runs = [
+    row("1", { seed: 3, config: { lr: 0.001, method: "pcl" }, metrics: { mcc: reducers(0.95) } }),
+    row("2", {
+      seed: 1,
+      status: "failed",
+      config: { lr: 0.01, method: "slowflow" },
+      metrics: { mcc: reducers(0.5, 0.5, 1.5) },
+    }),
+    row("3", { seed: 3, backend: "cpu", config: { lr: 0.1, method: "slowflow" } }),
+  ];
+  const ids = (query: string, reducer: "last" | "max" = "last") =>
+    visibleRows(runs, query, DEFAULT_SORT, reducer).map((r) => r.id).sort();
+  assertEquals(ids("lr<0.01"), ["1"]);
+  assertEquals(ids("lr<=0.01"), ["1", "2"]);
+  assertEquals(ids("status:failed"), ["2"]);
+  assertEquals(ids("seed=3"), ["1", "3"]);
+  assertEquals(ids("seed=3 method:slowflow"), ["3"]);
+  assertEquals(ids("mcc>=0.9"), ["1"]);
+  // The reducer the table shows: max of run 2's mcc is 1.5.
+  assertEquals(ids("mcc>=0.9", "max"), ["1", "2"]);
+  assertEquals(ids("backend!=wasm"), ["3"]);
+  assertEquals(ids("slowflow lr>0.05"), ["3"]);
+  // A key no run has: nothing equals it, everything differs from it.
+  assertEquals(ids("nokey=1"), []);
+  assertEquals(ids("nokey!=1"), ["1", "2", "3"]);
+});
+
 Deno.test("visibleRows sorts numbers numerically and text as text, missing values as empty text", () => {
   const runs = [
     row("a", { created: "2024-01-02T00:00:00Z", metrics: { loss: reducers(10) }, config: { opt: "sgd" } }),
