@@ -15,6 +15,7 @@ import {
   MetricsReader,
   type MetricsRow,
   readConfig,
+  readRunNotes,
   type Reducers,
   type RunListing,
   type RunStatus,
@@ -54,6 +55,10 @@ export interface RunRow {
   skipped: number;
   /** What is wrong with the run's run.json, or why its metrics cannot be read, when something is. */
   problem?: string;
+  /** A person's note on the run (notes.json). */
+  note: string;
+  /** Hidden from the runs table unless asked for (`archived:true`). */
+  archived: boolean;
 }
 
 /** Reads runs under one root, refusing any path that leaves it. */
@@ -140,6 +145,7 @@ export class RunIndex {
     const end = info.ended ? Date.parse(info.ended) : status === "running" ? now : lastBeat(dir, info);
     const duration = (end - Date.parse(info.created)) / 1000;
     const backend = (info.backend as { name?: unknown } | null)?.name;
+    const notes = readRunNotes(dir);
     return {
       experiment: info.experiment,
       id: info.id,
@@ -151,7 +157,9 @@ export class RunIndex {
       backend: typeof backend === "string" ? backend : null,
       seed: info.seed,
       preset: info.preset,
-      tags: [info.preset, `seed ${info.seed}`],
+      tags: [info.preset, `seed ${info.seed}`, ...notes.tags],
+      note: notes.note,
+      archived: notes.archived,
       config,
       metrics: metrics ? Object.fromEntries(metrics.reducers) : {},
       skipped: metrics ? metrics.skipped + (status !== "running" && metrics.pending > 0 ? 1 : 0) : 0,

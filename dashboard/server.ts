@@ -19,10 +19,12 @@ import {
   readConfig,
   readMedia,
   readRun,
+  readRunNotes,
   readSummary,
   type Series,
   skippedRunFolders,
   SWEEPS_FOLDER,
+  writeRunNotes,
 } from "../lib/core/run_store.ts";
 import { latestSummaries } from "../lib/core/scorecard.ts";
 import { countStates, listSweeps, readSweep, sweepIds, taskStates } from "../lib/sweep/store.ts";
@@ -171,9 +173,30 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       dir: found.dir,
       run: { ...listed.info, status: listed.status, ...problem },
       config: readConfig(found.dir),
+      notes: readRunNotes(found.dir),
       summary: readSummary(found.dir),
       media: readMedia(found.dir),
     });
+  });
+
+  // Notes, tags and archiving live in notes.json beside run.json, which only the run's writer rewrites.
+  app.put("/api/runs/:exp/:id/notes", async (c) => {
+    const found = run(c.req.param("exp"), c.req.param("id"));
+    if ("error" in found) return c.json({ error: "no such run" }, found.error);
+    // A JSON body cannot come from another site's form without a preflight the server never grants.
+    if (!c.req.header("content-type")?.startsWith("application/json")) {
+      return c.json({ error: "send notes as application/json" }, 415);
+    }
+    const text = await c.req.text();
+    if (text.length > 100_000) return c.json({ error: "notes are at most 100,000 bytes" }, 413);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return c.json({ error: "the body is not JSON" }, 400);
+    }
+    const problem = writeRunNotes(found.dir, body);
+    return problem ? c.json({ error: problem }, 400) : c.json(readRunNotes(found.dir));
   });
 
   app.get("/api/runs/:exp/:id/metrics", (c) => {

@@ -12,6 +12,7 @@ import { getJson, type RunDetail } from "./api.ts";
 import { ConfigDiff } from "./config_diff.tsx";
 import { formatValue, resumeCommand } from "./format.ts";
 import { MediaViewer } from "./media_viewer.tsx";
+import { NotesCard } from "./notes_card.tsx";
 import { TargetCurves } from "./target_curves.tsx";
 import { TargetsTable } from "./targets_table.tsx";
 
@@ -82,6 +83,7 @@ export function RunPage(props: RunPageProps) {
             ))}
           </table>
         </div>
+        <NotesCard base={base} notes={detail.notes ?? { note: "", tags: [], archived: false }} />
         <ConfigDiff config={config} id={props.id} runs={props.runs} />
         <div class="card">
           <h3>run.json</h3>

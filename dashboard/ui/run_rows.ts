@@ -108,12 +108,15 @@ function termHolds(run: RunRow, term: FilterTerm, reducer: keyof Reducers): bool
  * anything else as text, missing values as empty text). Every term must
  * hold: `lr<0.01`, `status:failed`, `seed=3`, `mcc>=0.9` (a metric, by
  * the table's reducer), `backend!=wasm`; a bare word matches the run's
- * experiment, id, status, backend, config or tags, case blind.
+ * experiment, id, status, backend, config or tags, case blind. Archived
+ * runs are left out unless a term names `archived` (`archived:true`).
  */
 export function visibleRows(runs: RunRow[], query: string, sort: SortState, reducer: keyof Reducers): RunRow[] {
   const terms = parseFilter(query);
+  // Archived runs stay hidden unless the filter asks about them (archived:true).
+  const askArchived = terms.some((t) => "key" in t && t.key === "archived");
   return runs
-    .filter((r) => terms.every((term) => termHolds(r, term, reducer)))
+    .filter((r) => (askArchived || !r.archived) && terms.every((term) => termHolds(r, term, reducer)))
     .sort((a, b) => {
       const x = cellValue(a, sort.column, reducer), y = cellValue(b, sort.column, reducer);
       const order = typeof x === "number" && typeof y === "number"

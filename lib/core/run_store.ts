@@ -771,6 +771,50 @@ export function skippedRunFolders(root: string): { folder: string; why: string }
   return skipped.sort((a, b) => a.folder.localeCompare(b.folder));
 }
 
+/** A person's notes on a run (notes.json beside run.json, never in it): text, tags, and whether it is archived (hidden). */
+export interface RunNotes {
+  note: string;
+  tags: string[];
+  archived: boolean;
+}
+
+/** The most a note may hold, and the most tags and tag length: notes are words, not data. */
+export const NOTE_LIMITS = { noteChars: 20_000, tags: 50, tagChars: 64 };
+
+/** A run's notes; none written yet (or unreadable) reads as empty. */
+export function readRunNotes(dir: string): RunNotes {
+  const raw = readJsonFile(join(dir, "notes.json"));
+  const notes: RunNotes = { note: "", tags: [], archived: false };
+  if (!isObject(raw)) return notes;
+  if (isString(raw.note)) notes.note = raw.note;
+  if (Array.isArray(raw.tags)) notes.tags = raw.tags.filter(isString);
+  if (raw.archived === true) notes.archived = true;
+  return notes;
+}
+
+/**
+ * Checks notes sent by a client and writes them as notes.json (atomically);
+ * returns what is wrong instead when they are not a note string, a list of
+ * distinct tags and an archived flag within {@linkcode NOTE_LIMITS}.
+ */
+export function writeRunNotes(dir: string, value: unknown): string | null {
+  if (!isObject(value)) return "notes must be an object { note, tags, archived }";
+  const { note, tags, archived } = value;
+  if (!isString(note) || note.length > NOTE_LIMITS.noteChars) {
+    return `note must be text of at most ${NOTE_LIMITS.noteChars} characters`;
+  }
+  if (
+    !Array.isArray(tags) || tags.length > NOTE_LIMITS.tags ||
+    !tags.every((t) => isString(t) && t.trim() !== "" && t.length <= NOTE_LIMITS.tagChars) ||
+    new Set(tags).size !== tags.length
+  ) {
+    return `tags must be at most ${NOTE_LIMITS.tags} distinct non-empty words of at most ${NOTE_LIMITS.tagChars} characters`;
+  }
+  if (typeof archived !== "boolean") return "archived must be true or false";
+  writeJsonAtomic(join(dir, "notes.json"), { note, tags, archived } satisfies RunNotes);
+  return null;
+}
+
 /** config.json of a run, or null when it is missing, does not parse, or is not an object. */
 export function readConfig(dir: string): Record<string, unknown> | null {
   const config = readJsonFile(join(dir, "config.json"));

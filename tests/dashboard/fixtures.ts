@@ -17,6 +17,8 @@ export function runRow(id: string, fields: Partial<RunRow> = {}): RunRow {
     config: {},
     metrics: {},
     skipped: 0,
+    note: "",
+    archived: false,
     ...fields,
   };
 }

@@ -93,6 +93,15 @@ Deno.test("visibleRows: a structured filter compares config keys, run fields and
   assertEquals(ids("nokey!=1"), ["1", "2", "3"]);
 });
 
+Deno.test("visibleRows hides archived runs unless the filter asks about them", () => {
+  const runs = [row("1"), row("2", { archived: true }), row("3", { archived: true, config: { lr: 1 } })];
+  const ids = (query: string) => visibleRows(runs, query, DEFAULT_SORT, "last").map((r) => r.id).sort();
+  assertEquals(ids(""), ["1"]);
+  assertEquals(ids("archived:true"), ["2", "3"]);
+  assertEquals(ids("archived:true lr=1"), ["3"]);
+  assertEquals(ids("archived!=true"), ["1"]);
+});
+
 Deno.test("visibleRows sorts numbers numerically and text as text, missing values as empty text", () => {
   const runs = [
     row("a", { created: "2024-01-02T00:00:00Z", metrics: { loss: reducers(10) }, config: { opt: "sgd" } }),

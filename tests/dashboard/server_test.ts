@@ -436,3 +436,43 @@ Deno.test("/api/runs names the folders it passes over, with why", async () => {
     { folder: "toy/20240101-000000-bbbbbb", why: "run.json does not parse" },
   ]);
 });
+
+Deno.test("notes: PUT writes notes.json (never run.json), tags join the run's row, bad notes are refused", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.finish("completed");
+  const app = createApp(root);
+  const url = `/api/runs/${idOf(run.dir)}/notes`;
+  const put = (body: unknown, type = "application/json") =>
+    app.request(url, { method: "PUT", headers: { "content-type": type }, body: JSON.stringify(body) });
+  const runJson = Deno.readTextFileSync(join(run.dir, "run.json"));
+  const saved = await put({ note: "lr too high", tags: ["baseline", "v2"], archived: true });
+  assertEquals(saved.status, 200);
+  assertEquals(JSON.parse(Deno.readTextFileSync(join(run.dir, "notes.json"))), {
+    note: "lr too high",
+    tags: ["baseline", "v2"],
+    archived: true,
+  });
+  assertEquals(Deno.readTextFileSync(join(run.dir, "run.json")), runJson);
+  const [row] = (await (await app.request("/api/runs")).json()).runs;
+  assertEquals([row.note, row.archived, row.tags.slice(-2)], ["lr too high", true, ["baseline", "v2"]]);
+  assertEquals((await (await app.request(`/api/runs/${idOf(run.dir)}`)).json()).notes.tags, ["baseline", "v2"]);
+  for (
+    const bad of [
+      { note: 1, tags: [], archived: false },
+      { note: "", tags: ["a", "a"], archived: false },
+      {
+        note: "",
+        tags: [""],
+        archived: false,
+      },
+      { note: "", tags: [], archived: "yes" },
+      [],
+    ]
+  ) {
+    assertEquals((await put(bad)).status, 400, JSON.stringify(bad));
+  }
+  assertEquals((await put({ note: "", tags: [], archived: false }, "text/plain")).status, 415);
+  assertEquals((await put({ note: "x".repeat(200_000), tags: [], archived: false })).status, 413);
+  assertEquals(JSON.parse(Deno.readTextFileSync(join(run.dir, "notes.json"))).note, "lr too high");
+});

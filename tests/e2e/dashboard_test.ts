@@ -167,6 +167,37 @@ Deno.test({
       const width = await browser.evaluate<number>(`document.documentElement.scrollWidth`);
       assert(width < 2000, `the page is ${width} px wide`);
 
+      // Notes typed on the run page land in notes.json; archived, the run leaves the runs table.
+      await browser.evaluate(`(() => {
+        const set = (selector, value) => {
+          const el = document.querySelector(selector);
+          el.value = value;
+          el.dispatchEvent(new Event("input", { bubbles: true }));
+        };
+        set('#notes textarea', 'the loss went NaN');
+        set('#notes input[aria-label=tags]', 'diverged, lr');
+        document.querySelector('#notes input[type=checkbox]').click();
+      })()`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await browser.evaluate(`document.querySelector('#notes button').click()`);
+      await browser.waitFor(`document.querySelector('#notes')?.innerText.includes('saved')`, "the saved notes");
+      assertEquals(JSON.parse(Deno.readTextFileSync(join(dir, "notes.json"))), {
+        note: "the loss went NaN",
+        tags: ["diverged", "lr"],
+        archived: true,
+      });
+      await browser.evaluate(`location.hash = '#/'`);
+      await browser.waitFor(
+        `document.querySelector('#runs') !== null || document.querySelector('#no-runs') !== null`,
+        "runs",
+      );
+      assertEquals(await browser.evaluate<number>(`document.querySelectorAll('#runs tbody tr').length`), 0);
+      await browser.evaluate(`location.hash = '#/?q=archived:true'`);
+      await browser.waitFor(
+        `document.querySelectorAll('#runs tbody tr').length === 1`,
+        "the archived run when asked for",
+      );
+
       // A folder whose run.json does not parse is named in the header, not hidden.
       Deno.mkdirSync(join(root, "ica-toy", "20240101-000000-bad000"));
       Deno.writeTextFileSync(join(root, "ica-toy", "20240101-000000-bad000", "run.json"), "{");
