@@ -12,6 +12,7 @@ import { RunPage } from "./run_page.tsx";
 import { RunsPage } from "./runs_page.tsx";
 import { ScorecardPage } from "./scorecard_page.tsx";
 import { SweepPage, SweepsPage } from "./sweeps_page.tsx";
+import { HparamsPage } from "./hparams_page.tsx";
 import { route } from "./url_state.ts";
 import { useHash } from "./use_hash.ts";
 
@@ -43,6 +44,7 @@ export function App() {
         <strong>latentlab</strong>
         <a href="#/">runs</a>
         <a href="#/scorecard">scorecard</a>
+        <a href="#/hparams">hyperparameters</a>
         <a href="#/sweeps">sweeps</a>
         <span>
           {runs === null ? "" : `${runs.length} runs`}
@@ -71,6 +73,8 @@ export function App() {
           ? <ScorecardPage />
           : page.page === "sweeps"
           ? <SweepsPage />
+          : page.page === "hparams"
+          ? <HparamsPage hash={hash} runs={runs} />
           : page.page === "sweep"
           ? <SweepPage id={page.id} />
           : <RunsPage hash={hash} runs={runs} />}

@@ -106,6 +106,7 @@ export type Route =
   | { page: "run"; experiment: string; id: string }
   | { page: "scorecard" }
   | { page: "sweeps" }
+  | { page: "hparams" }
   | { page: "sweep"; id: string };
 
 /**
@@ -122,5 +123,11 @@ export function route(path: string): Route {
   if (run) return { page: "run", experiment: run[1], id: run[2] };
   const sweep = /^\/sweep\/([^/]+)$/.exec(path);
   if (sweep) return { page: "sweep", id: sweep[1] };
-  return path === "/scorecard" ? { page: "scorecard" } : path === "/sweeps" ? { page: "sweeps" } : { page: "runs" };
+  return path === "/scorecard"
+    ? { page: "scorecard" }
+    : path === "/sweeps"
+    ? { page: "sweeps" }
+    : path === "/hparams"
+    ? { page: "hparams" }
+    : { page: "runs" };
 }

@@ -79,6 +79,7 @@ Deno.test("route names the page of a path; anything unknown is the runs page", (
   assertEquals(route("/run/a/b/c"), { page: "runs" });
   assertEquals(route("/nowhere"), { page: "runs" });
   assertEquals(route("/sweeps"), { page: "sweeps" });
+  assertEquals(route("/hparams"), { page: "hparams" });
   assertEquals(route("/sweep/ica-toy-1a2b3c4d"), { page: "sweep", id: "ica-toy-1a2b3c4d" });
   assertEquals(route("/sweep/a/b"), { page: "runs" });
 });

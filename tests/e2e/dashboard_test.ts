@@ -86,6 +86,13 @@ Deno.test({
         "the learning curves",
       );
       assert(curve.includes("mcc/slowflow/L1") && curve.includes('<path d="M'), curve.slice(0, 500));
+      // The hyperparameter view draws the run across its axes (here the metric alone: one run varies nothing).
+      await browser.evaluate(`location.hash = '#/hparams?metric=L1/slowflow/mcc'`);
+      const axes = await browser.waitFor<string>(
+        `document.querySelector('#parallel-coordinates path') && document.querySelector('#parallel-coordinates').innerHTML`,
+        "the parallel coordinates",
+      );
+      assert(axes.includes("L1/slowflow/mcc"), axes.slice(0, 300));
       // The view controls read their state from the URL and write it back.
       await browser.evaluate(`location.hash = '#/?sel=${row}&log=1&x=time&reduce=max'`);
       await browser.waitFor(`document.querySelectorAll('.card[data-metric]').length > 2`, "the charts");
