@@ -27,10 +27,18 @@ export function RunsTable(props: RunsTableProps) {
   const configKeys = useMemo(() => configColumns(props.runs, props.onlyDiff), [props.runs, props.onlyDiff]);
   const metricKeys = useMemo(() => metricColumns(props.runs), [props.runs]);
   const rows = visibleRows(props.runs, props.query, sort, props.reducer);
+  // A button per header: sorting is reachable by keyboard, and screen readers hear the order.
   const header = (column: string, label: string) => (
-    <th onClick={() => setSort(nextSort(sort, column))}>
-      {label}
-      {sort.column === column ? (sort.descending ? " ▼" : " ▲") : ""}
+    <th aria-sort={sort.column === column ? (sort.descending ? "descending" : "ascending") : "none"}>
+      <button
+        type="button"
+        class="sort"
+        onClick={() =>
+          setSort(nextSort(sort, column))}
+      >
+        {label}
+        {sort.column === column ? (sort.descending ? " ▼" : " ▲") : ""}
+      </button>
     </th>
   );
   return (
@@ -54,13 +62,20 @@ export function RunsTable(props: RunsTableProps) {
               <td>
                 <input
                   type="checkbox"
+                  aria-label={`chart ${runKey(r)}`}
                   checked={props.selected.has(runKey(r))}
                   onChange={() =>
                     props.toggle(runKey(r))}
                 />
               </td>
-              <td>
+              <td class="run-cell">
                 <a href={`#/run/${runKey(r)}`}>{r.experiment}</a> <small>{r.id}</small>
+                {r.skipped > 0 && (
+                  <span class="skipped" title="malformed or torn lines of metrics.jsonl the reader passed over">
+                    {" "}⚠ {r.skipped} line{r.skipped > 1 ? "s" : ""} skipped
+                  </span>
+                )}
+                {r.note && <div class="note">{r.note}</div>}
               </td>
               <td class={`status-${r.status}`}>{r.status}</td>
               <td>{new Date(r.created).toLocaleString()}</td>
