@@ -28,7 +28,7 @@ import { Progress } from "./progress.ts";
 import { targetVerdict } from "./targets.ts";
 import { targetCurve } from "./curves.ts";
 import { Rng } from "./rng.ts";
-import { requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
+import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
 import {
   liveWriter,
   type LoadedCheckpoint,
@@ -487,6 +487,7 @@ export async function runExperiment<S extends ConfigSpec>(
   } finally {
     ended = true;
     guard.stop();
+    clearRequestedStop();
     tf.engine().endScope();
     writer.releaseLock();
   }

@@ -31,6 +31,15 @@ export function requestStop(code = STOP_REQUESTED): void {
   Atomics.compareExchange(stopFlag, 0, 0, code);
 }
 
+/**
+ * Forgets a stop asked from inside the process once its run has ended, so
+ * that scoring outside a run (eval, tests) is not stopped by it; a signal's
+ * code stays, for the exit code.
+ */
+export function clearRequestedStop(): void {
+  Atomics.compareExchange(stopFlag, 0, STOP_REQUESTED, 0);
+}
+
 /** The exit code a signal asked for (130, 143), or 0. */
 export function signalExitCode(): number {
   const code = Atomics.load(stopFlag, 0);

@@ -8,9 +8,9 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { UsageError } from "../../lib/core/errors.ts";
+import { RunInterrupted, UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
-import { startRunGuard } from "../../lib/core/run_guard.ts";
+import { clearRequestedStop, requestStop, signalExitCode, startRunGuard, stopPoint } from "../../lib/core/run_guard.ts";
 import {
   acquireRunLock,
   effectiveStatus,
@@ -159,4 +159,13 @@ Deno.test("a run killed (SIGKILL) during scoring is finished by --resume, its de
   assertEquals(readRunInfo(dir).status, "completed");
   assert(Number.isFinite(summary.metrics.mig));
   assertEquals(liveWriter(dir), null);
+});
+
+Deno.test("a stop asked in process ends with its run: scoring afterwards is not stopped", () => {
+  requestStop();
+  assertThrows(() => stopPoint(), RunInterrupted, "stop requested");
+  clearRequestedStop();
+  stopPoint();
+  // A signal's exit code (SIGINT: 130) is left for the command line: the SIGINT test above ends with 130.
+  assertEquals(signalExitCode(), 0);
 });
