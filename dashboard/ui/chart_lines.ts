@@ -130,9 +130,35 @@ export function chartConfig(lines: Line[], view: ChartView) {
         x: { type: "linear" as const, title: { display: true, text: view.xAxis === "time" ? "seconds" : "step" } },
         y: { type: view.logY ? "logarithmic" as const : "linear" as const },
       },
-      plugins: { legend: { labels: { filter: (item: { text: string }) => !HELPER_LABEL.test(item.text) } } },
+      plugins: {
+        legend: {
+          labels: { filter: (item: { text: string }) => !HELPER_LABEL.test(item.text) },
+          onClick: (_event: unknown, item: { text: string }, legend: { chart: ToggleableChart }) =>
+            toggleLine(legend.chart, item.text),
+        },
+      },
     },
   };
+}
+
+/** What {@linkcode toggleLine} needs of a chart.js chart. */
+export interface ToggleableChart {
+  data: { datasets: { label?: string }[] };
+  isDatasetVisible(index: number): boolean;
+  setDatasetVisibility(index: number, visible: boolean): void;
+  update(): void;
+}
+
+/**
+ * Shows or hides a line with everything drawn for it: its smoothed values,
+ * its faint raw values and its band (the legend lists only the first).
+ */
+export function toggleLine(chart: ToggleableChart, label: string): void {
+  const own = chart.data.datasets.map((d, i) => ({ label: d.label ?? "", i }))
+    .filter((d) => d.label === label || (d.label.startsWith(`${label} `) && HELPER_LABEL.test(d.label)));
+  const visible = own.some((d) => d.label === label && chart.isDatasetVisible(d.i));
+  for (const d of own) chart.setDatasetVisibility(d.i, !visible);
+  chart.update();
 }
 
 /** How many points the lines hold, the band and smoothing aside. */

@@ -1,6 +1,13 @@
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { runRow } from "./fixtures.ts";
-import { chartConfig, chartDatasets, chartLines, lineColor, pointCount } from "../../dashboard/ui/chart_lines.ts";
+import {
+  chartConfig,
+  chartDatasets,
+  chartLines,
+  lineColor,
+  pointCount,
+  toggleLine,
+} from "../../dashboard/ui/chart_lines.ts";
 
 const row = (id: string, config: Record<string, unknown>) => runRow(id, { config });
 
@@ -97,4 +104,23 @@ Deno.test("lineColor: #rrggbb, the same for the same key, 200 run keys spread ov
   assert(colors.every((c) => /^#[0-9a-f]{6}$/.test(c)), colors.join(" "));
   assertEquals(keys.map(lineColor), colors);
   assert(new Set(colors).size >= 150, `${new Set(colors).size} distinct colours`);
+});
+
+Deno.test("toggleLine hides and shows a line with its raw values and band, and nothing of other lines", () => {
+  const labels = ["g lo", "g hi", "g raw", "g", "g2 raw", "g2", "g extra"];
+  const visible = labels.map(() => true);
+  let updates = 0;
+  const chart = {
+    data: { datasets: labels.map((label) => ({ label })) },
+    isDatasetVisible: (i: number) => visible[i],
+    setDatasetVisibility: (i: number, v: boolean) => {
+      visible[i] = v;
+    },
+    update: () => updates++,
+  };
+  toggleLine(chart, "g");
+  assertEquals(visible, [false, false, false, false, true, true, true]);
+  toggleLine(chart, "g");
+  assertEquals(visible, [true, true, true, true, true, true, true]);
+  assertEquals(updates, 2);
 });
