@@ -6,6 +6,7 @@
  * @module
  */
 import { Hono } from "hono";
+import { etag } from "hono/etag";
 import { streamSSE } from "hono/streaming";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -102,8 +103,13 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       }),
   );
 
+  // Polled every few seconds: an ETag lets an unchanged listing come back as 304 with no body.
+  app.use("/api/runs", etag());
   // Folders the listing passes over are named, so that a damaged run does not vanish without notice.
-  app.get("/api/runs", (c) => c.json({ runs: index.list(), skipped: skippedRunFolders(index.root) }));
+  app.get("/api/runs", (c) => {
+    c.header("cache-control", "no-cache");
+    return c.json({ runs: index.list(), skipped: skippedRunFolders(index.root) });
+  });
 
   app.get("/api/scorecard", (c) => c.json({ summaries: latestSummaries(index.root) }));
 

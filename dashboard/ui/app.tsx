@@ -7,7 +7,6 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import type { RunRow } from "../run_index.ts";
-import { getJson } from "./api.ts";
 import { RunPage } from "./run_page.tsx";
 import { RunsPage } from "./runs_page.tsx";
 import { ScorecardPage } from "./scorecard_page.tsx";
@@ -26,12 +25,19 @@ export function App() {
   const [lost, setLost] = useState(false);
   const [skipped, setSkipped] = useState<{ folder: string; why: string }[]>([]);
   useEffect(() => {
+    let last = "";
     // A failed poll keeps the last listing and says the server is out of reach; the next poll tries again.
     const load = () =>
-      getJson<{ runs: RunRow[]; skipped?: { folder: string; why: string }[] }>("/api/runs").then((b) => {
-        setRuns(b.runs);
-        setSkipped(b.skipped ?? []);
+      fetch("/api/runs").then(async (res) => {
+        if (!res.ok) throw new Error(`/api/runs: ${res.status}`);
+        const text = await res.text();
         setLost(false);
+        // An unchanged listing changes nothing on the page: no table or chart is rebuilt.
+        if (text === last) return;
+        last = text;
+        const body = JSON.parse(text) as { runs: RunRow[]; skipped?: { folder: string; why: string }[] };
+        setRuns(body.runs);
+        setSkipped(body.skipped ?? []);
       }).catch(() => setLost(true));
     load();
     const timer = setInterval(load, POLL_MS);

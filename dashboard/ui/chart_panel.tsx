@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Chart, registerables } from "chart.js";
 import { chartConfig, type Line, pointCount } from "./chart_lines.ts";
 
@@ -30,7 +30,21 @@ export interface ChartPanelProps {
 export function ChartPanel(props: ChartPanelProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart | null>(null);
+  // A chart is drawn once its card comes near the screen: a run with thousands of metrics stays responsive.
+  const [seen, setSeen] = useState(typeof IntersectionObserver === "undefined");
   useEffect(() => {
+    if (seen) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) {
+        setSeen(true);
+        observer.disconnect();
+      }
+    }, { rootMargin: "400px" });
+    observer.observe(canvas.current!);
+    return () => observer.disconnect();
+  }, [seen]);
+  useEffect(() => {
+    if (!seen) return;
     const config = chartConfig(props.lines, { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis });
     if (!chart.current) chart.current = new Chart(canvas.current!, config as never);
     else {
@@ -38,7 +52,7 @@ export function ChartPanel(props: ChartPanelProps) {
       chart.current.options = config.options as never;
       chart.current.update();
     }
-  }, [props.lines, props.smoothing, props.logY, props.xAxis]);
+  }, [seen, props.lines, props.smoothing, props.logY, props.xAxis]);
   useEffect(() => () => chart.current?.destroy(), []);
   // Drawn again off screen for the file: twice the resolution, a white background, the metric as its title.
   const download = () => {

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { useState } from "preact/hooks";
+import { useMemo, useState } from "preact/hooks";
 import type { RunRow } from "../run_index.ts";
 import { ChartPanel } from "./chart_panel.tsx";
-import { chartLines } from "./chart_lines.ts";
+import { chartLines, type Line } from "./chart_lines.ts";
 import { runKey } from "./format.ts";
 import { RunsTable } from "./runs_table.tsx";
 import { finalTable } from "./table_export.ts";
@@ -31,6 +31,15 @@ export function RunsPage(props: RunsPageProps) {
   const [exportText, setExportText] = useState("");
   const selectedRuns = props.runs.filter((r) => view.selected.has(runKey(r)));
   const metricNames = [...new Set(selectedRuns.flatMap((r) => Object.keys(data[runKey(r)] ?? {})))].sort();
+  // Each chart's lines are built once per change of the data, the selection or the grouping, not per render.
+  const selectionKey = selectedRuns.map(runKey).join(",");
+  const lines = useMemo(() => {
+    const built = new Map<string, Line[]>();
+    return (metric: string) => {
+      if (!built.has(metric)) built.set(metric, chartLines(metric, selectedRuns, data, view.group));
+      return built.get(metric)!;
+    };
+  }, [data, selectionKey, view.group]);
   if (!props.runs.length) {
     return (
       <p id="no-runs">
@@ -63,7 +72,7 @@ export function RunsPage(props: RunsPageProps) {
           <ChartPanel
             key={metric}
             metric={metric}
-            lines={chartLines(metric, selectedRuns, data, view.group)}
+            lines={lines(metric)}
             smoothing={view.smoothing}
             logY={view.logY}
             xAxis={view.xAxis}

@@ -476,3 +476,20 @@ Deno.test("notes: PUT writes notes.json (never run.json), tags join the run's ro
   assertEquals((await put({ note: "x".repeat(200_000), tags: [], archived: false })).status, 413);
   assertEquals(JSON.parse(Deno.readTextFileSync(join(run.dir, "notes.json"))).note, "lr too high");
 });
+
+Deno.test("/api/runs carries an ETag: an unchanged listing answers 304 without a body, a changed one 200", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.finish("completed");
+  const app = createApp(root);
+  const first = await app.request("/api/runs");
+  const tag = first.headers.get("etag");
+  assert(tag, "no ETag");
+  await first.body?.cancel();
+  const again = await app.request("/api/runs", { headers: { "if-none-match": tag } });
+  assertEquals(again.status, 304);
+  newRun(root).finish("completed");
+  const changed = await app.request("/api/runs", { headers: { "if-none-match": tag } });
+  assertEquals(changed.status, 200);
+  assertEquals((await changed.json()).runs.length, 2);
+});
