@@ -6,9 +6,10 @@
  */
 import type { Series } from "../../lib/core/run_store.ts";
 import type { RunRow } from "../run_index.ts";
-import { runKey } from "./format.ts";
+import { formatValue, runKey } from "./format.ts";
 import type { RunSeries } from "./metric_series.ts";
-import { meanBand, seedGroups } from "./seed_bands.ts";
+import { type BandKind, meanBand, seedGroups } from "./seed_bands.ts";
+import { differingKeys } from "./config_keys.ts";
 import { smooth } from "./smoothing.ts";
 
 /**
@@ -45,7 +46,13 @@ export interface Line {
  * @param runs the selected runs, in table order
  * @param data each run's series, by run key
  */
-export function chartLines(metric: string, runs: RunRow[], data: Record<string, RunSeries>, group: boolean): Line[] {
+export function chartLines(
+  metric: string,
+  runs: RunRow[],
+  data: Record<string, RunSeries>,
+  group: boolean,
+  band: BandKind = "sd",
+): Line[] {
   const present = runs.filter((r) => data[runKey(r)]?.[metric]);
   if (!group) {
     return present.map((r) => ({
@@ -54,10 +61,16 @@ export function chartLines(metric: string, runs: RunRow[], data: Record<string, 
       series: data[runKey(r)][metric],
     }));
   }
-  return seedGroups(present).map(({ label, runs }) => ({
-    label,
+  // Groups are named by the config keys that tell them apart.
+  const differing = differingKeys(present.map((r) => r.config));
+  return seedGroups(present).map(({ runs }) => ({
+    label: [
+      runs[0].experiment,
+      ...differing.map((k) => `${k}=${formatValue(runs[0].config[k])}`),
+      `(${runs.length} seed${runs.length > 1 ? "s" : ""})`,
+    ].join(" "),
     color: lineColor(`${runs[0].experiment} ${JSON.stringify(runs[0].config)}`),
-    ...meanBand(runs.map((r) => data[runKey(r)][metric])),
+    ...meanBand(runs.map((r) => data[runKey(r)][metric]), band),
   }));
 }
 

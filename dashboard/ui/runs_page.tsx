@@ -36,10 +36,10 @@ export function RunsPage(props: RunsPageProps) {
   const lines = useMemo(() => {
     const built = new Map<string, Line[]>();
     return (metric: string) => {
-      if (!built.has(metric)) built.set(metric, chartLines(metric, selectedRuns, data, view.group));
+      if (!built.has(metric)) built.set(metric, chartLines(metric, selectedRuns, data, view.group, view.band));
       return built.get(metric)!;
     };
-  }, [data, selectionKey, view.group]);
+  }, [data, selectionKey, view.group, view.band]);
   if (!props.runs.length) {
     return (
       <p id="no-runs">

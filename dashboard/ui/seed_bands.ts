@@ -14,8 +14,55 @@ export interface SeedBand {
   band: { lo: number[]; hi: number[] };
 }
 
+/** What a seed band spans: one sample s.d., or the 95% confidence interval of the mean (Student's t). */
+export type BandKind = "sd" | "ci95";
+
+/** Student's t 0.975 quantiles for 1–30 degrees of freedom (scipy.stats.t.ppf(0.975, df)). */
+const T975 = [
+  12.7062,
+  4.3027,
+  3.1824,
+  2.7764,
+  2.5706,
+  2.4469,
+  2.3646,
+  2.306,
+  2.2622,
+  2.2281,
+  2.201,
+  2.1788,
+  2.1604,
+  2.1448,
+  2.1314,
+  2.1199,
+  2.1098,
+  2.1009,
+  2.093,
+  2.086,
+  2.0796,
+  2.0739,
+  2.0687,
+  2.0639,
+  2.0595,
+  2.0555,
+  2.0518,
+  2.0484,
+  2.0452,
+  2.0423,
+];
+
+/** The half-width of a band over `n` values of sample s.d. `sd`. */
+export function bandHalfWidth(sd: number, n: number, kind: BandKind): number {
+  if (n < 2) return 0;
+  if (kind === "sd") return sd;
+  // Beyond 30 degrees of freedom the normal quantile is within 4% of t's.
+  const t = n - 1 <= 30 ? T975[n - 2] : 1.96;
+  return (t * sd) / Math.sqrt(n);
+}
+
 /**
- * Mean ± one sample standard deviation (n − 1) over runs, on one grid of
+ * Mean ± one sample standard deviation (n − 1), or ± its 95% confidence
+ * interval with `ci95`, over runs, on one grid of
  * steps: the union of the runs' steps. A run contributes at every grid step
  * within its own first and last step, linearly interpolated between its
  * neighbouring points (its own points exactly), so that runs the server
@@ -29,7 +76,7 @@ export interface SeedBand {
  * // { series: { x: [0], t: [0], y: [2] }, band: { lo: [2 − √2], hi: [2 + √2] } }
  * ```
  */
-export function meanBand(series: Series[]): SeedBand {
+export function meanBand(series: Series[], kind: BandKind = "sd"): SeedBand {
   const sorted = series.map((s) => {
     const order = s.x.map((_, i) => i).sort((a, b) => s.x[a] - s.x[b]);
     return { x: order.map((i) => s.x[i]), t: order.map((i) => s.t[i]), y: order.map((i) => s.y[i]) };
@@ -52,7 +99,7 @@ export function meanBand(series: Series[]): SeedBand {
       time ??= exact ? s.t[i] : s.t[i] + w * (s.t[i + 1] - s.t[i]);
     });
     const { mean: m, sd: spread } = meanSd(values);
-    const sd = values.length > 1 ? spread : 0;
+    const sd = bandHalfWidth(spread, values.length, kind);
     mean.push(m);
     lo.push(m - sd);
     hi.push(m + sd);

@@ -60,8 +60,10 @@ export interface ViewState {
   logY: boolean;
   /** "time" plots against seconds since the start; anything else against steps. */
   xAxis: string;
-  /** Draw runs that differ only in seed as one mean ± s.d. band. */
+  /** Draw runs that differ only in seed as one mean line with a band. */
   group: boolean;
+  /** The band of a group: one sample s.d., or the 95% confidence interval of the mean. */
+  band: "sd" | "ci95";
 }
 
 /**
@@ -82,6 +84,7 @@ export function readView(params: URLSearchParams): ViewState {
     logY: params.get("log") === "1",
     xAxis: params.get("x") ?? "step",
     group: params.get("group") === "1",
+    band: params.get("band") === "ci95" ? "ci95" : "sd",
   };
 }
 

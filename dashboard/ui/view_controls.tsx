@@ -46,7 +46,8 @@ export function ViewControls({ params, update, smoothing, canExport, onExport }:
       </label>
       <ParamCheckbox name="log" label="log y" params={params} update={update} />
       <ParamSelect name="x" label="x" options={["step", "time"]} params={params} update={update} />
-      <ParamCheckbox name="group" label="group seeds (mean ± sd)" params={params} update={update} />
+      <ParamCheckbox name="group" label="group seeds" params={params} update={update} />
+      <ParamSelect name="band" label="band" options={["sd", "ci95"]} params={params} update={update} />
       <button type="button" disabled={!canExport} onClick={() => onExport("markdown")}>
         Markdown table
       </button>

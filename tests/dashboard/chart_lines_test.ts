@@ -34,9 +34,9 @@ Deno.test("chartLines: one line per run that logged the metric, each in its own 
 Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
   const [four, one] = chartLines("loss", runs, data, true);
   assertEquals([four.label, four.color, one.label, one.color], [
-    "vae (2 seeds)",
+    "vae beta=4 (2 seeds)",
     lineColor('vae {"beta":4}'),
-    "vae (1 seed)",
+    "vae beta=1 (1 seed)",
     lineColor('vae {"beta":1}'),
   ]);
   // Seeds 2 and 4 at step 0, 4 and 8 at step 10: means 3 and 6, sample s.d. √2 and 2√2.

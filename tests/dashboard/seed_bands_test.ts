@@ -1,5 +1,5 @@
 import { assertAlmostEquals, assertEquals } from "../assert.ts";
-import { meanBand, seedGroups } from "../../dashboard/ui/seed_bands.ts";
+import { bandHalfWidth, meanBand, seedGroups } from "../../dashboard/ui/seed_bands.ts";
 
 Deno.test("meanBand: mean ± sample s.d. at each step (2,4,4,4,5,5,7,9 → 5 ± √(32/7))", () => {
   // Eight seeds, one value each at step 10 and the same values doubled at step 20.
@@ -70,4 +70,14 @@ Deno.test("meanBand averages seeds thinned to different steps: exact mean and s.
   }
   // The grid is the union of the kept steps.
   assertEquals(series.x.length, new Set(runs.flatMap((r) => r.x)).size);
+});
+
+Deno.test("meanBand ci95: the mean ± t(0.975, n − 1)·s/√n (scipy: t.ppf(0.975, 4) = 2.7764)", () => {
+  // Five seeds 1..5: mean 3, sample s.d. √2.5.
+  const runs = [1, 2, 3, 4, 5].map((y) => ({ x: [0], t: [0], y: [y] }));
+  const { band } = meanBand(runs, "ci95");
+  assertAlmostEquals(band.hi[0] - 3, (2.7764 * Math.sqrt(2.5)) / Math.sqrt(5), 1e-12);
+  assertEquals(bandHalfWidth(1, 1, "ci95"), 0);
+  assertAlmostEquals(bandHalfWidth(1, 2, "ci95"), 12.7062 / Math.SQRT2, 1e-12);
+  assertAlmostEquals(bandHalfWidth(1, 100, "ci95"), 0.196, 1e-12);
 });

@@ -40,11 +40,12 @@ Deno.test("readView fills in each default", () => {
     logY: false,
     xAxis: "step",
     group: false,
+    band: "sd",
   });
 });
 
 Deno.test("readView reads every parameter, dropping empty run keys", () => {
-  const params = new URLSearchParams("sel=a/1,,b/2&smooth=0&q=lr&diff=1&reduce=max&log=1&x=time&group=1");
+  const params = new URLSearchParams("sel=a/1,,b/2&smooth=0&q=lr&diff=1&reduce=max&log=1&x=time&group=1&band=ci95");
   assertEquals(readView(params), {
     selected: new Set(["a/1", "b/2"]),
     smoothing: 0,
@@ -54,6 +55,7 @@ Deno.test("readView reads every parameter, dropping empty run keys", () => {
     logY: true,
     xAxis: "time",
     group: true,
+    band: "ci95",
   });
   // Switches are on only at "1".
   assertEquals(readView(new URLSearchParams("log=true&diff=0")).logY, false);
