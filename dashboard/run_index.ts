@@ -143,7 +143,12 @@ export class RunIndex {
     }
     // A run that died without ending: its writer's last sign of life (the lock touched every few seconds).
     const end = info.ended ? Date.parse(info.ended) : status === "running" ? now : lastBeat(dir, info);
-    const duration = (end - Date.parse(info.created)) / 1000;
+    // Time between an attempt's end and its resume is idle, not the run's.
+    const idle = (info.resumes ?? []).reduce((sum, r) => {
+      const gap = Date.parse(r.at) - Date.parse(r.stopped ?? "");
+      return sum + (Number.isFinite(gap) && gap > 0 ? gap : 0);
+    }, 0);
+    const duration = (end - Date.parse(info.created) - idle) / 1000;
     const backend = (info.backend as { name?: unknown } | null)?.name;
     const notes = readRunNotes(dir);
     return {

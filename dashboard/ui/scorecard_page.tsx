@@ -6,16 +6,22 @@
  * @module
  */
 import { useEffect, useState } from "preact/hooks";
-import type { RunSummary } from "../../lib/core/run_store.ts";
+import type { SummaryView } from "../../lib/core/run_store.ts";
 import { getJson } from "./api.ts";
 import { formatMeasured, formatValue, verdictClass } from "./format.ts";
 import { curveCell } from "../../lib/core/curves.ts";
 
+/** Which run a row comes from: its id, seed, the config keys its command line set, its commit. */
+function runOf(s: SummaryView): string {
+  return [s.run_id, `seed ${s.seed}`, ...(s.overrides ?? []), s.git_commit ? s.git_commit.slice(0, 7) : ""]
+    .filter((part) => part).join(" · ");
+}
+
 /** The page `#/scorecard` (`#scorecard`), one row per target or claim. */
 export function ScorecardPage() {
-  const [summaries, setSummaries] = useState<RunSummary[] | null>(null);
+  const [summaries, setSummaries] = useState<SummaryView[] | null>(null);
   useEffect(() => {
-    getJson<{ summaries: RunSummary[] }>("/api/scorecard").then((b) => setSummaries(b.summaries));
+    getJson<{ summaries: SummaryView[] }>("/api/scorecard").then((b) => setSummaries(b.summaries));
   }, []);
   if (!summaries) return <p>loading…</p>;
   if (!summaries.length) return <p>No completed runs yet.</p>;
@@ -39,6 +45,7 @@ export function ScorecardPage() {
             <tr>
               <td>
                 <a href={`#/run/${s.experiment}/${s.run_id}`}>{s.experiment}</a>
+                <div class="note">{runOf(s)}</div>
               </td>
               <td>{s.preset}</td>
               <td>{t.source}</td>

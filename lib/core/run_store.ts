@@ -39,7 +39,7 @@ export interface RunInfo {
   git_commit: string | null;
   error?: string;
   /** Steps at which `--resume` continued this run, and the damaged checkpoints it passed over. */
-  resumes?: { step: number; at: string; passed_over?: string[] }[];
+  resumes?: { step: number; at: string; stopped?: string; passed_over?: string[] }[];
   /** The sweep task this run is (from `$LATENTLAB_SWEEP_TASK`), so that a sweep finds its runs in the store. */
   sweep?: SweepTag;
 }
@@ -247,7 +247,13 @@ export class RunWriter {
       backend,
       resumes: [
         ...(info.resumes ?? []),
-        { step: resumeStep, at: now, ...(passedOver.length ? { passed_over: passedOver } : {}) },
+        {
+          step: resumeStep,
+          at: now,
+          // When the attempt before stopped: the idle gap until `at` is not the run's duration.
+          stopped: info.ended ?? new Date(lastBeat(dir, info)).toISOString(),
+          ...(passedOver.length ? { passed_over: passedOver } : {}),
+        },
       ],
     });
   }

@@ -493,3 +493,25 @@ Deno.test("/api/runs carries an ETag: an unchanged listing answers 304 without a
   assertEquals(changed.status, 200);
   assertEquals((await changed.json()).runs.length, 2);
 });
+
+Deno.test("a resumed run's duration leaves out the idle gap between its attempts", async () => {
+  const root = Deno.makeTempDirSync();
+  const run = newRun(root);
+  run.finish("interrupted");
+  const info = JSON.parse(Deno.readTextFileSync(join(run.dir, "run.json")));
+  const t0 = Date.now() - 3_600_000;
+  const iso = (ms: number) => new Date(t0 + ms).toISOString();
+  // 100 s of work, an hour idle, 50 s more.
+  Deno.writeTextFileSync(
+    join(run.dir, "run.json"),
+    JSON.stringify({
+      ...info,
+      status: "completed",
+      created: iso(0),
+      ended: iso(100_000 + 3_000_000 + 50_000),
+      resumes: [{ step: 10, at: iso(100_000 + 3_000_000), stopped: iso(100_000) }],
+    }),
+  );
+  const [row] = (await (await createApp(root).request("/api/runs")).json()).runs;
+  assertEquals(row.duration_s, 150);
+});
