@@ -65,6 +65,9 @@ export function RunsPage(props: RunsPageProps) {
         onlyDiff={view.onlyDiff}
         reducer={view.reducer}
         toggle={(key) => update({ sel: toggledSelection(view.selected, key) })}
+        sort={view.sort}
+        setSort={(sort) => update({ sort: sort.column, desc: sort.descending ? "1" : "0" })}
+        selectAll={(keys) => update({ sel: keys.join(",") })}
       />
       {!selectedRuns.length && <p>Select runs to chart their metrics.</p>}
       <div class="charts">

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Reducers } from "../run_index.ts";
+import { DEFAULT_SORT, type SortState } from "./run_rows.ts";
 
 /** A hash split into its page path and its parameters. */
 export interface HashState {
@@ -64,6 +65,8 @@ export interface ViewState {
   group: boolean;
   /** The band of a group: one sample s.d., or the 95% confidence interval of the mean. */
   band: "sd" | "ci95";
+  /** The runs table's sort (`sort=column&desc=0|1`); newest first by default. */
+  sort: SortState;
 }
 
 /**
@@ -85,6 +88,7 @@ export function readView(params: URLSearchParams): ViewState {
     xAxis: params.get("x") ?? "step",
     group: params.get("group") === "1",
     band: params.get("band") === "ci95" ? "ci95" : "sd",
+    sort: params.has("sort") ? { column: params.get("sort")!, descending: params.get("desc") !== "0" } : DEFAULT_SORT,
   };
 }
 

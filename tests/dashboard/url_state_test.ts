@@ -41,11 +41,14 @@ Deno.test("readView fills in each default", () => {
     xAxis: "step",
     group: false,
     band: "sd",
+    sort: { column: "created", descending: true },
   });
 });
 
 Deno.test("readView reads every parameter, dropping empty run keys", () => {
-  const params = new URLSearchParams("sel=a/1,,b/2&smooth=0&q=lr&diff=1&reduce=max&log=1&x=time&group=1&band=ci95");
+  const params = new URLSearchParams(
+    "sel=a/1,,b/2&smooth=0&q=lr&diff=1&reduce=max&log=1&x=time&group=1&band=ci95&sort=metric:mcc&desc=0",
+  );
   assertEquals(readView(params), {
     selected: new Set(["a/1", "b/2"]),
     smoothing: 0,
@@ -56,6 +59,7 @@ Deno.test("readView reads every parameter, dropping empty run keys", () => {
     xAxis: "time",
     group: true,
     band: "ci95",
+    sort: { column: "metric:mcc", descending: false },
   });
   // Switches are on only at "1".
   assertEquals(readView(new URLSearchParams("log=true&diff=0")).logY, false);
