@@ -54,15 +54,25 @@ export function chartLines(
   band: BandKind = "sd",
 ): Line[] {
   const present = runs.filter((r) => data[runKey(r)]?.[metric]);
+  // Lines are named by what tells them apart: the config keys that differ, then the seed.
+  const differing = differingKeys(present.map((r) => r.config));
   if (!group) {
-    return present.map((r) => ({
-      label: runKey(r),
+    const seeds = new Set(present.map((r) => r.seed)).size > 1;
+    const named = present.map((r) =>
+      [
+        r.experiment,
+        ...differing.map((k) => `${k}=${formatValue(r.config[k])}`),
+        ...(seeds ? [`seed ${r.seed}`] : []),
+      ].join(" ")
+    );
+    // Runs of equal settings and seed keep their ids apart.
+    const unique = named.map((name, i) => named.indexOf(name) === named.lastIndexOf(name) ? name : runKey(present[i]));
+    return present.map((r, i) => ({
+      label: unique[i],
       color: lineColor(runKey(r)),
       series: data[runKey(r)][metric],
     }));
   }
-  // Groups are named by the config keys that tell them apart.
-  const differing = differingKeys(present.map((r) => r.config));
   return seedGroups(present).map(({ runs }) => ({
     label: [
       runs[0].experiment,
@@ -143,9 +153,15 @@ export function chartConfig(lines: Line[], view: ChartView) {
         x: { type: "linear" as const, title: { display: true, text: view.xAxis === "time" ? "seconds" : "step" } },
         y: { type: view.logY ? "logarithmic" as const : "linear" as const },
       },
+      // The tooltip lists every line at the hovered step, not one point.
+      interaction: { mode: "nearest" as const, axis: "x" as const, intersect: false },
       plugins: {
         legend: {
-          labels: { filter: (item: { text: string }) => !HELPER_LABEL.test(item.text) },
+          labels: {
+            filter: (item: { text: string }) => !HELPER_LABEL.test(item.text),
+            boxWidth: 10,
+            font: { size: 10 },
+          },
           onClick: (_event: unknown, item: { text: string }, legend: { chart: ToggleableChart }) =>
             toggleLine(legend.chart, item.text),
         },

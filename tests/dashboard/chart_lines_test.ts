@@ -18,17 +18,25 @@ const data = {
   "vae/3": { loss: { x: [0, 10], t: [0, 1], y: [4, 8] } },
 };
 
-Deno.test("chartLines: one line per run that logged the metric, each in its own run's colour", () => {
+Deno.test("chartLines: one line per run that logged the metric, named by what differs, in its own run's colour", () => {
   const lines = chartLines("loss", runs, data, false);
-  assertEquals(lines.map((l) => [l.label, l.color]), [["vae/1", lineColor("vae/1")], ["vae/2", lineColor("vae/2")], [
-    "vae/3",
-    lineColor("vae/3"),
-  ]]);
+  // Runs 1 and 3 share β and seed: their ids tell them apart; run 2 is named by its β.
+  assertEquals(lines.map((l) => [l.label, l.color]), [
+    ["vae/1", lineColor("vae/1")],
+    ["vae beta=1", lineColor("vae/2")],
+    [
+      "vae/3",
+      lineColor("vae/3"),
+    ],
+  ]);
   // A run keeps its colour whatever else is selected.
   assertEquals(chartLines("loss", runs.slice(2), data, false)[0].color, lineColor("vae/3"));
   assertEquals(lines[0].series, data["vae/1"].loss);
-  assertEquals(chartLines("acc", runs, data, false).map((l) => l.label), ["vae/2"]);
+  assertEquals(chartLines("acc", runs, data, false).map((l) => l.label), ["vae"]);
   assertEquals(pointCount(lines), 6);
+  // Seeds that differ are named too.
+  const seeded = [runRow("1", { config: { beta: 4 }, seed: 0 }), runRow("3", { config: { beta: 4 }, seed: 1 })];
+  assertEquals(chartLines("loss", seeded, data, false).map((l) => l.label), ["vae seed 0", "vae seed 1"]);
 });
 
 Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
@@ -57,7 +65,7 @@ Deno.test("chartDatasets without smoothing: one dataset of step-value points per
     backgroundColor: lineColor("vae/1"),
     borderWidth: 1.5,
     pointRadius: 0,
-    label: "vae/1",
+    label: "vae",
   }]);
 });
 
