@@ -82,7 +82,7 @@ export function RunsTable(props: RunsTableProps) {
                   <a href={`#/run/${runKey(r)}`}>{r.experiment}</a> <small>{r.id}</small>
                   {r.skipped > 0 && (
                     <span class="skipped" title="malformed or torn lines of metrics.jsonl the reader passed over">
-                      {" "}⚠ {r.skipped} line{r.skipped > 1 ? "s" : ""} skipped
+                      {` ⚠ ${r.skipped} line${r.skipped > 1 ? "s" : ""} skipped`}
                     </span>
                   )}
                   {r.note && <div class="note">{r.note}</div>}
