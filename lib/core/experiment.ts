@@ -359,9 +359,11 @@ export interface RunHooks {
    */
   started?(run: { dir: string; interrupt(reason: string): void }): void;
   /**
-   * Whether SIGINT/SIGTERM stop the run even inside long synchronous work
-   * (scoring, metric fits): set by the command line, whose own listeners
-   * mark the run interrupted.
+   * Whether the run owns its process (the command line): then a guard
+   * thread keeps its heartbeat while the main thread is busy and lets
+   * SIGINT/SIGTERM stop it inside long synchronous work (scoring, metric
+   * fits). A run in a process that goes on (tests) beats from the main
+   * thread's timer and is stopped through `interrupt`.
    */
   watchSignals?: boolean;
   /** Called after each checkpoint is written, with its step (tests interrupt a run there). */
@@ -401,7 +403,8 @@ export async function runExperiment<S extends ConfigSpec>(
     });
   const stop = new AbortController();
   // The heartbeat and the signals, also while the main thread is busy; stopPoint() reads what it sets.
-  const guard = await startRunGuard(runLockPath(writer.dir), { signals: hooks.watchSignals ?? false });
+  clearRequestedStop();
+  const guard = hooks.watchSignals ? await startRunGuard(runLockPath(writer.dir), { signals: true }) : null;
   let ended = false;
   hooks.started?.({
     dir: writer.dir,
@@ -486,7 +489,7 @@ export async function runExperiment<S extends ConfigSpec>(
     throw error;
   } finally {
     ended = true;
-    guard.stop();
+    guard?.stop();
     clearRequestedStop();
     tf.engine().endScope();
     writer.releaseLock();
