@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shellWord } from "../../lib/core/shell.ts";
 
 /**
  * The key that names a run in the URL, the API and the table: `experiment/id`.
@@ -63,7 +64,5 @@ export function verdictClass(verdict: string): string {
  */
 export function resumeCommand(experiment: string, dir: string, status: string): string | null {
   if (status !== "interrupted" && status !== "crashed" && status !== "failed") return null;
-  // A path with spaces or quotes is passed to the shell as one word.
-  const word = /^[A-Za-z0-9_./@:-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`;
-  return `deno task run ${experiment} --resume ${word}`;
+  return `deno task run ${experiment} --resume ${shellWord(dir)}`;
 }

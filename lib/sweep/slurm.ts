@@ -15,6 +15,7 @@ import { basename, join, resolve } from "node:path";
 import type { SlurmSpec, SweepTask } from "./spec.ts";
 import { SLURM_DEFAULTS } from "./spec.ts";
 import { readTaskRecord, REPO_ROOT, type SlurmJobState, writeTaskState } from "./store.ts";
+import { shellWord } from "../core/shell.ts";
 
 /** Options of one submission's script. */
 export interface SbatchOptions {
@@ -29,11 +30,6 @@ export interface SbatchOptions {
   repoRoot: string;
   runsRoot: string;
   denoPath: string;
-}
-
-/** A word as bash reads it: bare when it has nothing special, else single-quoted. */
-export function shellWord(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** `--mem`: whole gigabytes as `<m>G`, a fraction as whole megabytes (sbatch takes no decimals). */
