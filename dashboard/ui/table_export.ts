@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { meanSd } from "../../lib/core/matrix.ts";
 import type { Reducers, RunRow } from "../run_index.ts";
 import { differingKeys } from "./config_keys.ts";
 import { formatValue } from "./format.ts";
@@ -41,13 +42,6 @@ export function latexEscape(text: string): string {
   return text.replace(/[\\{}$&#^_%~]/g, (c) => LATEX[c]);
 }
 
-/** Mean and sample s.d. (n − 1) of `values`; s.d. null for one value. */
-function meanSd(values: number[]): { mean: number; sd: number | null } {
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  if (values.length < 2) return { mean, sd: null };
-  return { mean, sd: Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)) };
-}
-
 /**
  * One row per run (or per group of seeds) and one column per metric (sorted
  * by name), holding the reducer's value; a run that lacks a metric gets an
@@ -74,7 +68,7 @@ export function finalTable(runs: ExportRun[], format: TableFormat, options: Tabl
         const values = g.runs.map((r) => r.metrics[k]?.[reducer]).filter((v): v is number => typeof v === "number");
         if (!values.length) return "";
         const { mean, sd } = meanSd(values);
-        return sd === null ? formatValue(mean) : `${formatValue(mean)}${pm}${formatValue(sd)}`;
+        return values.length < 2 ? formatValue(mean) : `${formatValue(mean)}${pm}${formatValue(sd)}`;
       }),
     ])
     : runs.map((r) => [`${setting(r)} seed ${r.seed}`, ...keys.map((k) => formatValue(r.metrics[k]?.[reducer] ?? ""))]);
