@@ -16,6 +16,7 @@ import {
   type MetricsRow,
   readConfig,
   readRunNotes,
+  readSummary,
   type Reducers,
   type RunListing,
   type RunStatus,
@@ -52,6 +53,8 @@ export interface RunRow {
   tags: string[];
   config: Record<string, unknown>;
   metrics: Record<string, Reducers>;
+  /** The final scores of summary.json (`metrics`), written when the run completed; empty before. */
+  final: Record<string, number>;
   skipped: number;
   /** What is wrong with the run's run.json, or why its metrics cannot be read, when something is. */
   problem?: string;
@@ -66,6 +69,7 @@ export class RunIndex {
   readonly root: string;
   #readers = new Map<string, MetricsReader>();
   #configs = new Map<string, Record<string, unknown>>();
+  #finals = new Map<string, Record<string, number>>();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -152,6 +156,7 @@ export class RunIndex {
     const backend = (info.backend as { name?: unknown } | null)?.name;
     const notes = readRunNotes(dir);
     return {
+      final: status === "completed" ? this.#final(dir) : {},
       experiment: info.experiment,
       id: info.id,
       status,
@@ -170,6 +175,19 @@ export class RunIndex {
       skipped: metrics ? metrics.skipped + (status !== "running" && metrics.pending > 0 ? 1 : 0) : 0,
       ...(problems.length ? { problem: problems.join("; ") } : {}),
     };
+  }
+
+  /** A completed run's final scores, read once: summary.json is written when the run completes and not again. */
+  #final(dir: string): Record<string, number> {
+    let final = this.#finals.get(dir);
+    if (!final) {
+      const metrics = readSummary(dir)?.metrics ?? {};
+      final = Object.fromEntries(
+        Object.entries(metrics).filter((e): e is [string, number] => typeof e[1] === "number" && Number.isFinite(e[1])),
+      );
+      this.#finals.set(dir, final);
+    }
+    return final;
   }
 }
 

@@ -16,6 +16,7 @@ export function runRow(id: string, fields: Partial<RunRow> = {}): RunRow {
     tags: [],
     config: {},
     metrics: {},
+    final: {},
     skipped: 0,
     note: "",
     archived: false,
