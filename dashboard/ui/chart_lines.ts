@@ -8,7 +8,7 @@ import type { Series } from "../../lib/core/run_store.ts";
 import type { RunRow } from "../run_index.ts";
 import { formatValue, runKey } from "./format.ts";
 import type { RunSeries } from "./metric_series.ts";
-import { type BandKind, meanBand, seedGroups } from "./seed_bands.ts";
+import { type BandKind, meanBand, runGroups } from "./seed_bands.ts";
 import { differingKeys } from "./config_keys.ts";
 import { smooth } from "./smoothing.ts";
 
@@ -40,23 +40,25 @@ export interface Line {
 }
 
 /**
- * The lines of `metric`: one per run that logged it, or, with `group`, one
- * mean ± s.d. line per set of runs that differ only in seed.
+ * The lines of `metric`: one per run that logged it, or, with `grouping`,
+ * one mean ± band line per group of {@linkcode runGroups} (`[]`: runs that
+ * differ only in seed; config keys: runs sharing their values).
  *
  * @param runs the selected runs, in table order
  * @param data each run's series, by run key
+ * @param grouping null draws every run
  */
 export function chartLines(
   metric: string,
   runs: RunRow[],
   data: Record<string, RunSeries>,
-  group: boolean,
+  grouping: string[] | null,
   band: BandKind = "sd",
 ): Line[] {
   const present = runs.filter((r) => data[runKey(r)]?.[metric]);
   // Lines are named by what tells them apart: the config keys that differ, then the seed.
   const differing = differingKeys(present.map((r) => r.config));
-  if (!group) {
+  if (!grouping) {
     const seeds = new Set(present.map((r) => r.seed)).size > 1;
     const named = present.map((r) =>
       [
@@ -73,13 +75,9 @@ export function chartLines(
       series: data[runKey(r)][metric],
     }));
   }
-  return seedGroups(present).map(({ runs }) => ({
-    label: [
-      runs[0].experiment,
-      ...differing.map((k) => `${k}=${formatValue(runs[0].config[k])}`),
-      `(${runs.length} seed${runs.length > 1 ? "s" : ""})`,
-    ].join(" "),
-    color: lineColor(`${runs[0].experiment} ${JSON.stringify(runs[0].config)}`),
+  return runGroups(present, grouping).map(({ label, id, runs }) => ({
+    label,
+    color: lineColor(id),
     ...meanBand(runs.map((r) => data[runKey(r)][metric]), band),
   }));
 }
@@ -93,7 +91,7 @@ export interface ChartView {
 }
 
 /** Legend entries of the helper datasets end in these words; the legend hides them. */
-const HELPER_LABEL = / (raw|lo|hi)$/;
+const HELPER_LABEL = / (raw|lo|hi|bar)$/;
 
 /**
  * The chart.js datasets of the lines: per line, its band's lower and upper
@@ -105,7 +103,18 @@ export function chartDatasets(lines: Line[], view: ChartView): Record<string, un
     const xs = view.xAxis === "time" ? line.series.t : line.series.x;
     const points = (ys: number[]) => ys.map((y, i) => ({ x: xs[i], y }));
     const sets: Record<string, unknown>[] = [];
-    if (line.band) {
+    if (line.band && xs.length === 1) {
+      // A score logged once (a final score) has no band to fill: an error bar from its low to its high value.
+      sets.push({
+        data: [{ x: xs[0], y: line.band.lo[0] }, { x: xs[0], y: line.band.hi[0] }],
+        borderColor: line.color,
+        borderWidth: 1.5,
+        pointStyle: "line",
+        pointRadius: 6,
+        pointBorderColor: line.color,
+        label: `${line.label} bar`,
+      });
+    } else if (line.band) {
       sets.push({ data: points(line.band.lo), borderWidth: 0, pointRadius: 0, label: `${line.label} lo` });
       sets.push({
         data: points(line.band.hi),

@@ -9,6 +9,7 @@
 import type { Reducers, RunRow } from "../run_index.ts";
 import { differingKeys } from "./config_keys.ts";
 import { formatValue, runKey } from "./format.ts";
+import { metricValue } from "./run_rows.ts";
 
 /** One axis: numeric (linear, or log when all values are positive and span two decades or more) or categorical. */
 export interface Axis {
@@ -84,7 +85,7 @@ export function parallelCoordinates(
 ): { axes: Axis[]; lines: HparamLine[] } {
   const configs: Record<string, unknown>[] = runs.map((r) => ({ ...r.config, seed: r.seed }));
   const keys = differingKeys(configs);
-  const metricOf = (r: RunRow) => r.metrics[metric]?.[reducer] ?? null;
+  const metricOf = (r: RunRow) => metricValue(r, metric, reducer) ?? null;
   const axes = [
     ...keys.map((k) => axisOf(k, configs.map((c) => c[k]))),
     axisOf(metric, runs.map((r) => metricOf(r) ?? undefined)),
@@ -106,7 +107,7 @@ export function scatterPoints(
 ): { run: string; x: number; y: number }[] {
   return runs.flatMap((r) => {
     const x = key === "seed" ? r.seed : r.config[key];
-    const y = r.metrics[metric]?.[reducer];
+    const y = metricValue(r, metric, reducer);
     return typeof x === "number" && Number.isFinite(x) && typeof y === "number" && Number.isFinite(y)
       ? [{ run: runKey(r), x, y }]
       : [];

@@ -10,7 +10,7 @@ import type { Reducers, RunRow } from "../run_index.ts";
 import { lineColor } from "./chart_lines.ts";
 import { formatValue } from "./format.ts";
 import { type Axis, parallelCoordinates, scatterPoints } from "./hparams.ts";
-import { DEFAULT_SORT, metricColumns, visibleRows } from "./run_rows.ts";
+import { DEFAULT_SORT, metricKeys, visibleRows } from "./run_rows.ts";
 import type { HashControl } from "./use_hash.ts";
 
 const [W, H, PAD] = [760, 280, 40];
@@ -36,7 +36,7 @@ export function HparamsPage(props: { hash: HashControl; runs: RunRow[] }) {
   const { params, update } = props.hash;
   const reducer = (params.get("reduce") ?? "last") as keyof Reducers;
   const runs = visibleRows(props.runs, params.get("q") ?? "", DEFAULT_SORT, reducer);
-  const metrics = metricColumns(runs);
+  const metrics = metricKeys(runs);
   const metric = params.get("metric") ?? metrics[0] ?? "";
   if (!runs.length || !metric) return <p>No runs with metrics to compare: run an experiment or a sweep first.</p>;
   const { axes, lines } = parallelCoordinates(runs, metric, reducer);

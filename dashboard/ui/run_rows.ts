@@ -35,23 +35,76 @@ export function configColumns(runs: Pick<RunRow, "config">[], onlyDiff: boolean)
 }
 
 /**
- * The metric columns: top-level metrics before namespaced ones (those with a
- * `/`), each in the order first seen, at most twelve.
+ * Every metric a run can show in the table: final scores (summary.json)
+ * first, then logged metrics, top-level before namespaced ones (those with
+ * a `/`), each in the order first seen.
  *
  * @example
  * ```ts
- * metricColumns([{ metrics: { "mcc/a": m, loss: m } }]); // ["loss", "mcc/a"]
+ * metricKeys([{ metrics: { "mcc/a": m, loss: m }, final: { "mcc/L1": 0.9 } }]); // ["mcc/L1", "loss", "mcc/a"]
  * ```
  */
-export function metricColumns(runs: Pick<RunRow, "metrics">[]): string[] {
-  const keys = [...new Set(runs.flatMap((r) => Object.keys(r.metrics)))];
-  return keys.filter((k) => !k.includes("/")).concat(keys.filter((k) => k.includes("/"))).slice(0, MAX_METRIC_COLUMNS);
+export function metricKeys(runs: MetricRow[]): string[] {
+  const logged = [...new Set(runs.flatMap((r) => Object.keys(r.metrics)))];
+  return [
+    ...new Set([
+      ...runs.flatMap((r) => Object.keys(r.final ?? {})),
+      ...logged.filter((k) => !k.includes("/")),
+      ...logged.filter((k) => k.includes("/")),
+    ]),
+  ];
+}
+
+/**
+ * The metric columns: the chosen ones (the URL's `cols`) that some run has,
+ * in the order chosen, or else the first twelve of {@linkcode metricKeys}.
+ */
+export function metricColumns(runs: MetricRow[], chosen: string[] = []): string[] {
+  const keys = metricKeys(runs);
+  const present = new Set(keys);
+  const kept = chosen.filter((k) => present.has(k));
+  return kept.length ? kept : keys.slice(0, MAX_METRIC_COLUMNS);
+}
+
+/**
+ * Metric names in sections by their first path segment (`L1/slowflow/mcc`
+ * in `L1`; a name without `/` in "metrics"), sections in order of first appearance.
+ *
+ * @example
+ * ```ts
+ * metricSections(["L1/a", "loss", "L1/b"]); // [["L1", ["L1/a", "L1/b"]], ["metrics", ["loss"]]]
+ * ```
+ */
+export function metricSections(names: string[]): [string, string[]][] {
+  const sections = new Map<string, string[]>();
+  for (const name of names) {
+    const prefix = name.includes("/") ? name.slice(0, name.indexOf("/")) : "metrics";
+    sections.set(prefix, [...(sections.get(prefix) ?? []), name]);
+  }
+  return [...sections.entries()];
+}
+
+/** What {@linkcode metricValue} reads of a run. */
+export type MetricRow = Pick<RunRow, "metrics"> & Partial<Pick<RunRow, "final">>;
+
+/**
+ * A run's value of metric `key`: its final score when summary.json has one
+ * (a single number, whatever the reducer), else the reducer's value of the
+ * logged metric.
+ */
+export function metricValue(run: MetricRow, key: string, reducer: keyof Reducers): number | undefined {
+  return run.final?.[key] ?? run.metrics[key]?.[reducer];
+}
+
+/** Whether `key` is a final score (summary.json) of any of the runs, so that the reducer does not apply to it. */
+export function isFinalScore(runs: MetricRow[], key: string): boolean {
+  return runs.some((r) => r.final !== undefined && key in r.final);
 }
 
 /** The value a run shows in a column (see {@linkcode SortState.column}); metric columns show `reducer`. */
 export function cellValue(run: RunRow, column: string, reducer: keyof Reducers): unknown {
   if (column.startsWith("config:")) return run.config[column.slice(7)];
-  if (column.startsWith("metric:")) return run.metrics[column.slice(7)]?.[reducer];
+  if (column.startsWith("metric:")) return metricValue(run, column.slice(7), reducer);
   return (run as unknown as Record<string, unknown>)[column];
 }
 
@@ -70,9 +123,11 @@ export function parseFilter(query: string): FilterTerm[] {
 
 /** A run's value of a filter key: a run field (status, seed, id, …), a config key, or a metric (the reducer's value). */
 function filterValue(run: RunRow, key: string, reducer: keyof Reducers): unknown {
-  if (key in run && key !== "config" && key !== "metrics") return (run as unknown as Record<string, unknown>)[key];
+  if (key in run && key !== "config" && key !== "metrics" && key !== "final") {
+    return (run as unknown as Record<string, unknown>)[key];
+  }
   if (key in run.config) return run.config[key];
-  return run.metrics[key]?.[reducer];
+  return metricValue(run, key, reducer);
 }
 
 function termHolds(run: RunRow, term: FilterTerm, reducer: keyof Reducers): boolean {

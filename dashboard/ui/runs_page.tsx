@@ -9,7 +9,9 @@ import { useMemo, useState } from "preact/hooks";
 import type { RunRow } from "../run_index.ts";
 import { ChartPanel } from "./chart_panel.tsx";
 import { chartLines, type Line } from "./chart_lines.ts";
+import { configKeys } from "./config_keys.ts";
 import { runKey } from "./format.ts";
+import { metricColumns, metricSections } from "./run_rows.ts";
 import { RunsTable } from "./runs_table.tsx";
 import { finalTable } from "./table_export.ts";
 import type { HashControl } from "./use_hash.ts";
@@ -30,16 +32,22 @@ export function RunsPage(props: RunsPageProps) {
   const data = useLiveSeries(props.runs, view.selected);
   const [exportText, setExportText] = useState("");
   const selectedRuns = props.runs.filter((r) => view.selected.has(runKey(r)));
-  const metricNames = [...new Set(selectedRuns.flatMap((r) => Object.keys(data[runKey(r)] ?? {})))].sort();
+  const needle = view.metricFilter.toLowerCase();
+  const metricNames = [...new Set(selectedRuns.flatMap((r) => Object.keys(data[runKey(r)] ?? {})))]
+    .filter((m) => m.toLowerCase().includes(needle)).sort();
+  const grouping = view.groupBy.length ? view.groupBy : view.group ? [] : null;
   // Each chart's lines are built once per change of the data, the selection or the grouping, not per render.
   const selectionKey = selectedRuns.map(runKey).join(",");
+  const groupingKey = JSON.stringify(grouping);
   const lines = useMemo(() => {
     const built = new Map<string, Line[]>();
     return (metric: string) => {
-      if (!built.has(metric)) built.set(metric, chartLines(metric, selectedRuns, data, view.group, view.band));
+      if (!built.has(metric)) built.set(metric, chartLines(metric, selectedRuns, data, grouping, view.band));
       return built.get(metric)!;
     };
-  }, [data, selectionKey, view.group, view.band]);
+  }, [data, selectionKey, groupingKey, view.band]);
+  const visibleColumns = metricColumns(props.runs, view.columns);
+  const sections = metricSections(metricNames);
   if (!props.runs.length) {
     return (
       <p id="no-runs">
@@ -54,8 +62,11 @@ export function RunsPage(props: RunsPageProps) {
         update={update}
         smoothing={view.smoothing}
         canExport={selectedRuns.length > 0}
+        configKeys={configKeys(props.runs.map((r) => r.config)).sort()}
         onExport={(format) =>
-          setExportText(finalTable(selectedRuns, format, { reducer: view.reducer, group: view.group }))}
+          setExportText(
+            finalTable(selectedRuns, format, { reducer: view.reducer, grouping, columns: visibleColumns }),
+          )}
       />
       {exportText && <textarea readOnly value={exportText}></textarea>}
       <RunsTable
@@ -68,20 +79,31 @@ export function RunsPage(props: RunsPageProps) {
         sort={view.sort}
         setSort={(sort) => update({ sort: sort.column, desc: sort.descending ? "1" : "0" })}
         selectAll={(keys) => update({ sel: keys.join(",") })}
+        columns={view.columns}
+        setColumns={(columns) => update({ cols: columns.join(",") })}
+        metricFilter={view.metricFilter}
       />
       {!selectedRuns.length && <p>Select runs to chart their metrics.</p>}
-      <div class="charts">
-        {metricNames.map((metric) => (
-          <ChartPanel
-            key={metric}
-            metric={metric}
-            lines={lines(metric)}
-            smoothing={view.smoothing}
-            logY={view.logY}
-            xAxis={view.xAxis}
-          />
-        ))}
-      </div>
+      {sections.map(([prefix, metrics]) => (
+        // A section per name prefix (`L1/…`, `train/…`); a run with thousands of metrics opens them one at a time.
+        <details key={prefix} class="metric-section" open={sections.length === 1 || metricNames.length <= 40}>
+          <summary>
+            {prefix} <small>({metrics.length} chart{metrics.length > 1 ? "s" : ""})</small>
+          </summary>
+          <div class="charts">
+            {metrics.map((metric) => (
+              <ChartPanel
+                key={metric}
+                metric={metric}
+                lines={lines(metric)}
+                smoothing={view.smoothing}
+                logY={view.logY}
+                xAxis={view.xAxis}
+              />
+            ))}
+          </div>
+        </details>
+      ))}
     </div>
   );
 }

@@ -8,7 +8,16 @@
 import { useMemo } from "preact/hooks";
 import type { Reducers, RunRow } from "../run_index.ts";
 import { formatValue, runKey } from "./format.ts";
-import { configColumns, metricColumns, nextSort, type SortState, visibleRows } from "./run_rows.ts";
+import {
+  configColumns,
+  isFinalScore,
+  metricColumns,
+  metricKeys,
+  metricValue,
+  nextSort,
+  type SortState,
+  visibleRows,
+} from "./run_rows.ts";
 
 /** Props of {@linkcode RunsTable}. */
 export interface RunsTableProps {
@@ -24,14 +33,21 @@ export interface RunsTableProps {
   setSort: (sort: SortState) => void;
   /** Charts exactly these runs (the ones the filter shows). */
   selectAll: (keys: string[]) => void;
+  /** The chosen metric columns (the URL's `cols`); empty: the first twelve. */
+  columns: string[];
+  setColumns: (columns: string[]) => void;
+  /** Only metric names containing this text are offered as columns. */
+  metricFilter: string;
 }
 
 /** The runs table (`#runs`); each row carries its run key as `data-run`. */
 export function RunsTable(props: RunsTableProps) {
   const { sort, setSort } = props;
-  const configKeys = useMemo(() => configColumns(props.runs, props.onlyDiff), [props.runs, props.onlyDiff]);
-  const metricKeys = useMemo(() => metricColumns(props.runs), [props.runs]);
   const rows = visibleRows(props.runs, props.query, sort, props.reducer);
+  // "Only keys that differ" compares the runs the filter shows, not the whole store.
+  const rowKeys = rows.map(runKey).join(",");
+  const configKeys = useMemo(() => configColumns(rows, props.onlyDiff), [rowKeys, props.runs, props.onlyDiff]);
+  const metricNames = useMemo(() => metricColumns(props.runs, props.columns), [props.runs, props.columns.join(",")]);
   // A button per header: sorting is reachable by keyboard, and screen readers hear the order.
   const header = (column: string, label: string) => (
     <th aria-sort={sort.column === column ? (sort.descending ? "descending" : "ascending") : "none"}>
@@ -50,7 +66,13 @@ export function RunsTable(props: RunsTableProps) {
     <>
       <p class="table-actions">
         {rows.length} of {props.runs.length} runs shown{" "}
-        <button type="button" onClick={() => props.selectAll(rows.map(runKey))}>chart all shown</button>
+        <button type="button" onClick={() => props.selectAll(rows.map(runKey))}>chart all shown</button>{" "}
+        <ColumnChooser
+          runs={props.runs}
+          shown={metricNames}
+          filter={props.metricFilter}
+          setColumns={props.setColumns}
+        />
       </p>
       <div class="scroll">
         <table id="runs">
@@ -63,7 +85,9 @@ export function RunsTable(props: RunsTableProps) {
               {header("duration_s", "duration")}
               {header("backend", "backend")}
               {configKeys.map((k) => header(`config:${k}`, k))}
-              {metricKeys.map((k) => header(`metric:${k}`, `${k} (${props.reducer})`))}
+              {metricNames.map((k) =>
+                header(`metric:${k}`, `${k} (${isFinalScore(props.runs, k) ? "final" : props.reducer})`)
+              )}
             </tr>
           </thead>
           <tbody>
@@ -92,12 +116,45 @@ export function RunsTable(props: RunsTableProps) {
                 <td>{r.duration_s.toFixed(1)} s</td>
                 <td>{r.backend}</td>
                 {configKeys.map((k) => <td key={k}>{formatValue(r.config[k])}</td>)}
-                {metricKeys.map((k) => <td key={k}>{formatValue(r.metrics[k]?.[props.reducer])}</td>)}
+                {metricNames.map((k) => <td key={k}>{formatValue(metricValue(r, k, props.reducer))}</td>)}
               </tr>
             ))}
           </tbody>
         </table>
       </div>
     </>
+  );
+}
+
+/**
+ * The metric columns to show (`#columns`): a checkbox per metric the runs
+ * have (final scores first), those matching the metric filter.
+ */
+function ColumnChooser(props: {
+  runs: RunRow[];
+  shown: string[];
+  filter: string;
+  setColumns: (columns: string[]) => void;
+}) {
+  const all = useMemo(() => metricKeys(props.runs), [props.runs]);
+  const needle = props.filter.toLowerCase();
+  const offered = all.filter((k) => k.toLowerCase().includes(needle));
+  const toggle = (key: string) =>
+    props.setColumns(props.shown.includes(key) ? props.shown.filter((k) => k !== key) : [...props.shown, key]);
+  return (
+    <details id="columns">
+      <summary>metric columns ({props.shown.length} of {all.length})</summary>
+      <div class="column-choices">
+        {offered.length < all.length && <small>{offered.length} matching “{props.filter}”</small>}
+        {offered.map((k) => (
+          <label key={k}>
+            <input type="checkbox" checked={props.shown.includes(k)} onChange={() => toggle(k)} />
+            {k}
+            {isFinalScore(props.runs, k) ? " (final)" : ""}
+          </label>
+        ))}
+        <button type="button" onClick={() => props.setColumns([])}>first twelve</button>
+      </div>
+    </details>
   );
 }

@@ -7,6 +7,8 @@
  */
 import { meanSd } from "../../lib/core/matrix.ts";
 import type { Series } from "../../lib/core/run_store.ts";
+import { differingKeys } from "./config_keys.ts";
+import { formatValue } from "./format.ts";
 
 /** A mean series and its band, point for point. */
 export interface SeedBand {
@@ -108,32 +110,46 @@ export function meanBand(series: Series[], kind: BandKind = "sd"): SeedBand {
   return { series: { x: steps, t, y: mean }, band: { lo, hi } };
 }
 
-/** Runs that differ only in seed, with the legend label of their line. */
-export interface SeedGroup<R> {
+/** Runs drawn (and exported) as one: seeds of one setting, or runs sharing the values of chosen keys. */
+export interface RunGroup<R> {
+  /** The experiment and the config values that set the group apart, then its size: `vae beta=4 (2 seeds)`. */
   label: string;
+  /** What makes the group one (stable: it names the group's colour). */
+  id: string;
   runs: R[];
 }
 
 /**
- * Groups runs whose experiment and config are equal (the seed is not part of
- * the config), in the order each group first appears.
+ * Groups runs in the order each group first appears. Without `by`, runs
+ * whose experiment and config are equal (the seed is not part of the
+ * config) are one group, labelled by the config keys that differ between
+ * the runs. With `by`, runs of one experiment whose values of those config
+ * keys are equal are one group, whatever else differs, labelled by them.
  *
  * @example
  * ```ts
- * seedGroups([{ experiment: "a", config: { lr: 1 } }, { experiment: "a", config: { lr: 1 } }])[0].label;
+ * runGroups([{ experiment: "a", config: { lr: 1 } }, { experiment: "a", config: { lr: 1 } }])[0].label;
  * // "a (2 seeds)"
+ * runGroups([{ experiment: "a", config: { lr: 1, m: "x" } }, { experiment: "a", config: { lr: 2, m: "x" } }], ["m"])[0].label;
+ * // "a m=x (2 runs)"
  * ```
  */
-export function seedGroups<R extends { experiment: string; config: Record<string, unknown> }>(
+export function runGroups<R extends { experiment: string; config: Record<string, unknown> }>(
   runs: R[],
-): SeedGroup<R>[] {
+  by: string[] = [],
+): RunGroup<R>[] {
+  const idOf = (r: R) => `${r.experiment} ${JSON.stringify(by.length ? by.map((k) => r.config[k] ?? null) : r.config)}`;
   const groups = new Map<string, R[]>();
-  for (const r of runs) {
-    const id = `${r.experiment} ${JSON.stringify(r.config)}`;
-    groups.set(id, [...(groups.get(id) ?? []), r]);
-  }
-  return [...groups.values()].map((members) => ({
-    label: `${members[0].experiment} (${members.length} seed${members.length > 1 ? "s" : ""})`,
+  for (const r of runs) groups.set(idOf(r), [...(groups.get(idOf(r)) ?? []), r]);
+  const named = by.length ? by : differingKeys(runs.map((r) => r.config));
+  const unit = by.length ? "run" : "seed";
+  return [...groups.entries()].map(([id, members]) => ({
+    id,
+    label: [
+      members[0].experiment,
+      ...named.map((k) => `${k}=${members[0].config[k] === undefined ? "—" : formatValue(members[0].config[k])}`),
+      `(${members.length} ${unit}${members.length > 1 ? "s" : ""})`,
+    ].join(" "),
     runs: members,
   }));
 }

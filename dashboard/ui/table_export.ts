@@ -8,7 +8,8 @@ import { meanSd } from "../../lib/core/matrix.ts";
 import type { Reducers, RunRow } from "../run_index.ts";
 import { differingKeys } from "./config_keys.ts";
 import { formatValue } from "./format.ts";
-import { seedGroups } from "./seed_bands.ts";
+import { metricKeys, metricValue } from "./run_rows.ts";
+import { runGroups } from "./seed_bands.ts";
 
 /** Formats {@linkcode finalTable} can write. */
 export type TableFormat = "markdown" | "latex";
@@ -17,11 +18,17 @@ export type TableFormat = "markdown" | "latex";
 export interface TableOptions {
   /** The reducer of the runs table: each metric's last, min or max value (default last). */
   reducer?: keyof Reducers;
-  /** Runs that differ only in seed as one row: mean ± sample s.d. (n − 1) over their seeds. */
-  group?: boolean;
+  /**
+   * Groups as rows, each mean ± sample s.d. (n − 1) over its runs: `[]`
+   * groups runs that differ only in seed, config keys group runs sharing
+   * their values (see {@linkcode runGroups}); null or absent, a row per run.
+   */
+  grouping?: string[] | null;
+  /** The metric columns, in order (the runs table's); absent, every metric sorted by name. */
+  columns?: string[];
 }
 
-type ExportRun = Pick<RunRow, "experiment" | "id" | "seed" | "config" | "metrics">;
+type ExportRun = Pick<RunRow, "experiment" | "id" | "seed" | "config" | "metrics"> & Partial<Pick<RunRow, "final">>;
 
 /** LaTeX's special characters, each as text. */
 const LATEX: Record<string, string> = {
@@ -43,10 +50,10 @@ export function latexEscape(text: string): string {
 }
 
 /**
- * One row per run (or per group of seeds) and one column per metric (sorted
- * by name), holding the reducer's value; a run that lacks a metric gets an
- * empty cell. Rows are named by the experiment and the config keys that
- * differ between the exported runs, then the seed (or the seed count).
+ * One row per run (or per group) and one column per metric, holding the
+ * reducer's value (a final score as it is); a run that lacks a metric gets
+ * an empty cell. Rows are named by the experiment and the config keys that
+ * differ between the exported runs, then the seed (or the group's size).
  *
  * @example
  * ```ts
@@ -56,23 +63,26 @@ export function latexEscape(text: string): string {
  */
 export function finalTable(runs: ExportRun[], format: TableFormat, options: TableOptions = {}): string {
   const reducer = options.reducer ?? "last";
-  const keys = [...new Set(runs.flatMap((r) => Object.keys(r.metrics)))].sort();
+  const keys = options.columns ?? metricKeys(runs).sort();
   const differing = differingKeys(runs.map((r) => r.config));
   const setting = (r: ExportRun) =>
     [r.experiment, ...differing.map((k) => `${k}=${formatValue(r.config[k])}`)].join(" ");
   const pm = format === "latex" ? " $\\pm$ " : " ± ";
-  const rows: string[][] = options.group
-    ? seedGroups(runs).map((g) => [
-      `${setting(g.runs[0])} (${g.runs.length} seed${g.runs.length > 1 ? "s" : ""})`,
+  const grouping = options.grouping ?? null;
+  const rows: string[][] = grouping
+    ? runGroups(runs, grouping).map((g) => [
+      g.label,
       ...keys.map((k) => {
-        const values = g.runs.map((r) => r.metrics[k]?.[reducer]).filter((v): v is number => typeof v === "number");
+        const values = g.runs.map((r) => metricValue(r, k, reducer)).filter((v): v is number => typeof v === "number");
         if (!values.length) return "";
         const { mean, sd } = meanSd(values);
         return values.length < 2 ? formatValue(mean) : `${formatValue(mean)}${pm}${formatValue(sd)}`;
       }),
     ])
-    : runs.map((r) => [`${setting(r)} seed ${r.seed}`, ...keys.map((k) => formatValue(r.metrics[k]?.[reducer] ?? ""))]);
-  const header = options.group ? "setting" : "run";
+    : runs.map((
+      r,
+    ) => [`${setting(r)} seed ${r.seed}`, ...keys.map((k) => formatValue(metricValue(r, k, reducer) ?? ""))]);
+  const header = grouping ? "setting" : "run";
   if (format === "markdown") {
     return [
       `| ${header} | ${keys.join(" | ")} |`,

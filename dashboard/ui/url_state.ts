@@ -1,6 +1,6 @@
 /**
  * The view state lives in the URL hash, so a view can be bookmarked and
- * shared: `#/?sel=a,b&smooth=0.6&q=text&log=1&x=time&diff=1&group=1&reduce=last`
+ * shared: `#/?sel=a,b&smooth=0.6&q=text&log=1&x=time&diff=1&group=1&by=lr&reduce=last&cols=a,b&metrics=mcc`
  * on the runs page, `#/run/<experiment>/<id>` and `#/scorecard` for the others.
  *
  * @module
@@ -63,6 +63,15 @@ export interface ViewState {
   xAxis: string;
   /** Draw runs that differ only in seed as one mean line with a band. */
   group: boolean;
+  /**
+   * Config keys to group by instead (`by=method,lr`): runs of one experiment
+   * with equal values of these keys become one line, whatever else differs.
+   */
+  groupBy: string[];
+  /** The metric columns of the runs table (`cols=a,b`); empty: the first twelve. */
+  columns: string[];
+  /** Only metric names (charts and column choices) containing this text, case blind (`metrics=`). */
+  metricFilter: string;
   /** The band of a group: one sample s.d., or the 95% confidence interval of the mean. */
   band: "sd" | "ci95";
   /** The runs table's sort (`sort=column&desc=0|1`); newest first by default. */
@@ -79,7 +88,7 @@ export interface ViewState {
  */
 export function readView(params: URLSearchParams): ViewState {
   return {
-    selected: new Set((params.get("sel") ?? "").split(",").filter((k) => k)),
+    selected: new Set(list(params.get("sel"))),
     smoothing: Number(params.get("smooth") ?? "0.6"),
     query: params.get("q") ?? "",
     onlyDiff: params.get("diff") === "1",
@@ -87,9 +96,17 @@ export function readView(params: URLSearchParams): ViewState {
     logY: params.get("log") === "1",
     xAxis: params.get("x") ?? "step",
     group: params.get("group") === "1",
+    groupBy: list(params.get("by")),
+    columns: list(params.get("cols")),
+    metricFilter: params.get("metrics") ?? "",
     band: params.get("band") === "ci95" ? "ci95" : "sd",
     sort: params.has("sort") ? { column: params.get("sort")!, descending: params.get("desc") !== "0" } : DEFAULT_SORT,
   };
+}
+
+/** The items of a comma-separated parameter, empty ones left out. */
+function list(value: string | null): string[] {
+  return (value ?? "").split(",").filter((item) => item);
 }
 
 /**

@@ -19,10 +19,12 @@ export interface ViewControlsProps {
   /** Whether any run is selected, so that there is something to export. */
   canExport: boolean;
   onExport: (format: TableFormat) => void;
+  /** Config keys runs can be grouped by. */
+  configKeys: string[];
 }
 
 /** The `.controls` bar above the runs table. */
-export function ViewControls({ params, update, smoothing, canExport, onExport }: ViewControlsProps) {
+export function ViewControls({ params, update, smoothing, canExport, onExport, configKeys }: ViewControlsProps) {
   return (
     <div class="controls">
       <input
@@ -47,7 +49,24 @@ export function ViewControls({ params, update, smoothing, canExport, onExport }:
       <ParamCheckbox name="log" label="log y" params={params} update={update} />
       <ParamSelect name="x" label="x" options={["step", "time"]} params={params} update={update} />
       <ParamCheckbox name="group" label="group seeds" params={params} update={update} />
+      <label>
+        group by{" "}
+        <select
+          aria-label="group by"
+          value={params.get("by") ?? ""}
+          onChange={(e) => update({ by: (e.target as HTMLSelectElement).value })}
+        >
+          <option value="">—</option>
+          {configKeys.map((k) => <option key={k} value={k}>{k}</option>)}
+        </select>
+      </label>
       <ParamSelect name="band" label="band" options={["sd", "ci95"]} params={params} update={update} />
+      <input
+        aria-label="metric filter"
+        placeholder="metrics: mcc, L1/"
+        value={params.get("metrics") ?? ""}
+        onInput={(e) => update({ metrics: (e.target as HTMLInputElement).value })}
+      />
       <button type="button" disabled={!canExport} onClick={() => onExport("markdown")}>
         Markdown table
       </button>

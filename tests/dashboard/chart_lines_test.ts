@@ -19,7 +19,7 @@ const data = {
 };
 
 Deno.test("chartLines: one line per run that logged the metric, named by what differs, in its own run's colour", () => {
-  const lines = chartLines("loss", runs, data, false);
+  const lines = chartLines("loss", runs, data, null);
   // Runs 1 and 3 share β and seed: their ids tell them apart; run 2 is named by its β.
   assertEquals(lines.map((l) => [l.label, l.color]), [
     ["vae/1", lineColor("vae/1")],
@@ -30,17 +30,17 @@ Deno.test("chartLines: one line per run that logged the metric, named by what di
     ],
   ]);
   // A run keeps its colour whatever else is selected.
-  assertEquals(chartLines("loss", runs.slice(2), data, false)[0].color, lineColor("vae/3"));
+  assertEquals(chartLines("loss", runs.slice(2), data, null)[0].color, lineColor("vae/3"));
   assertEquals(lines[0].series, data["vae/1"].loss);
-  assertEquals(chartLines("acc", runs, data, false).map((l) => l.label), ["vae"]);
+  assertEquals(chartLines("acc", runs, data, null).map((l) => l.label), ["vae"]);
   assertEquals(pointCount(lines), 6);
   // Seeds that differ are named too.
   const seeded = [runRow("1", { config: { beta: 4 }, seed: 0 }), runRow("3", { config: { beta: 4 }, seed: 1 })];
-  assertEquals(chartLines("loss", seeded, data, false).map((l) => l.label), ["vae seed 0", "vae seed 1"]);
+  assertEquals(chartLines("loss", seeded, data, null).map((l) => l.label), ["vae seed 0", "vae seed 1"]);
 });
 
 Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
-  const [four, one] = chartLines("loss", runs, data, true);
+  const [four, one] = chartLines("loss", runs, data, []);
   assertEquals([four.label, four.color, one.label, one.color], [
     "vae beta=4 (2 seeds)",
     lineColor('vae {"beta":4}'),
@@ -54,7 +54,7 @@ Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
 });
 
 Deno.test("chartDatasets without smoothing: one dataset of step-value points per line", () => {
-  const sets = chartDatasets(chartLines("loss", runs.slice(0, 1), data, false), {
+  const sets = chartDatasets(chartLines("loss", runs.slice(0, 1), data, null), {
     smoothing: 0,
     logY: false,
     xAxis: "step",

@@ -5,7 +5,12 @@ import {
   cellValue,
   configColumns,
   DEFAULT_SORT,
+  isFinalScore,
   metricColumns,
+  metricKeys,
+  type MetricRow,
+  metricSections,
+  metricValue,
   nextSort,
   visibleRows,
 } from "../../dashboard/ui/run_rows.ts";
@@ -39,6 +44,41 @@ Deno.test("metricColumns: top-level metrics before namespaced ones, at most twel
   ]);
   const many = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`m${i}`, m]));
   assertEquals(metricColumns([{ metrics: many }]), Array.from({ length: 12 }, (_, i) => `m${i}`));
+});
+
+Deno.test("metricKeys puts final scores first; metricColumns keeps the chosen ones some run has, in the order chosen", () => {
+  const m = reducers(1);
+  const runs: MetricRow[] = [
+    { metrics: { "L1/mcc": m, loss: m }, final: { "mcc/L1": 0.9 } },
+    { metrics: { loss: m, "kl/b": m } },
+  ];
+  assertEquals(metricKeys(runs), ["mcc/L1", "loss", "L1/mcc", "kl/b"]);
+  assertEquals(metricColumns(runs, ["kl/b", "gone", "mcc/L1"]), ["kl/b", "mcc/L1"]);
+  // Nothing chosen that exists: the default columns.
+  assertEquals(metricColumns(runs, ["gone"]), ["mcc/L1", "loss", "L1/mcc", "kl/b"]);
+  // A final score is one number whatever the reducer; a logged metric gives the reducer's value.
+  const r = row("1", { metrics: { loss: reducers(2, 1, 5) }, final: { "mcc/L1": 0.9 } });
+  assertEquals([metricValue(r, "mcc/L1", "min"), metricValue(r, "loss", "max"), metricValue(r, "x", "last")], [
+    0.9,
+    5,
+    undefined,
+  ]);
+  assertEquals([isFinalScore(runs, "mcc/L1"), isFinalScore(runs, "loss")], [true, false]);
+  // The filter and the sort read final scores too.
+  assertEquals(
+    visibleRows([r, row("2", { final: { "mcc/L1": 0.5 } })], "mcc/L1>0.8", DEFAULT_SORT, "last").map((x) => x.id),
+    [
+      "1",
+    ],
+  );
+});
+
+Deno.test("metricSections: by first path segment, in order of first appearance", () => {
+  assertEquals(metricSections(["L1/a", "loss", "L1/b", "train/x/y", "acc"]), [
+    ["L1", ["L1/a", "L1/b"]],
+    ["metrics", ["loss", "acc"]],
+    ["train", ["train/x/y"]],
+  ]);
 });
 
 Deno.test("cellValue reads run fields, config keys and a metric's chosen reducer", () => {

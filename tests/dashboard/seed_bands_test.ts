@@ -1,5 +1,5 @@
 import { assertAlmostEquals, assertEquals } from "../assert.ts";
-import { bandHalfWidth, meanBand, seedGroups } from "../../dashboard/ui/seed_bands.ts";
+import { bandHalfWidth, meanBand, runGroups } from "../../dashboard/ui/seed_bands.ts";
 
 Deno.test("meanBand: mean ± sample s.d. at each step (2,4,4,4,5,5,7,9 → 5 ± √(32/7))", () => {
   // Eight seeds, one value each at step 10 and the same values doubled at step 20.
@@ -36,18 +36,34 @@ Deno.test("meanBand of one run is the run itself with a zero-width band", () => 
   assertEquals(meanBand([run]), { series: run, band: { lo: run.y, hi: run.y } });
 });
 
-Deno.test("seedGroups groups equal experiment and config in first-seen order, labelled by seed count", () => {
+Deno.test("runGroups groups equal experiment and config in first-seen order, labelled by what differs and the seed count", () => {
   const runs = [
     { id: "1", experiment: "vae", config: { beta: 4 } },
     { id: "2", experiment: "vae", config: { beta: 1 } },
     { id: "3", experiment: "vae", config: { beta: 4 } },
     { id: "4", experiment: "gan", config: { beta: 4 } },
   ];
-  const groups = seedGroups(runs);
+  const groups = runGroups(runs);
   assertEquals(groups.map((g) => [g.label, g.runs.map((r) => r.id)]), [
-    ["vae (2 seeds)", ["1", "3"]],
-    ["vae (1 seed)", ["2"]],
-    ["gan (1 seed)", ["4"]],
+    ["vae beta=4 (2 seeds)", ["1", "3"]],
+    ["vae beta=1 (1 seed)", ["2"]],
+    ["gan beta=4 (1 seed)", ["4"]],
+  ]);
+});
+
+Deno.test("runGroups by a config key: runs sharing its value are one group, whatever else differs", () => {
+  const runs = [
+    { id: "1", experiment: "ica", config: { method: "pcl", lr: 0.1 } },
+    { id: "2", experiment: "ica", config: { method: "slowflow", lr: 0.1 } },
+    { id: "3", experiment: "ica", config: { method: "pcl", lr: 0.01 } },
+    { id: "4", experiment: "ica", config: { lr: 0.01 } },
+    { id: "5", experiment: "vae", config: { method: "pcl" } },
+  ];
+  assertEquals(runGroups(runs, ["method"]).map((g) => [g.label, g.runs.map((r) => r.id)]), [
+    ["ica method=pcl (2 runs)", ["1", "3"]],
+    ["ica method=slowflow (1 run)", ["2"]],
+    ["ica method=— (1 run)", ["4"]],
+    ["vae method=pcl (1 run)", ["5"]],
   ]);
 });
 

@@ -65,11 +65,47 @@ Deno.test("finalTable in group mode: one row per setting, mean ± sample s.d. ov
     metrics: { mig: reducers(0.3) },
   };
   // numpy: np.mean([0.2, 0.4, 0.9]) = 0.5, np.std(..., ddof=1) = 0.36055512754639896
-  assertEquals(finalTable([...seeds, single], "markdown", { group: true }).split("\n"), [
+  assertEquals(finalTable([...seeds, single], "markdown", { grouping: [] }).split("\n"), [
     "| setting | mig |",
     "|---|---|",
     "| vae beta=4 (3 seeds) | 0.5 ± 0.3606 |",
     "| vae beta=8 (1 seed) | 0.3 |",
   ]);
-  assertEquals(finalTable(seeds, "latex", { group: true }).split("\n")[2], "vae (3 seeds) & 0.5 $\\pm$ 0.3606 \\\\");
+  assertEquals(finalTable(seeds, "latex", { grouping: [] }).split("\n")[2], "vae (3 seeds) & 0.5 $\\pm$ 0.3606 \\\\");
+});
+
+Deno.test("finalTable exports the table's columns in its order, final scores as they are, grouped by a chosen key", () => {
+  const rows = [
+    {
+      experiment: "ica",
+      id: "20240101-000000-aaaaaa",
+      seed: 0,
+      config: { method: "pcl", lr: 0.1 },
+      final: { mcc: 0.8 },
+    },
+    {
+      experiment: "ica",
+      id: "20240102-000000-aaaaaa",
+      seed: 0,
+      config: { method: "pcl", lr: 0.01 },
+      final: { mcc: 0.6 },
+    },
+    {
+      experiment: "ica",
+      id: "20240103-000000-aaaaaa",
+      seed: 0,
+      config: { method: "slowflow", lr: 0.1 },
+      final: { mcc: 0.9 },
+    },
+  ].map((r) => ({ ...r, metrics: { loss: reducers(r.final.mcc) } }));
+  // numpy: np.mean([0.8, 0.6]) = 0.7, np.std([0.8, 0.6], ddof=1) = 0.1414213562373095
+  assertEquals(
+    finalTable(rows, "markdown", { grouping: ["method"], reducer: "max", columns: ["mcc", "loss"] }).split("\n"),
+    [
+      "| setting | mcc | loss |",
+      "|---|---|---|",
+      "| ica method=pcl (2 runs) | 0.7 ± 0.1414 | 1.7 ± 0.1414 |",
+      "| ica method=slowflow (1 run) | 0.9 | 1.9 |",
+    ],
+  );
 });

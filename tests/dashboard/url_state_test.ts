@@ -32,7 +32,7 @@ Deno.test("hashWith encodes values so that parseHash reads them back", () => {
 
 Deno.test("readView fills in each default", () => {
   assertEquals(readView(new URLSearchParams("")), {
-    selected: new Set(),
+    selected: new Set<string>(),
     smoothing: 0.6,
     query: "",
     onlyDiff: false,
@@ -40,6 +40,9 @@ Deno.test("readView fills in each default", () => {
     logY: false,
     xAxis: "step",
     group: false,
+    groupBy: [],
+    columns: [],
+    metricFilter: "",
     band: "sd",
     sort: { column: "created", descending: true },
   });
@@ -47,7 +50,7 @@ Deno.test("readView fills in each default", () => {
 
 Deno.test("readView reads every parameter, dropping empty run keys", () => {
   const params = new URLSearchParams(
-    "sel=a/1,,b/2&smooth=0&q=lr&diff=1&reduce=max&log=1&x=time&group=1&band=ci95&sort=metric:mcc&desc=0",
+    "sel=a/1,,b/2&smooth=0&q=lr&diff=1&reduce=max&log=1&x=time&group=1&band=ci95&sort=metric:mcc&desc=0&by=method,lr&cols=mcc,,loss&metrics=L1/",
   );
   assertEquals(readView(params), {
     selected: new Set(["a/1", "b/2"]),
@@ -58,6 +61,9 @@ Deno.test("readView reads every parameter, dropping empty run keys", () => {
     logY: true,
     xAxis: "time",
     group: true,
+    groupBy: ["method", "lr"],
+    columns: ["mcc", "loss"],
+    metricFilter: "L1/",
     band: "ci95",
     sort: { column: "metric:mcc", descending: false },
   });
