@@ -5,46 +5,10 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
-import { bundleUi, createApp } from "../../dashboard/server.ts";
 import { listRuns } from "../../lib/core/run_store.ts";
-import { Browser, findChromium } from "./cdp.ts";
-
-const chromium = findChromium();
-const inCi = Deno.env.get("CI") === "true";
-if (!chromium && !inCi) {
-  console.warn("\n!!! SKIPPED: the dashboard browser test needs Chromium (apt-get install chromium) !!!\n");
-}
+import { browserTest } from "./browser.ts";
 
 const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
-
-/**
- * A browser test: the dashboard served over a fresh run store and Chromium
- * pointed at it, both closed when `fn` ends; skipped without Chromium
- * unless CI=true, where it fails instead.
- */
-function browserTest(name: string, fn: (root: string, browser: Browser) => Promise<void>) {
-  Deno.test({
-    name,
-    ignore: !chromium && !inCi,
-    sanitizeResources: false,
-    sanitizeOps: false,
-    async fn() {
-      assert(chromium, "Chromium is required under CI=true: install the Debian package chromium");
-      const root = Deno.makeTempDirSync();
-      const server = Deno.serve(
-        { port: 0, hostname: "127.0.0.1", onListen: () => {} },
-        createApp(root, { script: await bundleUi(), pollMs: 200 }).fetch,
-      );
-      const browser = await Browser.launch(chromium, `http://127.0.0.1:${server.addr.port}/`);
-      try {
-        await fn(root, browser);
-      } finally {
-        await browser.close();
-        await server.shutdown();
-      }
-    },
-  });
-}
 
 browserTest("the dashboard lists a live run, grows its chart and shows its targets", async (root, browser) => {
   const experiment = new Deno.Command(Deno.execPath(), {
