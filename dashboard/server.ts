@@ -87,6 +87,12 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     return dir ? { dir } : { error: 404 };
   };
 
+  /** {@linkcode run} for a name `experiment/id` as the page writes it. */
+  const runByName = (name: string) => {
+    const [exp, id, ...rest] = name.split("/");
+    return rest.length === 0 && exp && id ? run(exp, id) : { error: 400 as const };
+  };
+
   app.get("/", (c) => c.html(PAGE));
   app.get(
     "/app.js",
@@ -214,22 +220,9 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     } catch (error) {
       return c.json({ error: metricsProblem(error) }, 500);
     }
-    const wanted = c.req.query("keys")?.split(",").filter((k) => k) ?? [...metrics.series.keys()];
-    const from = Number(c.req.query("from") ?? -Infinity);
-    const maxPoints = Number(c.req.query("max_points") ?? Infinity);
-    if (Number.isNaN(from) || Number.isNaN(maxPoints) || maxPoints < 1) {
-      return c.json({ error: "from must be a step number and max_points a positive integer" }, 400);
-    }
-    const series: Record<string, Series> = {};
-    for (const key of wanted) {
-      const full = metrics.series.get(key);
-      if (!full) continue;
-      const start = full.x.findIndex((x) => x > from);
-      const slice = start < 0
-        ? { x: [], t: [], y: [] }
-        : { x: full.x.slice(start), t: full.t.slice(start), y: full.y.slice(start) };
-      series[key] = downsample(slice, maxPoints);
-    }
+    const query = metricsQuery((name) => c.req.query(name));
+    if ("error" in query) return c.json({ error: query.error }, 400);
+    const series = pickSeries(metrics, query.keys, query.from, query.maxPoints);
     if (c.req.query("format") === "csv") {
       const lines = ["key,step,time,value"];
       for (const [key, s] of Object.entries(series)) {
@@ -241,6 +234,37 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       });
     }
     return c.json({ keys: [...metrics.series.keys()], series, lines: metrics.lines, skipped: metrics.skipped });
+  });
+
+  // The charts of a selection in one request: one per run would queue behind the browser's 6 connections per host.
+  app.get("/api/metrics", (c) => {
+    const names = runNames(c.req.query("runs"));
+    if (names.length === 0) return c.json({ error: "runs=<experiment>/<id>,… names no run" }, 400);
+    const query = metricsQuery((name) => c.req.query(name));
+    if ("error" in query) return c.json({ error: query.error }, 400);
+    const series: Record<string, Record<string, Series>> = {};
+    const offsets: Record<string, number> = {};
+    const problems: Record<string, string> = {};
+    const missing: string[] = [];
+    for (const name of names) {
+      const found = runByName(name);
+      if ("error" in found) {
+        // A malformed name is the request's fault; a run deleted since the page listed it is not.
+        if (found.error === 400) return c.json({ error: `not a run name: ${name}` }, 400);
+        missing.push(name);
+        continue;
+      }
+      let metrics: MetricsReader;
+      try {
+        metrics = index.metrics(found.dir);
+      } catch (error) {
+        problems[name] = metricsProblem(error);
+        continue;
+      }
+      series[name] = pickSeries(metrics, query.keys, query.from, query.maxPoints);
+      offsets[name] = metrics.offset;
+    }
+    return c.json({ series, offsets, missing, problems });
   });
 
   app.get("/api/runs/:exp/:id/media/*", async (c) => {
@@ -260,19 +284,29 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   });
 
   // One stream for all the runs a page charts: browsers allow 6 connections per host, one per run would starve the rest.
+  // `offsets` (optional, one per run, an empty one for "from now"): where in each metrics.jsonl the page's
+  // series end, as /api/metrics answered them, so that no line appended in between is lost.
   app.get("/api/events", (c) => {
-    const names = (c.req.query("runs") ?? "").split(",").filter((name) => name);
+    const names = runNames(c.req.query("runs"));
+    const given = c.req.query("offsets")?.split(",");
+    if (given && given.length !== names.length) return c.json({ error: "offsets must give one per run" }, 400);
     const runs = new Map<string, { dir: string; offset: number; status: string; problem: string }>();
-    for (const name of names) {
-      const [exp, id, ...rest] = name.split("/");
-      const found = rest.length === 0 && exp && id ? run(exp, id) : { error: 400 as const };
+    for (const [i, name] of names.entries()) {
+      const found = runByName(name);
       if ("error" in found) return c.json({ error: `no such run: ${name}` }, found.error);
       let offset = 0;
-      try {
-        // The page fetched every complete line already; what is appended from here comes through the stream.
-        offset = index.metrics(found.dir).offset;
-      } catch {
-        // unreadable now: read from the start once it can be read
+      if (given?.[i]) {
+        offset = Number(given[i]);
+        if (!Number.isSafeInteger(offset) || offset < 0) {
+          return c.json({ error: `not a byte offset: ${given[i]}` }, 400);
+        }
+      } else {
+        try {
+          // The page fetched every complete line already; what is appended from here comes through the stream.
+          offset = index.metrics(found.dir).offset;
+        } catch {
+          // unreadable now: read from the start once it can be read
+        }
       }
       runs.set(name, { dir: found.dir, offset, status: "", problem: "" });
     }
@@ -290,7 +324,10 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
               await stream.writeSSE({ event: "problem", data: JSON.stringify({ run: name, problem: r.problem }) });
             }
           }
-          if (rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify({ run: name, rows }) });
+          if (rows.length > 0) {
+            // The offset after these rows: where a stream opened later for this run goes on from.
+            await stream.writeSSE({ event: "metrics", data: JSON.stringify({ run: name, rows, offset: r.offset }) });
+          }
           const now = readRun(r.dir)?.status ?? "deleted";
           if (now !== r.status) {
             r.status = now;
@@ -339,6 +376,46 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   });
 
   return app;
+}
+
+/** The run names of a comma-separated `runs` parameter, each once, in order. */
+function runNames(param: string | undefined): string[] {
+  return [...new Set((param ?? "").split(",").filter((name) => name))];
+}
+
+/** The `keys`, `from` and `max_points` of a metrics request, or why they are malformed. */
+function metricsQuery(
+  query: (name: string) => string | undefined,
+): { keys: string[] | null; from: number; maxPoints: number } | { error: string } {
+  const keys = query("keys")?.split(",").filter((k) => k) ?? null;
+  const from = Number(query("from") ?? -Infinity);
+  const maxPoints = Number(query("max_points") ?? Infinity);
+  return Number.isNaN(from) || Number.isNaN(maxPoints) || maxPoints < 1
+    ? { error: "from must be a step number and max_points a positive integer" }
+    : { keys, from, maxPoints };
+}
+
+/**
+ * Of a run's metrics, the series named by `keys` (all when null) from the
+ * first step after `from`, each downsampled to about `maxPoints` points.
+ */
+function pickSeries(
+  metrics: MetricsReader,
+  keys: string[] | null,
+  from: number,
+  maxPoints: number,
+): Record<string, Series> {
+  const series: Record<string, Series> = {};
+  for (const key of keys ?? metrics.series.keys()) {
+    const full = metrics.series.get(key);
+    if (!full) continue;
+    const start = full.x.findIndex((x) => x > from);
+    const slice = start < 0
+      ? { x: [], t: [], y: [] }
+      : { x: full.x.slice(start), t: full.t.slice(start), y: full.y.slice(start) };
+    series[key] = downsample(slice, maxPoints);
+  }
+  return series;
 }
 
 /** Bundles the Preact UI with `deno bundle` and returns the script. */

@@ -408,7 +408,7 @@ Deno.test("one stream carries the lines and statuses of 8 running runs, each tag
   runs.forEach((r, i) => r.log(2, { loss: i }));
   for (const [i, name] of names.entries()) {
     await stream.readUntil(`{"run":"${name}","rows":[{"step":2,`);
-    assert(stream.text.includes(`"loss":${i}}]}`), stream.text.slice(-400));
+    assert(stream.text.includes(`"loss":${i}}],`), stream.text.slice(-400));
   }
   // Lines before connecting were fetched with the series: not sent again.
   assert(!stream.text.includes('"step":1,'), stream.text.slice(0, 400));
