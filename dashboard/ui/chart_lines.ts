@@ -88,6 +88,8 @@ export interface ChartView {
   logY: boolean;
   /** "time" plots against seconds since the start; anything else against steps. */
   xAxis: string;
+  /** The x range zoomed or panned to; absent or null, the lines' whole range. */
+  xRange?: { min: number; max: number } | null;
 }
 
 /** Legend entries of the helper datasets end in these words; the legend hides them. */
@@ -159,7 +161,11 @@ export function chartConfig(lines: Line[], view: ChartView) {
       animation: false as const,
       parsing: false as const,
       scales: {
-        x: { type: "linear" as const, title: { display: true, text: view.xAxis === "time" ? "seconds" : "step" } },
+        x: {
+          type: "linear" as const,
+          title: { display: true, text: view.xAxis === "time" ? "seconds" : "step" },
+          ...(view.xRange ? { min: view.xRange.min, max: view.xRange.max } : {}),
+        },
         y: { type: view.logY ? "logarithmic" as const : "linear" as const },
       },
       // The tooltip lists every line at the hovered step, not one point.

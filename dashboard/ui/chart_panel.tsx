@@ -6,11 +6,15 @@
  * @module
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Chart, registerables } from "chart.js";
-import { chartConfig, type Line, pointCount } from "./chart_lines.ts";
+import { Chart, type Plugin, registerables } from "chart.js";
+import zoomPlugin from "chartjs-plugin-zoom";
+import { chartConfig, type ChartView, type Line, pointCount } from "./chart_lines.ts";
 
 // chart.js draws nothing unregistered: lines, linear and log scales, the legend and the band fill all come from here.
-Chart.register(...registerables);
+// The zoom plugin's types describe its module, not its default export (the plugin object).
+Chart.register(...registerables, zoomPlugin as unknown as Plugin);
+
+type XRange = { min: number; max: number };
 
 /** Props of {@linkcode ChartPanel}. */
 export interface ChartPanelProps {
@@ -25,13 +29,33 @@ export interface ChartPanelProps {
 /**
  * The card of one metric (`.card[data-metric]`, with its point count in
  * `data-points`). The chart is made once and updated in place, so a live
- * run's growing curve does not flicker.
+ * run's growing curve does not flicker. Dragging across it zooms into those
+ * steps, shift-dragging pans, ctrl + wheel zooms; a double click or "reset
+ * zoom" shows everything again. The zoomed range (`data-x-range`) is kept
+ * while live points arrive.
  */
 export function ChartPanel(props: ChartPanelProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart | null>(null);
   // A chart is drawn once its card comes near the screen: a run with thousands of metrics stays responsive.
   const [seen, setSeen] = useState(typeof IntersectionObserver === "undefined");
+  // Every update replaces the chart's options, so the zoom lives here rather than in the chart.
+  const [xRange, setXRange] = useState<XRange | null>(null);
+  const view: ChartView = { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis, xRange };
+  const configOf = () => {
+    const config = chartConfig(props.lines, view);
+    const remember = ({ chart }: { chart: Chart }) => setXRange({ min: chart.scales.x.min, max: chart.scales.x.max });
+    const zoom = {
+      zoom: {
+        drag: { enabled: true, backgroundColor: "rgba(127,127,127,0.2)" },
+        wheel: { enabled: true, modifierKey: "ctrl" },
+        mode: "x",
+        onZoomComplete: remember,
+      },
+      pan: { enabled: true, mode: "x", modifierKey: "shift", onPanComplete: remember },
+    };
+    return { ...config, options: { ...config.options, plugins: { ...config.options.plugins, zoom } } };
+  };
   useEffect(() => {
     if (seen) return;
     const observer = new IntersectionObserver((entries) => {
@@ -45,18 +69,18 @@ export function ChartPanel(props: ChartPanelProps) {
   }, [seen]);
   useEffect(() => {
     if (!seen) return;
-    const config = chartConfig(props.lines, { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis });
+    const config = configOf();
     if (!chart.current) chart.current = new Chart(canvas.current!, config as never);
     else {
       chart.current.data = config.data as never;
       chart.current.options = config.options as never;
       chart.current.update();
     }
-  }, [seen, props.lines, props.smoothing, props.logY, props.xAxis]);
+  }, [seen, props.lines, props.smoothing, props.logY, props.xAxis, xRange?.min, xRange?.max]);
   useEffect(() => () => chart.current?.destroy(), []);
   // Drawn again off screen for the file: twice the resolution, a white background, the metric as its title.
   const download = () => {
-    const config = chartConfig(props.lines, { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis });
+    const config = chartConfig(props.lines, view);
     const off = document.createElement("canvas");
     off.width = 900;
     off.height = 540;
@@ -86,12 +110,18 @@ export function ChartPanel(props: ChartPanelProps) {
     exported.destroy();
   };
   return (
-    <div class="card" data-metric={props.metric} data-points={pointCount(props.lines)}>
+    <div
+      class="card"
+      data-metric={props.metric}
+      data-points={pointCount(props.lines)}
+      data-x-range={xRange ? `${xRange.min},${xRange.max}` : ""}
+    >
       <h3>
         <span>{props.metric}</span>
+        {xRange && <button type="button" onClick={() => setXRange(null)}>reset zoom</button>}
         <button type="button" onClick={download}>PNG</button>
       </h3>
-      <canvas ref={canvas}></canvas>
+      <canvas ref={canvas} onDblClick={() => setXRange(null)}></canvas>
     </div>
   );
 }

@@ -93,6 +93,25 @@ Deno.test("chartDatasets draws a metric logged once as a visible point", () => {
   assertEquals(chartDatasets([line], { smoothing: 0, logY: false, xAxis: "step" })[0].pointRadius, 4);
 });
 
+Deno.test("chartDatasets: a group's score logged once gets an error bar from its low to its high value", () => {
+  const line = { label: "g", color: "#102030", series: { x: [100], t: [9], y: [0.8] }, band: { lo: [0.7], hi: [0.9] } };
+  const sets = chartDatasets([line], { smoothing: 0, logY: false, xAxis: "step" });
+  assertEquals(sets.map((s) => s.label), ["g bar", "g"]);
+  assertEquals(sets[0].data, [{ x: 100, y: 0.7 }, { x: 100, y: 0.9 }]);
+  assertEquals(sets[1].data, [{ x: 100, y: 0.8 }]);
+  // The bar is part of the line: the legend hides it and toggling the line toggles it.
+  assert(
+    !chartConfig([line], { smoothing: 0, logY: false, xAxis: "step" }).options.plugins.legend.labels.filter({
+      text: "g bar",
+    }),
+  );
+});
+
+Deno.test("chartConfig keeps a zoomed x range", () => {
+  const config = chartConfig([], { smoothing: 0, logY: false, xAxis: "step", xRange: { min: 20, max: 40 } });
+  assertEquals([config.options.scales.x.min, config.options.scales.x.max], [20, 40]);
+});
+
 Deno.test("chartConfig: axes follow the view, the legend hides the helper datasets", () => {
   const config = chartConfig([], { smoothing: 0.6, logY: true, xAxis: "time" });
   assertEquals(config.options.scales.x.title.text, "seconds");

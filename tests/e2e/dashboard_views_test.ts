@@ -1,0 +1,119 @@
+/**
+ * The runs page's views in headless Chromium: metric columns chosen among
+ * final scores and logged metrics, grouping by a config key (charts and
+ * export), chart sections and the metric filter, and zoom by dragging.
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { RunWriter } from "../../lib/core/run_store.ts";
+import { browserTest } from "./browser.ts";
+
+/** Three completed runs: two of method pcl, one of slowflow, each logging 100 steps in two sections and a final score. */
+function writeStore(root: string): string[] {
+  const settings = [{ method: "pcl", lr: 0.1 }, { method: "pcl", lr: 0.01 }, { method: "slowflow", lr: 0.1 }];
+  return settings.map((config, i) => {
+    const run = RunWriter.create({
+      root,
+      experiment: "toy",
+      argv: [],
+      seed: 0,
+      preset: "smoke",
+      backend: { name: "wasm" },
+      config,
+      versions: {},
+      gitCommit: null,
+    });
+    const lines = Array.from(
+      { length: 100 },
+      (_, s) =>
+        JSON.stringify({ step: s + 1, time: s, "L1/mcc": (s + 1) / 100 - i / 10, "train/loss": 1 / (s + 1) + i }),
+    );
+    Deno.writeTextFileSync(join(run.dir, "metrics.jsonl"), lines.join("\n") + "\n");
+    run.writeSummary({ metrics: { "mcc/L1": 0.5 + i / 10 }, targets: [], claims: [] });
+    run.finish("completed");
+    return `toy/${run.info.id}`;
+  });
+}
+
+browserTest("metric columns, grouping by a key, chart sections and drag-to-zoom", async (root, browser) => {
+  const keys = writeStore(root);
+  await browser.waitFor(`document.querySelectorAll('#runs tbody tr').length === 3`, "the runs");
+  await browser.evaluate(`location.hash = '#/?sel=${keys.join(",")}&smooth=0'`);
+  await browser.waitFor(`document.querySelectorAll('#runs tbody tr.selected').length === 3`, "the selection");
+
+  // The final score of summary.json is a column of its own, marked final; the reducer applies to logged metrics only.
+  const headers = () =>
+    browser.evaluate<string[]>(`[...document.querySelectorAll('#runs th')].map((th) => th.innerText)`);
+  assertEquals((await headers()).slice(-3), ["mcc/L1 (final)", "L1/mcc (last)", "train/loss (last)"]);
+  const finals = await browser.evaluate<string[]>(
+    `[...document.querySelectorAll('#runs tbody tr')].map((tr) => tr.children[tr.children.length - 3].innerText)`,
+  );
+  assertEquals(finals.sort(), ["0.5", "0.6", "0.7"]);
+  // Unticking a column in the chooser keeps the others, in order, in the URL.
+  await browser.evaluate(`document.querySelector('#columns').open = true`);
+  await browser.evaluate(
+    `[...document.querySelectorAll('#columns label')].find((l) => l.innerText.startsWith('L1/mcc')).querySelector('input').click()`,
+  );
+  await browser.waitFor(`location.hash.includes('cols=mcc%2FL1%2Ctrain%2Floss')`, "the chosen columns in the URL");
+  await browser.waitFor(
+    `!document.querySelector('#runs thead').innerText.includes('L1/mcc (last)')`,
+    "the column gone",
+  );
+
+  // Charts come in one section per name prefix, each chart lazily drawn.
+  const sections = await browser.waitFor<string[]>(
+    `document.querySelectorAll('.metric-section').length === 2 &&
+       [...document.querySelectorAll('.metric-section > summary')].map((s) => s.innerText)`,
+    "the chart sections",
+  );
+  assertEquals(sections, ["L1 (1 chart)", "train (1 chart)"]);
+  await browser.evaluate(`location.hash = location.hash + '&metrics=train'`);
+  await browser.waitFor(
+    `[...document.querySelectorAll('.card[data-metric]')].map((c) => c.dataset.metric).join() === 'train/loss'`,
+    "only the charts the metric filter names",
+  );
+
+  // Grouped by method: the two pcl runs are one line, and the export writes what the table shows.
+  await browser.evaluate(`location.hash = '#/?sel=${keys.join(",")}&smooth=0&by=method&reduce=max'`);
+  await browser.waitFor(
+    `document.querySelector('.card[data-metric="L1/mcc"]')?.dataset.points === '200'`,
+    "two group lines of 100 points",
+  );
+  await browser.evaluate(
+    `[...document.querySelectorAll('.controls button')].find((b) => b.innerText.includes('Markdown')).click()`,
+  );
+  const table = await browser.waitFor<string>(`document.querySelector('textarea')?.value`, "the export");
+  // L1/mcc max is 1 − i/10 for run i; mcc/L1 final 0.5 + i/10; train/loss max 1 + i. numpy, ddof=1:
+  // np.mean([1, 0.9]) = 0.95, np.std([1, 0.9], ddof=1) = 0.07071; np.mean([0.5, 0.6]) = 0.55, same s.d.; [1, 2] → 1.5 ± 0.7071.
+  const [header, rule, ...rows] = table.split("\n");
+  assertEquals([header, rule, ...rows.sort()], [
+    "| setting | mcc/L1 | L1/mcc | train/loss |",
+    "|---|---|---|---|",
+    "| toy method=pcl (2 runs) | 0.55 ± 0.07071 | 0.95 ± 0.07071 | 1.5 ± 0.7071 |",
+    "| toy method=slowflow (1 run) | 0.7 | 0.8 | 3 |",
+  ]);
+
+  // Dragging across the middle of a chart zooms into those steps; a double click shows them all again.
+  const box = await browser.waitFor<{ x: number; y: number; w: number; h: number }>(
+    `(() => { const c = document.querySelector('.card[data-metric="L1/mcc"] canvas');
+       c?.scrollIntoView({ block: "center" });
+       const r = c?.getBoundingClientRect(); return r && r.width > 0 && { x: r.x, y: r.y, w: r.width, h: r.height }; })()`,
+    "the chart's canvas",
+  );
+  const at = (f: number) => ({ x: box.x + f * box.w, y: box.y + box.h / 2 });
+  const mouse = (type: string, p: { x: number; y: number }, extra: Record<string, unknown> = {}) =>
+    browser.send("Input.dispatchMouseEvent", { type, x: p.x, y: p.y, button: "left", ...extra });
+  await mouse("mousePressed", at(0.4), { clickCount: 1 });
+  await mouse("mouseMoved", at(0.55), { buttons: 1 });
+  await mouse("mouseMoved", at(0.7), { buttons: 1 });
+  await mouse("mouseReleased", at(0.7), { clickCount: 1 });
+  const range = await browser.waitFor<string>(
+    `document.querySelector('.card[data-metric="L1/mcc"]').dataset.xRange`,
+    "the zoomed range",
+  );
+  const [min, max] = range.split(",").map(Number);
+  assert(min > 1 && max < 100 && min < max, `zoomed to ${range}`);
+  await mouse("mousePressed", at(0.5), { clickCount: 2 });
+  await mouse("mouseReleased", at(0.5), { clickCount: 2 });
+  await browser.waitFor(`document.querySelector('.card[data-metric="L1/mcc"]').dataset.xRange === ''`, "the reset");
+});
