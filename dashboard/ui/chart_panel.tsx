@@ -118,8 +118,10 @@ export function ChartPanel(props: ChartPanelProps) {
     >
       <h3>
         <span>{props.metric}</span>
-        {xRange && <button type="button" onClick={() => setXRange(null)}>reset zoom</button>}
-        <button type="button" onClick={download}>PNG</button>
+        <span>
+          {xRange && <button type="button" onClick={() => setXRange(null)}>reset zoom</button>}
+          <button type="button" onClick={download}>PNG</button>
+        </span>
       </h3>
       <canvas ref={canvas} onDblClick={() => setXRange(null)}></canvas>
     </div>
