@@ -2,9 +2,11 @@
  * The original dataset files, when a user has them in data/datasets/:
  * DeepMind's `dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz` and
  * `3dshapes.npz` (converted from `3dshapes.h5`, for which no HDF5 reader
- * runs here). `.npz` is a zip of `.npy` arrays, read with fflate and
+ * runs here), and MPI3D-real's `mpi3d_real.npz` (Gondal et al. 2019), which
+ * has no procedural stand-in. `.npz` is a zip of `.npy` arrays, read with fflate and
  * lib/core/npy.ts. The arrays are loaded whole: about 3 GB for dSprites'
- * images and 5.9 GB for 3dshapes', as numpy users load them.
+ * images, 5.9 GB for 3dshapes' and 12.7 GB for MPI3D-real's, as numpy users
+ * load them.
  *
  * @module
  */
@@ -20,6 +22,23 @@ import { SHAPES3D_FACTORS, SHAPES3D_SIZES } from "./shapes3d.ts";
 export const DSPRITES_FILE = "dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz";
 export const SHAPES3D_FILE = "3dshapes.npz";
 export const SHAPES3D_H5 = "3dshapes.h5";
+export const MPI3D_FILE = "mpi3d_real.npz";
+
+/**
+ * MPI3D factor names in the release's order (object colour, shape, size,
+ * camera height, background colour, horizontal and vertical axis of the arm).
+ */
+export const MPI3D_FACTORS = [
+  "object_color",
+  "object_shape",
+  "object_size",
+  "camera_height",
+  "background_color",
+  "horizontal_axis",
+  "vertical_axis",
+] as const;
+/** Values per MPI3D factor: 6·6·2·3·3·40·40 = 1,036,800 images. */
+export const MPI3D_SIZES = [6, 6, 2, 3, 3, 40, 40] as const;
 
 /** The one-line conversion of DeepMind's 3dshapes.h5, shown when only the .h5 is present. */
 export const SHAPES3D_CONVERSION =
@@ -132,8 +151,78 @@ export function shapes3dFromFile(path: string): GroundTruthDataset {
   };
 }
 
+const MPI3D_TOTAL = MPI3D_SIZES.reduce((a, b) => a * b, 1);
+
+/** The images array of an MPI3D npz: `images`, else the file's only array; listing what is there otherwise. */
+function mpi3dArrayName(bytes: Uint8Array, path: string, expected: string): string {
+  const names: string[] = [];
+  try {
+    // The filter sees every entry and declines it, so nothing is decompressed.
+    unzipSync(bytes, {
+      filter: (entry) => {
+        names.push(entry.name.replace(/\.npy$/, ""));
+        return false;
+      },
+    });
+  } catch (error) {
+    throw new DatasetFileError(`${path}: not a readable .npz (zip) file: ${(error as Error).message}`);
+  }
+  if (names.includes("images")) return "images";
+  if (names.length === 1) return names[0];
+  throw new DatasetFileError(
+    `${path}: holds arrays [${names.join(", ")}], none named "images"; expected ${expected}`,
+  );
+}
+
+/**
+ * MPI3D-real from a user-supplied `mpi3d_real.npz`: `images` uint8
+ * `[1036800, 64, 64, 3]` in factor-grid order (last factor fastest, see
+ * {@linkcode MPI3D_SIZES}), the array name of the original release; a file
+ * holding one array under another name (np.savez's `arr_0`) is read as well.
+ * A missing file or an array of another shape throws
+ * {@linkcode DatasetFileError} naming the path and the expected shape.
+ */
+export function mpi3dFromFile(path: string): GroundTruthDataset {
+  const expected = `images uint8 [${MPI3D_TOTAL}, 64, 64, 3]`;
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(path);
+  } catch (error) {
+    throw new DatasetFileError(
+      `${path}: cannot be read (${(error as Error).message}); MPI3D-real needs this file with ${expected}`,
+    );
+  }
+  const file = basename(path);
+  const name = mpi3dArrayName(bytes, path, expected);
+  const { [name]: images } = readNpz(bytes, path, [name]);
+  if (images.dtype !== "u1") throw new DatasetFileError(`${path}: "${name}" is ${images.dtype}, expected ${expected}`);
+  expectShape(path, name, images, [MPI3D_TOTAL, 64, 64, 3]);
+  const space = new FactorSpace(MPI3D_SIZES);
+  const pixels = images.data as Uint8Array;
+  return {
+    name: "mpi3d",
+    description: `MPI3D-real from ${file} (the original photographs of the robot arm)`,
+    factorNames: MPI3D_FACTORS,
+    factorSizes: MPI3D_SIZES,
+    imageShape: [64, 64, 3],
+    // Shape is the factor without an order (Paper B never splits it); colours are split as ordered indices.
+    categorical: [1],
+    sampleFactors: (n: number, rng: Rng) => space.sample(n, rng),
+    observations(factors: Factors) {
+      const values = new Float32Array(factors.n * 12288);
+      for (let b = 0; b < factors.n; b++) {
+        const row = space.indexOf(factors.values.subarray(b * 7, b * 7 + 7));
+        for (let p = 0; p < 12288; p++) values[b * 12288 + p] = pixels[row * 12288 + p] / 255;
+      }
+      return { values, n: factors.n, shape: [64, 64, 3] };
+    },
+  };
+}
+
 /** Which original files are present in `folder`: paths, or null. */
-export function findOriginalFiles(folder: string): { dsprites: string | null; shapes3d: string | null } {
+export function findOriginalFiles(
+  folder: string,
+): { dsprites: string | null; shapes3d: string | null; mpi3d: string | null } {
   const exists = (name: string) => {
     try {
       return Deno.statSync(join(folder, name)).isFile ? join(folder, name) : null;
@@ -147,5 +236,5 @@ export function findOriginalFiles(folder: string): { dsprites: string | null; sh
       `${h5}: HDF5 cannot be read here; convert it once next to it with:\n  ${SHAPES3D_CONVERSION}`,
     );
   }
-  return { dsprites: exists(DSPRITES_FILE), shapes3d: npz };
+  return { dsprites: exists(DSPRITES_FILE), shapes3d: npz, mpi3d: exists(MPI3D_FILE) };
 }
