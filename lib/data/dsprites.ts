@@ -13,6 +13,11 @@
  * - square: side 19·scale px; ellipse: axes 22·scale × 11·scale px;
  *   heart: the curve (x² + y² − 1)³ = x²y³, 20·scale px wide, point down;
  * - orientation rotates the sprite counter-clockwise about its centre;
+ * - the `orientation: "quarter"` option (dataset "dsprites-rot", Paper B
+ *   App. E's orientation ∈ [0°, 90°)) keeps the 40 orientation indices but
+ *   draws index k at k·90°/40 (0°, 2.25°, …, 87.75°), so that the split
+ *   indices of Paper B Table 2 stay valid; App. E does not say how its grid
+ *   was made (filtering the full grid would leave about 10 angles);
  * - each pixel is 4×4 supersampled and set when at least half is covered,
  *   so images are binary, as the original's;
  * - 32×32 images are the 64×64 ones averaged over 2×2 blocks.
@@ -82,13 +87,24 @@ export function dspritesValue(factor: number, index: number): number {
   }
 }
 
+/** How the 40 orientation indices map to angles: "full" 0…2π (the original), "quarter" k·90°/40 (dsprites-rot). */
+export type DspritesOrientation = "full" | "quarter";
+/** The orientation grids {@linkcode dsprites} accepts. */
+export const DSPRITES_ORIENTATIONS: readonly DspritesOrientation[] = ["full", "quarter"];
+
+/** The rotation in radians of orientation index `index` (0..39) on the given grid. */
+export function orientationAngle(index: number, orientation: DspritesOrientation = "full"): number {
+  return orientation === "quarter" ? (index * Math.PI / 2) / 40 : dspritesValue(2, index);
+}
+
 const masks = new Map<number, Uint8Array>();
 
-function spriteMask(shape: number, scale: number, orientation: number): Uint8Array {
-  const key = (shape * 6 + scale) * 40 + orientation;
+function spriteMask(shape: number, scale: number, orientation: number, grid: DspritesOrientation): Uint8Array {
+  // The grid is part of the key: index k is a different angle on each.
+  const key = ((grid === "quarter" ? 3 : 0) + shape) * 240 + scale * 40 + orientation;
   let mask = masks.get(key);
   if (!mask) {
-    mask = renderSprite(shape, dspritesValue(1, scale), dspritesValue(2, orientation));
+    mask = renderSprite(shape, dspritesValue(1, scale), orientationAngle(orientation, grid));
     masks.set(key, mask);
   }
   return mask;
@@ -99,12 +115,15 @@ export function spriteCentre(position: number): number {
   return Math.round(16 + (32 * position) / 31);
 }
 
-/** Binary 64×64 sprite images of factor tuples `[n, 5]` into `out` (`[n, 64, 64]`, zeroed here). */
-export function drawSprites(factors: Factors, out: Float32Array): void {
+/**
+ * Binary 64×64 sprite images of factor tuples `[n, 5]` into `out`
+ * (`[n, 64, 64]`, zeroed here), orientation indices read on `orientation`'s grid.
+ */
+export function drawSprites(factors: Factors, out: Float32Array, orientation: DspritesOrientation = "full"): void {
   out.fill(0);
   for (let r = 0; r < factors.n; r++) {
     const f = factors.values.subarray(r * 5, r * 5 + 5);
-    const mask = spriteMask(f[0], f[1], f[2]);
+    const mask = spriteMask(f[0], f[1], f[2], orientation);
     const left = spriteCentre(f[3]) - MASK_RADIUS, top = spriteCentre(f[4]) - MASK_RADIUS;
     const base = r * 4096;
     for (let row = 0; row < MASK_SIDE; row++) {
@@ -143,6 +162,8 @@ export interface DspritesOptions {
   variant?: DspritesVariant;
   /** Image side: 64 (the original) or 32 (2×2 area-averaged, for CPU runs). */
   size?: 64 | 32;
+  /** Orientation grid: "full" (default, the original's 0…2π) or "quarter" ([0°, 90°), named "…-rot"). */
+  orientation?: DspritesOrientation;
 }
 
 const DESCRIPTIONS: Record<DspritesVariant, string> = {
@@ -152,6 +173,9 @@ const DESCRIPTIONS: Record<DspritesVariant, string> = {
   scream:
     "Scream-like-dSprites: background from a procedural painterly texture (a stand-in for Munch's The Scream), recoloured per image; the sprite inverts it",
 };
+
+const QUARTER_DESCRIPTION =
+  ", orientation restricted to [0°, 90°) (Paper B App. E): index k drawn at k·90°/40, so Table 2's split indices stay valid";
 
 /**
  * A procedural painterly texture `[274, 350, 3]` in [0, 1], a stand-in for
@@ -223,11 +247,18 @@ function colour(
 export function dsprites(options: DspritesOptions = {}): GroundTruthDataset {
   const variant = options.variant ?? "dsprites";
   const size = options.size ?? 64;
+  const orientation = options.orientation ?? "full";
+  if (!DSPRITES_ORIENTATIONS.includes(orientation)) {
+    throw new Error(`unknown dSprites orientation "${orientation}"; valid: ${DSPRITES_ORIENTATIONS.join(", ")}`);
+  }
+  const base = variant === "dsprites" ? "dsprites" : `${variant}-dsprites`;
   const channels = variant === "dsprites" ? 1 : 3;
   const space = new FactorSpace(DSPRITES_SIZES);
   return {
-    name: variant === "dsprites" ? "dsprites" : `${variant}-dsprites`,
-    description: `${DESCRIPTIONS[variant]}${size === 32 ? " (32×32, 2×2 area-averaged)" : ""}`,
+    name: orientation === "quarter" ? `${base}-rot` : base,
+    description: `${DESCRIPTIONS[variant]}${orientation === "quarter" ? QUARTER_DESCRIPTION : ""}${
+      size === 32 ? " (32×32, 2×2 area-averaged)" : ""
+    }`,
     factorNames: DSPRITES_FACTORS,
     factorSizes: DSPRITES_SIZES,
     imageShape: [size, size, channels],
@@ -235,7 +266,7 @@ export function dsprites(options: DspritesOptions = {}): GroundTruthDataset {
     sampleFactors: (n, rng) => space.sample(n, rng),
     observations(factors: Factors, rng: Rng): Observations {
       const sprites = new Float32Array(factors.n * 4096);
-      drawSprites(factors, sprites);
+      drawSprites(factors, sprites, orientation);
       const full = variant === "dsprites" ? sprites : colour(variant, sprites, factors.n, rng);
       const values = size === 64 ? full : halve(full, factors.n, channels);
       return { values, n: factors.n, shape: [size, size, channels] };

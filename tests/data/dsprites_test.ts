@@ -3,9 +3,17 @@ import { join } from "node:path";
 import { assert, assertAlmostEquals, assertEquals, assertNotEquals, assertThrows } from "../assert.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import { dsprites, renderSprite } from "../../lib/data/dsprites.ts";
+import { dsprites, orientationAngle, renderSprite } from "../../lib/data/dsprites.ts";
 import { FactorSpace, sampleBatch } from "../../lib/data/ground_truth.ts";
-import { DatasetFileError, dspritesFromFile, findOriginalFiles, readNpz } from "../../lib/data/original_files.ts";
+import {
+  DatasetFileError,
+  dspritesFromFile,
+  findOriginalFiles,
+  MPI3D_FILE,
+  mpi3dFromFile,
+  readNpz,
+} from "../../lib/data/original_files.ts";
+import { loadDataset } from "../../lib/data/registry.ts";
 
 const one = (tuple: number[]) => ({ values: Int32Array.from(tuple), n: 1 });
 const image = (tuple: number[]) => dsprites().observations(one(tuple), new Rng(0)).values;
@@ -155,4 +163,63 @@ Deno.test("a corrupt or incomplete npz gives an error naming the file and the pr
   const folder = Deno.makeTempDirSync();
   Deno.writeFileSync(join(folder, "3dshapes.h5"), Uint8Array.of(0));
   assertThrows(() => findOriginalFiles(folder), DatasetFileError, "np.savez('3dshapes.npz'");
+});
+
+Deno.test("dsprites-rot draws orientation index k at k·90°/40; the grid is part of the sprite cache key", () => {
+  const full = dsprites(), quarter = dsprites({ orientation: "quarter" });
+  assertEquals(quarter.name, "dsprites-rot");
+  assertEquals(dsprites({ variant: "color", orientation: "quarter" }).name, "color-dsprites-rot");
+  assert(quarter.description.includes("[0°, 90°)"));
+  assertEquals(quarter.factorSizes, full.factorSizes);
+  const draw = (dataset: typeof full, tuple: number[]) => dataset.observations(one(tuple), new Rng(0)).values;
+  // Index 0 is 0° on both grids; index 20 is 45° on the quarter grid, 184.6° on the full one (drawn first, cached).
+  assertEquals(draw(quarter, [1, 5, 0, 16, 16]), draw(full, [1, 5, 0, 16, 16]));
+  const fullTwenty = draw(full, [1, 5, 20, 16, 16]), quarterTwenty = draw(quarter, [1, 5, 20, 16, 16]);
+  assertNotEquals(quarterTwenty, fullTwenty);
+  assertEquals(orientationAngle(20, "quarter"), Math.PI / 4);
+  assertAlmostEquals(orientationAngle(39, "quarter") * 180 / Math.PI, 87.75, 1e-12);
+  assertEquals(orientationAngle(20), 2 * Math.PI * 20 / 39);
+  // The ellipse at 45° is symmetric about the diagonal: its image equals its transpose.
+  for (let y = 0; y < 64; y++) {
+    for (let x = 0; x < 64; x++) assertEquals(quarterTwenty[y * 64 + x], quarterTwenty[x * 64 + y]);
+  }
+  assertThrows(() => dsprites({ orientation: "half" as "full" }), Error, 'unknown dSprites orientation "half"');
+});
+
+Deno.test("the registry serves dsprites-rot and refuses an orientation for a dataset without one", () => {
+  const folder = Deno.makeTempDirSync();
+  assertEquals(loadDataset("dsprites-rot", { folder, size: 32 }).name, "dsprites-rot");
+  assertEquals(loadDataset("dsprites", { folder, orientation: "quarter" }).name, "dsprites-rot");
+  assertThrows(
+    () => loadDataset("shapes3d", { folder, orientation: "quarter" }),
+    Error,
+    "orientation applies to the dSprites datasets only, not shapes3d",
+  );
+  assertThrows(() => loadDataset("dsprites-rot", { folder, orientation: "full" }), Error, "quarter orientation grid");
+});
+
+Deno.test("MPI3D-real: a missing file, another array or shape or dtype names the path and the expected shape", () => {
+  const folder = Deno.makeTempDirSync();
+  const path = join(folder, MPI3D_FILE);
+  const expected = "[1036800, 64, 64, 3]";
+  let error = assertThrows(() => mpi3dFromFile(path), DatasetFileError, path);
+  assert(error.message.includes(expected), error.message);
+  assertEquals(findOriginalFiles(folder).mpi3d, null);
+  const cases: [Record<string, Uint8Array>, string][] = [
+    [
+      { "images.npy": formatNpy(new Uint8Array(2 * 12288), [2, 64, 64, 3]) },
+      "has shape [2,64,64,3], expected [1036800",
+    ],
+    [{ "arr_0.npy": formatNpy(new Uint8Array(64 * 64 * 3), [64, 64, 3]) }, '"arr_0" has shape [64,64,3]'],
+    [{ "images.npy": formatNpy(new Float32Array(4), [4]) }, '"images" is f4, expected images uint8 [1036800'],
+    [{ "a.npy": formatNpy(new Uint8Array(1), [1]), "b.npy": formatNpy(new Uint8Array(1), [1]) }, "arrays [a, b]"],
+  ];
+  for (const [arrays, message] of cases) {
+    Deno.writeFileSync(path, zipSync(arrays));
+    error = assertThrows(() => mpi3dFromFile(path), DatasetFileError, message);
+    assert(error.message.startsWith(path), error.message);
+  }
+  assertEquals(findOriginalFiles(folder).mpi3d, path);
+  Deno.writeFileSync(path, Uint8Array.of(1, 2, 3));
+  assertThrows(() => mpi3dFromFile(path), DatasetFileError, "not a readable .npz");
 });

@@ -82,6 +82,7 @@ Deno.test("conv and MLP VAEs train on wasm: the loss falls and tensors stay flat
 /** Channels of each dataset's images. */
 const CHANNELS: Record<typeof DATASET_NAMES[number], number> = {
   "dsprites": 1,
+  "dsprites-rot": 1,
   "color-dsprites": 3,
   "noisy-dsprites": 3,
   "scream-dsprites": 3,
