@@ -25,7 +25,11 @@ export interface ArchitectureOptions {
   latents: number;
 }
 
-function dense(
+/**
+ * Adds a Glorot-uniform `[inputs, outputs]` kernel `${key}/w` and zero bias
+ * `${key}/b` to `params`; returns the affine map `[batch, inputs]` → `[batch, outputs]`.
+ */
+export function dense(
   params: Params,
   rng: Rng,
   key: string,
@@ -38,14 +42,39 @@ function dense(
 }
 
 /**
+ * Adds a Glorot-uniform `[kernel, kernel, inputs, outputs]` filter `${key}/w`
+ * and zero bias `${key}/b` to `params`; returns the convolution with "same"
+ * padding at `stride`, `[batch, h, w, inputs]` → `[batch, ⌈h/stride⌉, ⌈w/stride⌉, outputs]`.
+ */
+export function convLayer(
+  params: Params,
+  rng: Rng,
+  key: string,
+  kernel: number,
+  inputs: number,
+  outputs: number,
+  stride: number,
+): (x: tf.Tensor4D) => tf.Tensor4D {
+  const area = kernel * kernel;
+  params.addGlorotUniform(rng, `${key}/w`, [kernel, kernel, inputs, outputs], area * inputs, area * outputs);
+  params.addZeros(`${key}/b`, [outputs]);
+  return (x) => tf.add(tf.conv2d(x, params.get(`${key}/w`) as tf.Tensor4D, stride, "same"), params.get(`${key}/b`));
+}
+
+/**
  * Throws unless `x` is `[batch, size, size, channels]`: a mismatched image
  * would otherwise surface as a reshape error deep inside the network.
+ * `network` names it in the message ("conv encoder").
  */
-function checkInput(x: tf.Tensor4D, options: ArchitectureOptions, architecture: string): void {
+export function checkInput(
+  x: tf.Tensor4D,
+  options: Pick<ArchitectureOptions, "size" | "channels">,
+  network: string,
+): void {
   const [, h, w, c] = x.shape;
   if (h !== options.size || w !== options.size || c !== options.channels) {
     throw new RangeError(
-      `the ${architecture} encoder takes [batch, ${options.size}, ${options.size}, ${options.channels}] images, ` +
+      `the ${network} takes [batch, ${options.size}, ${options.size}, ${options.channels}] images, ` +
         `got [${x.shape}]`,
     );
   }
@@ -56,30 +85,43 @@ function convChannels(size: ImageSize): number[] {
   return size === 64 ? [32, 32, 64, 64] : [32, 64, 64];
 }
 
-/** The convolutional encoder of Table 2. */
-export function convEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
-  const params = new Params();
-  const channels = convChannels(options.size);
+/**
+ * The body of the convolutional encoder of Table 2: the stride-2 4×4 conv
+ * stack down to 4×4 and FC 256, all ReLU, as parameters `conv{i}` and `fc` of
+ * `params`. Returns the map `[batch, size, size, channels]` → `[batch, 256]`
+ * that heads (Gaussian, regression) read.
+ */
+export function convFeatures(
+  params: Params,
+  rng: Rng,
+  options: Pick<ArchitectureOptions, "size" | "channels">,
+): (x: tf.Tensor4D) => tf.Tensor2D {
   let inputs = options.channels;
-  channels.forEach((outputs, i) => {
-    params.addGlorotUniform(rng, `conv${i}/w`, [4, 4, inputs, outputs], 16 * inputs, 16 * outputs);
-    params.addZeros(`conv${i}/b`, [outputs]);
+  const convs = convChannels(options.size).map((outputs, i) => {
+    const layer = convLayer(params, rng, `conv${i}`, 4, inputs, outputs, 2);
     inputs = outputs;
+    return layer;
   });
   const flat = 4 * 4 * inputs;
   const hidden = dense(params, rng, "fc", flat, 256);
+  return (x) => {
+    const h = convs.reduce((acc, conv) => tf.relu(conv(acc)), x);
+    return tf.relu(hidden(tf.reshape(h, [x.shape[0], flat])));
+  };
+}
+
+/** The convolutional encoder of Table 2. */
+export function convEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
+  const params = new Params();
+  const features = convFeatures(params, rng, options);
   const mean = dense(params, rng, "mean", 256, options.latents);
   const logVar = dense(params, rng, "log_var", 256, options.latents);
   return {
     params,
     encode: (x) => {
-      checkInput(x, options, "conv");
-      let h: tf.Tensor4D = x;
-      channels.forEach((_, i) => {
-        h = tf.relu(tf.conv2d(h, params.get(`conv${i}/w`) as tf.Tensor4D, 2, "same").add(params.get(`conv${i}/b`)));
-      });
-      const features = tf.relu(hidden(tf.reshape(h, [x.shape[0], flat])));
-      return { mean: mean(features), logVar: logVar(features) };
+      checkInput(x, options, "conv encoder");
+      const h = features(x);
+      return { mean: mean(h), logVar: logVar(h) };
     },
   };
 }
@@ -126,7 +168,7 @@ export function mlpEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
   return {
     params,
     encode: (x) => {
-      checkInput(x, options, "MLP");
+      checkInput(x, options, "MLP encoder");
       const h = tf.relu(fc2(tf.relu(fc1(tf.reshape(x, [x.shape[0], pixels])))));
       return { mean: mean(h), logVar: logVar(h) };
     },
