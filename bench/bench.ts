@@ -5,7 +5,11 @@
  *
  * Models: the disentanglement_lib conv VAE at 64×64 and 32×32 and its MLP
  * VAE at 64×64 (batch 64, Adam, the β-VAE loss training uses), a small
- * MNIST CNN (batch 128), and the conv encoder's inference (batch 256).
+ * MNIST CNN (batch 128), the conv encoder's inference (batch 256), and the
+ * generalization benchmark's CNN and MLP regressors on 32×32×1 images with 5
+ * factors (batch 64, one Adam 5e-4 step of the MSE, lib/models/regressors.ts).
+ * Each side reports its parameter count; a mismatch is printed, since it
+ * means the two networks differ.
  *
  * Fairness: PyTorch runs in one persistent worker (bench/torch_reference.py),
  * so its start-up is never timed. Its environment drops the OpenBLAS
@@ -35,6 +39,13 @@ import { choice, choices, flag, integer, resolveConfig } from "../lib/core/confi
 import { UsageError } from "../lib/core/errors.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { convEncoder, vaeNetworks } from "../lib/models/dislib_vae.ts";
+import {
+  cnnRegressor,
+  mlpRegressor,
+  regressionStep,
+  type Regressor,
+  type RegressorOptions,
+} from "../lib/models/regressors.ts";
 import { smallCnn } from "../lib/models/small_cnn.ts";
 import { posterior } from "../lib/models/vae.ts";
 import { vaeLoss } from "../lib/train/vae_objectives.ts";
@@ -43,7 +54,15 @@ import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
 import { README_PATH, speedSection, writeSpeedTable } from "./readme_table.ts";
 
 /** Model names, in the order they are timed. */
-export const MODEL_NAMES = ["conv-vae-64", "conv-vae-32", "mlp-vae-64", "mnist-cnn", "conv-encoder-infer"] as const;
+export const MODEL_NAMES = [
+  "conv-vae-64",
+  "conv-vae-32",
+  "mlp-vae-64",
+  "mnist-cnn",
+  "conv-encoder-infer",
+  "cnn-regressor-32",
+  "mlp-regressor-32",
+] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
 
@@ -88,6 +107,9 @@ export interface ModelResult {
   backend: string;
   /** Images per step. */
   batch: number;
+  /** Trainable scalars of our network and of the reference's (null without one); equal when both build the same network. */
+  parameters: number;
+  reference_parameters: number | null;
   /** Over every timed step of every round. */
   ms_per_step: Spread;
   reference_ms_per_step: Spread | null;
@@ -204,7 +226,7 @@ export interface BenchReport {
 interface Workload {
   name: ModelName;
   batch: number;
-  build(rng: Rng): { step(): Promise<void>; dispose(): void };
+  build(rng: Rng): { parameters: number; step(): Promise<void>; dispose(): void };
 }
 
 function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
@@ -223,6 +245,7 @@ function vaeTrainer(rng: Rng, size: 32 | 64, kind: "conv" | "mlp") {
   const x = binaryImages(rng, 64, size);
   const optimizer = tf.train.adam(1e-4);
   return {
+    parameters: encoder.params.count() + decoder.params.count(),
     /** One Adam step; returns the loss (the caller disposes it). */
     minimize(): tf.Scalar {
       const noise = tf.tensor2d(rng.normalArray(64 * 10), [64, 10]);
@@ -250,12 +273,41 @@ function vaeWorkload(name: ModelName, size: 32 | 64, kind: "conv" | "mlp"): Work
     build(rng) {
       const trainer = vaeTrainer(rng, size, kind);
       return {
+        parameters: trainer.parameters,
         async step() {
           const loss = trainer.minimize();
           await loss.data();
           loss.dispose();
         },
         dispose: trainer.dispose,
+      };
+    },
+  };
+}
+
+/** One Adam 5e-4 step of the benchmark's MSE on 64 binary 32×32×1 images and 5 uniform factors. */
+function regressorWorkload(
+  name: ModelName,
+  build: (rng: Rng, options: RegressorOptions) => Regressor,
+): Workload {
+  return {
+    name,
+    batch: 64,
+    build(rng) {
+      const model = build(rng, { size: 32, channels: 1, outputs: 5 });
+      const x = binaryImages(rng, 64, 32);
+      const y = tf.tensor2d(Float32Array.from({ length: 64 * 5 }, () => rng.uniform()), [64, 5]);
+      const optimizer = tf.train.adam(5e-4);
+      return {
+        parameters: model.params.count(),
+        async step() {
+          await regressionStep(model, optimizer, x, y);
+        },
+        dispose() {
+          model.params.dispose();
+          optimizer.dispose();
+          tf.dispose([x, y]);
+        },
       };
     },
   };
@@ -274,6 +326,7 @@ const WORKLOADS: Workload[] = [
       const labels = tf.oneHot(tf.tensor1d(Int32Array.from({ length: 128 }, () => rng.int(10)), "int32"), 10);
       const optimizer = tf.train.adam(1e-3);
       return {
+        parameters: model.params.count(),
         async step() {
           const loss = optimizer.minimize(
             () => tf.losses.softmaxCrossEntropy(labels, model.logits(images)) as tf.Scalar,
@@ -298,6 +351,7 @@ const WORKLOADS: Workload[] = [
       const encoder = convEncoder(rng, { size: 64, channels: 1, latents: 10 });
       const x = binaryImages(rng, 256, 64);
       return {
+        parameters: encoder.params.count(),
         async step() {
           const { mean, logVar } = tf.tidy(() => encoder.encode(x));
           await mean.data();
@@ -310,6 +364,8 @@ const WORKLOADS: Workload[] = [
       };
     },
   },
+  regressorWorkload("cnn-regressor-32", cnnRegressor),
+  regressorWorkload("mlp-regressor-32", mlpRegressor),
 ];
 
 /** Median, quartiles (linear interpolation) and range of `values`. */
@@ -458,7 +514,14 @@ async function timeModel(
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<ModelResult> {
   const state = workload.build(new Rng(0));
-  if (worker) await worker.request({ op: "build", model: workload.name });
+  const referenceParameters = worker
+    ? (await worker.request({ op: "build", model: workload.name })).parameters as number
+    : null;
+  if (referenceParameters !== null && referenceParameters !== state.parameters) {
+    console.error(
+      `${workload.name}: ${state.parameters} parameters here, ${referenceParameters} in PyTorch: not the same network`,
+    );
+  }
   const loadBefore = loadavg()[0];
   await timeOurs(state.step, cfg.warmup);
   if (worker && cfg.warmup) await timeReference(worker, workload.name, cfg.warmup);
@@ -489,6 +552,8 @@ async function timeModel(
     model: workload.name,
     backend,
     batch: workload.batch,
+    parameters: state.parameters,
+    reference_parameters: referenceParameters,
     ms_per_step: spread(ours),
     reference_ms_per_step: theirs.length ? spread(theirs) : null,
     reference_page_faults_per_step: theirs.length ? Math.round(faults / theirs.length) : null,

@@ -4,7 +4,7 @@ one process serves every round (interpreter and torch start-up are never timed).
 
 Protocol: one JSON object per line each way. On start the worker prints
 {"ready": true, "torch": ..., "threads": ..., "blas": {...}}; then per request
-  {"op": "build", "model": name}                -> {"ok": true}
+  {"op": "build", "model": name}                -> {"ok": true, "parameters": n}
   {"op": "time", "model": name, "steps": n}     -> {"times_ms": [...], "minor_faults": ...}
   {"op": "gemm", "n": 512, "repeats": 7}        -> {"gflops": ..., "cpu_per_wall": ...}
   {"op": "dispose", "model": name}              -> {"ok": true}
@@ -26,16 +26,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 LATENTS = 10
+FACTORS = 5  # outputs of the generalization benchmark's regressors
 
 
-def conv_encoder(size):
+def conv_encoder(size, head=2 * LATENTS):
+    """The conv encoder body and FC 256 with a linear head of `head` outputs (mean and log-variance, or factors)."""
     plan = [32, 32, 64, 64] if size == 64 else [32, 64, 64]
     layers, inputs = [], 1
     for outputs in plan:
         # TensorFlow "same" with a 4x4 kernel and stride 2 pads 1 on each side.
         layers += [nn.Conv2d(inputs, outputs, 4, 2, 1), nn.ReLU()]
         inputs = outputs
-    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(4 * 4 * inputs, 256), nn.ReLU(), nn.Linear(256, 2 * LATENTS))
+    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(4 * 4 * inputs, 256), nn.ReLU(), nn.Linear(256, head))
 
 
 def conv_decoder(size):
@@ -67,6 +69,19 @@ def mnist_cnn():
                          nn.Linear(128, 10))
 
 
+def mlp_regressor(pixels):
+    """lib/models/regressors.ts's MLP: 90-90-90-90-45 ReLU, linear output."""
+    layers, inputs = [nn.Flatten()], pixels
+    for outputs in [90, 90, 90, 90, 45]:
+        layers += [nn.Linear(inputs, outputs), nn.ReLU()]
+        inputs = outputs
+    return nn.Sequential(*layers, nn.Linear(inputs, FACTORS))
+
+
+def parameter_count(*modules):
+    return sum(p.numel() for module in modules for p in module.parameters())
+
+
 def vae_step_fn(encoder, decoder, size):
     """β-VAE (β = 1) step with a Bernoulli decoder, the loss lib/train/vae_objectives.ts trains with."""
     optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=1e-4)
@@ -83,6 +98,7 @@ def vae_step_fn(encoder, decoder, size):
         optimizer.step()
         loss.item()
 
+    step.parameters = parameter_count(encoder, decoder)
     return step
 
 
@@ -98,6 +114,7 @@ def classifier_step_fn():
         optimizer.step()
         loss.item()
 
+    step.parameters = parameter_count(model)
     return step
 
 
@@ -109,6 +126,23 @@ def inference_step_fn():
         with torch.no_grad():
             encoder(x)
 
+    step.parameters = parameter_count(encoder)
+    return step
+
+
+def regression_step_fn(model):
+    """One Adam 5e-4 step of the generalization benchmark's MSE, sum over factors / batch (Paper B App. H.3)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-4)
+    x, y = (torch.rand(64, 1, 32, 32) < 0.2).float(), torch.rand(64, FACTORS)
+
+    def step():
+        loss = (model(x) - y).pow(2).sum() / x.shape[0]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        loss.item()
+
+    step.parameters = parameter_count(model)
     return step
 
 
@@ -118,6 +152,8 @@ BUILDERS = {
     "mlp-vae-64": lambda: vae_step_fn(mlp_encoder(64 * 64), mlp_decoder(64), 64),
     "mnist-cnn": classifier_step_fn,
     "conv-encoder-infer": inference_step_fn,
+    "cnn-regressor-32": lambda: regression_step_fn(conv_encoder(32, FACTORS)),
+    "mlp-regressor-32": lambda: regression_step_fn(mlp_regressor(32 * 32)),
 }
 
 
@@ -226,7 +262,7 @@ def main():
             op = request["op"]
             if op == "build":
                 steps[request["model"]] = BUILDERS[request["model"]]()
-                reply({"ok": True})
+                reply({"ok": True, "parameters": steps[request["model"]].parameters})
             elif op == "time":
                 # Minor page faults show whether the allocator hands freed tensors back to the OS between steps.
                 faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
