@@ -40,8 +40,11 @@ export class Browser {
     };
   }
 
-  /** Starts Chromium on `url` and connects to that page. */
-  static async launch(binary: string, url: string): Promise<Browser> {
+  /**
+   * Starts Chromium, connects to its page and opens `url` there; `initScript`
+   * runs in every document the page loads, before the document's own scripts.
+   */
+  static async launch(binary: string, url: string, options: { initScript?: string } = {}): Promise<Browser> {
     const profile = await Deno.makeTempDir();
     const process = new Deno.Command(binary, {
       args: [
@@ -56,7 +59,7 @@ export class Browser {
         `--user-data-dir=${profile}`,
         "--remote-debugging-port=0",
         "--window-size=1400,1000",
-        url,
+        "about:blank",
       ],
       stdout: "null",
       stderr: "null",
@@ -83,7 +86,30 @@ export class Browser {
       socket.onopen = resolve;
       socket.onerror = reject;
     });
-    return new Browser(process, socket, profile);
+    const browser = new Browser(process, socket, profile);
+    if (options.initScript) {
+      await browser.send("Page.enable");
+      await browser.send("Page.addScriptToEvaluateOnNewDocument", { source: options.initScript });
+    }
+    await browser.goto(url);
+    return browser;
+  }
+
+  /** Opens `url` in the page and waits until its document has been parsed. */
+  async goto(url: string, timeoutMs = 30_000): Promise<void> {
+    await this.send("Page.navigate", { url });
+    const start = Date.now();
+    while (Date.now() - start < timeoutMs) {
+      try {
+        if (await this.evaluate(`location.href === ${JSON.stringify(url)} && document.readyState !== "loading"`)) {
+          return;
+        }
+      } catch {
+        // the document before went away during the evaluation
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${url} did not load`);
   }
 
   /** Sends a CDP command and waits for its result. */

@@ -77,7 +77,8 @@ browserTest("the dashboard lists a live run, grows its chart and shows its targe
     const controls = await browser.evaluate<string>(`JSON.stringify([
         [...document.querySelectorAll('.controls input[type=checkbox]')].map((c) => c.checked),
         [...document.querySelectorAll('.controls select')].map((s) => s.value)])`);
-    assertEquals(JSON.parse(controls), [[false, true, false], ["max", "time", "sd"]]);
+    // reducer, x axis, group by (none), band
+    assertEquals(JSON.parse(controls), [[false, true, false], ["max", "time", "", "sd"]]);
     await browser.evaluate(`document.querySelectorAll('.controls input[type=checkbox]')[2].click()`);
     await browser.waitFor(`location.hash.includes('group=1')`, "the group toggle in the URL");
     Deno.mkdirSync(join(PROJECT, "data", "cache"), { recursive: true });
