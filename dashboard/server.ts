@@ -410,8 +410,11 @@ function pickSeries(
     const full = metrics.series.get(key);
     if (!full) continue;
     const start = full.x.findIndex((x) => x > from);
+    // Downsampling copies what it keeps; only a series shorter than max_points goes out as it is held.
     const slice = start < 0
       ? { x: [], t: [], y: [] }
+      : start === 0
+      ? full
       : { x: full.x.slice(start), t: full.t.slice(start), y: full.y.slice(start) };
     series[key] = downsample(slice, maxPoints);
   }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { MediaEntry, RunInfo, RunNotes, RunSummary } from "../../lib/core/run_store.ts";
+import type { MediaEntry, MetricsRow, RunInfo, RunNotes, RunSummary, Series } from "../../lib/core/run_store.ts";
 
 /** GET /api/runs/:experiment/:id: a run's run.json (status made effective), config, summary and media. */
 export interface RunDetail {
@@ -15,6 +15,25 @@ export interface RunDetail {
   notes: RunNotes;
   summary: RunSummary | null;
   media: MediaEntry[];
+}
+
+/** GET /api/metrics?runs=<experiment>/<id>,…: the metrics of many runs in one answer, by run key. */
+export interface MetricsBatch {
+  /** Each readable run's series by metric name. */
+  series: Record<string, Record<string, Series>>;
+  /** Where in each readable run's metrics.jsonl its series end: a live stream goes on from there. */
+  offsets: Record<string, number>;
+  /** Runs named that do not exist (deleted since they were listed). */
+  missing: string[];
+  /** Why a run's metrics cannot be read, by run key. */
+  problems: Record<string, string>;
+}
+
+/** An event `metrics` of GET /api/events: rows appended to one run, and the offset after them. */
+export interface MetricsEvent {
+  run: string;
+  rows: MetricsRow[];
+  offset: number;
 }
 
 /** The JSON body of a GET request; rejects on a non-2xx status, naming the URL. */
