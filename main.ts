@@ -32,6 +32,8 @@ import { coerceValue, integer } from "./lib/core/config.ts";
 import type { AnyExperiment } from "./lib/core/experiment.ts";
 import { importExperiment, isModuleRef } from "./lib/sweep/spec.ts";
 import { sweepCommand } from "./lib/sweep/commands.ts";
+import { genSplitCommand } from "./lib/data/gen_commands.ts";
+import { genEvalCommand } from "./lib/metrics/gen_eval.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 /** Where `scorecard --write` draws each run's target curves, relative to README.md. */
@@ -64,6 +66,12 @@ commands:
                                (experiments that keep theirs: ${KEEPING})
   export-codes <run dir> [--samples N] [--model name]
                                mean and sampled codes of a trained model with their factors, as .npy
+  gen-split --dataset dsprites|dsprites-rot|shapes3d|mpi3d --split random|composition|interpolation|extrapolation
+            --out dir          a generalization-benchmark split (Paper B Tables 2–3) as int32 train.npy and
+                               test.npy of flat factor indices, with the counts
+  gen-eval --predictions p.npy --factors f.npy --dataset D [--split S]
+                               R² of any model's factor predictions [n, k] (normalized to [0, 1]) against
+                               factor indices [n, k]; with --split the D_one-ood analysis, as one JSON object
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
                                row per factor) into data/previews/
 
@@ -366,10 +374,27 @@ export async function main(args: string[]): Promise<void> {
     case "sweep":
       Deno.exitCode = await sweepCommand(rest, { resolveExperiment, runInProcess });
       return;
+    case "gen-split":
+      Deno.exitCode = await genSplitCommand(rest);
+      return;
+    case "gen-eval":
+      Deno.exitCode = await genEvalCommand(rest);
+      return;
     default:
       usageError(
         `unknown command "${command}"; did you mean ${
-          closest(command, ["list", "run", "sweep", "demo", "scorecard", "datasets", "eval", "export-codes"])
+          closest(command, [
+            "list",
+            "run",
+            "sweep",
+            "demo",
+            "scorecard",
+            "datasets",
+            "eval",
+            "export-codes",
+            "gen-split",
+            "gen-eval",
+          ])
         }?`,
       );
   }

@@ -12,6 +12,7 @@ import { experiment as dislibStudy } from "./dislib_study.ts";
 import { experiment as slowvaeDsprites } from "./slowvae_dsprites.ts";
 import { experiment as slowvaeKitti } from "./slowvae_kitti.ts";
 import { experiment as vaeCollapseToy } from "./vae_collapse_toy.ts";
+import { experiment as genBenchmark } from "./gen_benchmark.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -21,6 +22,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   slowvaeDsprites,
   slowvaeKitti,
   vaeCollapseToy,
+  genBenchmark,
 ];
 
 /** The experiment called `name`, or undefined. */
