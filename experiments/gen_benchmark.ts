@@ -8,7 +8,7 @@
  * between models (Fig. 17).
  */
 import * as tf from "@tensorflow/tfjs";
-import { choice, choices, type ConfigOf, integer, integerChoice, real } from "../lib/core/config.ts";
+import { choices, type ConfigOf, integer, integerChoice, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import type { Matrix } from "../lib/core/matrix.ts";
 import { Rng } from "../lib/core/rng.ts";
@@ -34,11 +34,19 @@ const SOURCE = "000_306f4209a39c5a17.md §2.5, §3.3 (Paper B); targets Tables 5
 /** The oracles: the readout MLP on the ground-truth factors, or on their negatives (App. A). */
 const ORACLES = ["oracle", "oracle_flip"] as const;
 const MODEL_NAMES = [...REGRESSOR_NAMES, ...ORACLES] as const;
+const DATASETS = ["dsprites-rot", "dsprites", "shapes3d"] as const;
+type DatasetName = typeof DATASETS[number];
+/** The dataset the claims are checked on: Paper B's App. E variant, the one §7.2 plans for CPU scale. */
+const CLAIMS_DATASET = "dsprites_rot";
 type ModelName = typeof MODEL_NAMES[number];
 type SplitName = Split["name"];
 
 const config = {
-  dataset: choice("dsprites-rot", ["dsprites-rot", "dsprites", "shapes3d"], "images and factor grid"),
+  datasets: choices(
+    ["dsprites-rot"],
+    DATASETS,
+    "images and factor grids (dsprites-rot: orientation in [0°, 90°), App. E)",
+  ),
   models: choices(["cnn", "mlp", "oracle", "oracle_flip"], MODEL_NAMES, "models trained on every split"),
   splits: choices([...SPLIT_NAMES], SPLIT_NAMES, "splits of Paper B Tables 2–3 (random: seed 0, Table 4's fraction)"),
   seeds: integer(1, "seeds per model and split: --seed, --seed + 1, …", { min: 1, max: 100 }),
@@ -73,7 +81,7 @@ const R2_TOLERANCE: Record<SplitName, number> = {
 const SPLIT_ORDER = ["random", "composition", "interpolation", "extrapolation"] as const;
 
 /** Published R² (fractions) per dataset, model and split: random / composition / interpolation / extrapolation. */
-const PUBLISHED: { dataset: string; model: ModelName; values: number[]; source: string }[] = [
+const PUBLISHED: { dataset: DatasetName; model: ModelName; values: number[]; source: string }[] = [
   { dataset: "dsprites-rot", model: "cnn", values: [1.0, 0.533, 0.997, 0.784], source: "Table 6 (App. E), CNN" },
   { dataset: "dsprites-rot", model: "mlp", values: [0.981, -0.088, 0.767, 0.435], source: "Table 6 (App. E), MLP" },
   { dataset: "dsprites", model: "cnn", values: [0.823, 0.331, 0.831, 0.577], source: "Table 5, CNN" },
@@ -88,13 +96,13 @@ const targets: Target<Cfg>[] = [
       source: `000_306f4209a39c5a17.md ${source}, ${split}`,
       tolerance: R2_TOLERANCE[split],
       direction: "match",
-      appliesTo: (cfg) => cfg.dataset === dataset && cfg.models.includes(model) && cfg.splits.includes(split),
-      curve: `${model}/${split}/*/r2`,
+      appliesTo: (cfg) => cfg.datasets.includes(dataset) && cfg.models.includes(model) && cfg.splits.includes(split),
+      curve: `${datasetKey(dataset)}/${model}/${split}/*/r2`,
     }))
   ),
   // App. A Table 1: 1.000 everywhere on dSprites and Shapes3D but dSprites extrapolation with the sign flip (0.999).
   // The oracle reads factors, not images: dsprites-rot shares dSprites' row.
-  ...["dsprites-rot", "dsprites", "shapes3d"].flatMap((dataset) =>
+  ...DATASETS.flatMap((dataset) =>
     ORACLES.flatMap((oracle) =>
       SPLIT_ORDER.map((split): Target<Cfg> => ({
         metric: `${datasetKey(dataset)}/${oracle}/${split}/r2`,
@@ -102,8 +110,8 @@ const targets: Target<Cfg>[] = [
         source: "000_306f4209a39c5a17.md App. A Table 1 (oracle readout on the ground truth)",
         tolerance: 0.01,
         direction: "higher",
-        appliesTo: (cfg) => cfg.dataset === dataset && cfg.models.includes(oracle) && cfg.splits.includes(split),
-        curve: `${oracle}/${split}/*/r2`,
+        appliesTo: (cfg) => cfg.datasets.includes(dataset) && cfg.models.includes(oracle) && cfg.splits.includes(split),
+        curve: `${datasetKey(dataset)}/${oracle}/${split}/*/r2`,
       }))
     )
   ),
@@ -114,10 +122,11 @@ const allPresent = (values: (number | undefined)[]): values is number[] => value
 
 const claims: Claim<Cfg>[] = [
   {
-    text: "CNN and MLP: random-split R² ≥ every OOD split's, random − composition ≥ 0.3, random − extrapolation ≥ 0.15",
+    text: "dsprites-rot, CNN and MLP: random-split R² ≥ every OOD split's, random − composition ≥ 0.3, " +
+      "random − extrapolation ≥ 0.15",
     source: "000_306f4209a39c5a17.md §5.1, Tables 5–7",
-    holds: (m, cfg) => {
-      const d = datasetKey(cfg.dataset);
+    holds: (m) => {
+      const d = CLAIMS_DATASET;
       const rows = ["cnn", "mlp"].map((model) => SPLIT_ORDER.map((split) => get(m, `${d}/${model}/${split}/r2`)));
       if (!rows.every(allPresent)) return undefined;
       return (rows as number[][]).every(([random, composition, interpolation, extrapolation]) =>
@@ -127,20 +136,21 @@ const claims: Claim<Cfg>[] = [
     },
   },
   {
-    text: "extrapolation, CNN, D_one-ood: the in-distribution factors' R² exceeds the OOD factor's by ≥ 0.2",
+    text:
+      "dsprites-rot extrapolation, CNN, D_one-ood: the in-distribution factors' R² exceeds the OOD factor's by ≥ 0.2",
     source: "000_306f4209a39c5a17.md §5.2, Fig. 5",
-    holds: (m, cfg) => {
-      const d = datasetKey(cfg.dataset);
+    holds: (m) => {
+      const d = CLAIMS_DATASET;
       const [id, ood] = [get(m, `${d}/cnn/extrapolation/r2_id`), get(m, `${d}/cnn/extrapolation/r2_ood`)];
       return id === undefined || ood === undefined ? undefined : id - ood >= 0.2;
     },
   },
   {
     text: "predictions regress towards the training mean: ≥ 70% of the ratios r (Eq. 2) in [0, 1], median r < 1 " +
-      "(CNN, extrapolation)",
+      "(dsprites-rot, CNN, extrapolation)",
     source: "000_306f4209a39c5a17.md §5.3, Eq. 2, Fig. 6",
-    holds: (m, cfg) => {
-      const d = datasetKey(cfg.dataset);
+    holds: (m) => {
+      const d = CLAIMS_DATASET;
       const [inUnit, median] = [
         get(m, `${d}/cnn/extrapolation/ratio_in_unit`),
         get(m, `${d}/cnn/extrapolation/ratio_median`),
@@ -150,10 +160,10 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "OOD-factor errors correlate between CNN and MLP (ρ ≥ 0.57) and against the true value (ρ ≤ −0.48), " +
-      "extrapolation (Fig. 17 read as errors f − y)",
+      "dsprites-rot extrapolation (Fig. 17 read as errors f − y)",
     source: "000_306f4209a39c5a17.md §5.3, Fig. 17",
-    holds: (m, cfg) => {
-      const d = datasetKey(cfg.dataset);
+    holds: (m) => {
+      const d = CLAIMS_DATASET;
       const values = [
         get(m, `${d}/extrapolation/error_rho_cnn_mlp`),
         get(m, `${d}/extrapolation/error_rho_truth_cnn`),
@@ -174,11 +184,12 @@ const claims: Claim<Cfg>[] = [
   },
 ];
 
-/** One model of the plan: a model on a split with a seed (`method` = `<model>/<split>`). */
+/** One model of the plan: a model on a dataset's split with a seed (`method` = `<dataset key>/<model>/<split>`). */
 interface PlannedModel {
   method: string;
   value: number;
   seed: number;
+  dataset: DatasetName;
   model: ModelName;
   split: SplitName;
 }
@@ -245,40 +256,50 @@ interface SplitEvaluation {
 
 /** The benchmark's plan and the training and scoring of one entry, rebuilt the same way in every worker. */
 function benchmark(ctx: RunContext, cfg: Cfg) {
-  const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
-  const evaluations = new Map<SplitName, SplitEvaluation>();
-  const evaluationOf = (name: SplitName): SplitEvaluation => {
-    let found = evaluations.get(name);
+  const datasets = new Map<DatasetName, GroundTruthDataset>();
+  const datasetOf = (name: DatasetName) => {
+    if (!datasets.has(name)) datasets.set(name, loadDataset(name, { size: cfg.resolution }));
+    return datasets.get(name)!;
+  };
+  const evaluations = new Map<string, SplitEvaluation>();
+  const evaluationOf = (datasetName: DatasetName, name: SplitName): SplitEvaluation => {
+    const key = `${datasetName}/${name}`;
+    let found = evaluations.get(key);
     if (!found) {
-      const split = makeSplit(splitDataset(cfg.dataset), name);
-      const rng = Rng.derive(ctx.seed, `evaluation/${name}`);
+      const split = makeSplit(splitDataset(datasetName), name);
+      // The same test images for every model and seed of a split; dsprites and dsprites-rot share the factors.
+      const rng = Rng.derive(ctx.seed, `evaluation/${splitDataset(datasetName)}/${name}`);
       const oneOod = name === "interpolation" || name === "extrapolation"
         ? sampleSplit(split, "one_ood", cfg.ood_samples, rng)
         : null;
       found = { split, test: sampleSplit(split, "test", cfg.test_samples, rng), oneOod };
-      evaluations.set(name, found);
+      evaluations.set(key, found);
     }
     return found;
   };
-  const plan: PlannedModel[] = cfg.models.flatMap((model) =>
-    cfg.splits.flatMap((split) =>
-      Array.from({ length: cfg.seeds }, (_, i) => ({
-        method: `${model}/${split}`,
-        value: 0,
-        seed: ctx.seed + i,
-        model: model as ModelName,
-        split: split as SplitName,
-      }))
+  const plan: PlannedModel[] = (cfg.datasets as DatasetName[]).flatMap((dataset) =>
+    cfg.models.flatMap((model) =>
+      cfg.splits.flatMap((split) =>
+        Array.from({ length: cfg.seeds }, (_, i) => ({
+          method: `${datasetKey(dataset)}/${model}/${split}`,
+          value: 0,
+          seed: ctx.seed + i,
+          dataset,
+          model: model as ModelName,
+          split: split as SplitName,
+        }))
+      )
     )
   );
   const run = async (runCtx: RunContext, entry: PlannedModel, index: number) => {
-    const { split, test, oneOod } = evaluationOf(entry.split);
-    const regressor = buildModel(entry.model, dataset, Rng.derive(entry.seed, entry.model, entry.split, "init"));
+    const dataset = datasetOf(entry.dataset);
+    const { split, test, oneOod } = evaluationOf(entry.dataset, entry.split);
+    const regressor = buildModel(entry.model, dataset, Rng.derive(entry.seed, entry.method, "init"));
     const optimizer = tf.train.adam(cfg.lr);
     const k = dataset.factorSizes.length;
     const curveFactors = { values: test.values.subarray(0, Math.min(cfg.curve_samples, test.n) * k), n: 0 };
     curveFactors.n = curveFactors.values.length / k;
-    const batches = Rng.derive(entry.seed, entry.model, entry.split, "batches");
+    const batches = Rng.derive(entry.seed, entry.method, "batches");
     const scoreOn = async (factors: Factors) =>
       r2Scores(
         await predict(entry.model, regressor, dataset, factors, Rng.derive(entry.seed, "noise")),
@@ -287,7 +308,7 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
       );
     try {
       const last = await trainPhase(runCtx, {
-        label: `${entry.model}/${entry.split}/seed${entry.seed}`,
+        label: `${entry.method}/seed${entry.seed}`,
         steps: isOracle(entry.model) ? Math.ceil((cfg.readout_epochs * split.train.length) / cfg.batch) : cfg.steps,
         startStep: 0,
         variables: regressor.params.list(),
@@ -326,7 +347,7 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
       regressor.params.dispose();
     }
   };
-  return { dataset, plan, evaluationOf, run };
+  return { datasetOf, plan, evaluationOf, run };
 }
 
 /** Model `index` of the benchmark, as a worker trains it. */
@@ -337,39 +358,41 @@ export const workerModel = planWorker((ctx: RunContext, cfg: Cfg) => {
 
 /**
  * The run's final metrics: per dataset, model and split the mean over seeds
- * (`dsprites_rot/cnn/extrapolation/r2`, `…_sd` with several seeds), and the
- * OOD-error correlations between the first seeds of CNN and MLP.
+ * (`dsprites_rot/cnn/extrapolation/r2`, `…_sd` with several seeds), and per
+ * dataset the OOD-error correlations between the first seeds of CNN and MLP.
  */
 function finalMetrics(
-  cfg: Cfg,
   models: { method: string; value: number; seed: number; metrics: Record<string, number> }[],
   arrays: Record<string, { data: Float32Array; shape: number[] }>,
   plan: PlannedModel[],
-  evaluationOf: (name: SplitName) => SplitEvaluation,
+  evaluationOf: (dataset: DatasetName, name: SplitName) => SplitEvaluation,
 ): Record<string, number> {
-  const d = datasetKey(cfg.dataset);
-  const metrics: Record<string, number> = {};
-  for (const [key, value] of Object.entries(seedSummary(models))) metrics[`${d}/${key}`] = value;
-  for (const splitName of ["interpolation", "extrapolation"] as const) {
-    const first = (model: ModelName) =>
-      plan.findIndex((p) => p.model === model && p.split === splitName && p.seed === plan[0].seed);
-    const [cnn, mlp] = [first("cnn"), first("mlp")];
-    if (cnn < 0 || mlp < 0) continue;
-    const { split, oneOod } = evaluationOf(splitName);
-    const asMatrix = (a: { data: Float32Array; shape: number[] }) => ({
-      data: a.data,
-      rows: a.shape[0],
-      cols: a.shape[1],
-    });
-    const rho = errorCorrelations(
-      asMatrix(arrays[`one_ood/${cnn}`]),
-      asMatrix(arrays[`one_ood/${mlp}`]),
-      oneOod!.values,
-      split,
-    );
-    metrics[`${d}/${splitName}/error_rho_cnn_mlp`] = rho.between;
-    metrics[`${d}/${splitName}/error_rho_truth_cnn`] = rho.truthA;
-    metrics[`${d}/${splitName}/error_rho_truth_mlp`] = rho.truthB;
+  const metrics = seedSummary(models);
+  const asMatrix = (a: { data: Float32Array; shape: number[] }) => ({
+    data: a.data,
+    rows: a.shape[0],
+    cols: a.shape[1],
+  });
+  for (const dataset of new Set(plan.map((p) => p.dataset))) {
+    for (const splitName of ["interpolation", "extrapolation"] as const) {
+      const first = (model: ModelName) =>
+        plan.findIndex((p) =>
+          p.dataset === dataset && p.model === model && p.split === splitName && p.seed === plan[0].seed
+        );
+      const [cnn, mlp] = [first("cnn"), first("mlp")];
+      if (cnn < 0 || mlp < 0) continue;
+      const { split, oneOod } = evaluationOf(dataset, splitName);
+      const rho = errorCorrelations(
+        asMatrix(arrays[`one_ood/${cnn}`]),
+        asMatrix(arrays[`one_ood/${mlp}`]),
+        oneOod!.values,
+        split,
+      );
+      const d = datasetKey(dataset);
+      metrics[`${d}/${splitName}/error_rho_cnn_mlp`] = rho.between;
+      metrics[`${d}/${splitName}/error_rho_truth_cnn`] = rho.truthA;
+      metrics[`${d}/${splitName}/error_rho_truth_mlp`] = rho.truthB;
+    }
   }
   return metrics;
 }
@@ -383,14 +406,15 @@ export const experiment = defineExperiment({
   config,
   presets: {
     smoke: {
+      datasets: [...DATASETS],
       resolution: 32,
-      models: ["cnn", "mlp", "oracle"],
-      steps: 20,
+      models: ["cnn", "mlp", "oracle", "oracle_flip"],
+      steps: 10,
       readout_epochs: 0.005,
       test_samples: 256,
       ood_samples: 256,
-      log_every: 10,
-      curve_every: 10,
+      log_every: 5,
+      curve_every: 5,
       curve_samples: 64,
     },
     quick: {
@@ -406,6 +430,7 @@ export const experiment = defineExperiment({
       workers: 2,
     },
     paper: {
+      datasets: [...DATASETS],
       models: [...MODEL_NAMES],
       seeds: 3,
     },
@@ -417,7 +442,7 @@ export const experiment = defineExperiment({
   targets,
   claims,
   async run(ctx, cfg) {
-    const { dataset, plan, evaluationOf, run } = benchmark(ctx, cfg);
+    const { datasetOf, plan, evaluationOf, run } = benchmark(ctx, cfg);
     const { models, arrays } = await runModelPlan(ctx, plan, (entry, index) => run(ctx, entry, index), {
       module: import.meta.url,
       exportName: "workerModel",
@@ -425,13 +450,13 @@ export const experiment = defineExperiment({
       workers: cfg.workers,
     });
     return {
-      metrics: finalMetrics(cfg, models, arrays, plan, evaluationOf),
+      metrics: finalMetrics(models, arrays, plan, evaluationOf),
       details: {
-        dataset: dataset.description,
+        datasets: Object.fromEntries(cfg.datasets.map((name) => [name, datasetOf(name as DatasetName).description])),
         models,
         model_notes: MODEL_NOTES,
         deviations: [
-          ...(cfg.dataset === "dsprites-rot"
+          ...(cfg.datasets.includes("dsprites-rot")
             ? ["dsprites-rot: orientation index k drawn at k·90°/40 (App. E does not say how the grid was adapted)"]
             : []),
           "oracle readout input: the k normalized factors (or their negatives), not a 10-dimensional code",
