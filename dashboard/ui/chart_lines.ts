@@ -160,6 +160,9 @@ export function chartConfig(lines: Line[], view: ChartView) {
     options: {
       animation: false as const,
       parsing: false as const,
+      // Points come sorted by x with one value per x: chart.js can skip checking that, and searching for gaps.
+      normalized: true as const,
+      spanGaps: true as const,
       scales: {
         x: {
           type: "linear" as const,

@@ -16,6 +16,25 @@ Chart.register(...registerables, zoomPlugin as unknown as Plugin);
 
 type XRange = { min: number; max: number };
 
+/**
+ * Charts still to be made, each in a task of its own: twenty charts made in
+ * one task block the page for a second; made one per task, the first shows
+ * at once and input is handled between them.
+ */
+const pendingCharts: (() => void)[] = [];
+function makeInOwnTask(make: () => void): () => void {
+  pendingCharts.push(make);
+  if (pendingCharts.length === 1) setTimeout(makeNextChart, 0);
+  return () => {
+    const at = pendingCharts.indexOf(make);
+    if (at >= 0) pendingCharts.splice(at, 1);
+  };
+}
+function makeNextChart(): void {
+  pendingCharts.shift()?.();
+  if (pendingCharts.length) setTimeout(makeNextChart, 0);
+}
+
 /** Props of {@linkcode ChartPanel}. */
 export interface ChartPanelProps {
   metric: string;
@@ -69,13 +88,15 @@ export function ChartPanel(props: ChartPanelProps) {
   }, [seen]);
   useEffect(() => {
     if (!seen) return;
-    const config = configOf();
-    if (!chart.current) chart.current = new Chart(canvas.current!, config as never);
-    else {
-      chart.current.data = config.data as never;
-      chart.current.options = config.options as never;
-      chart.current.update();
+    if (!chart.current) {
+      return makeInOwnTask(() => {
+        chart.current = new Chart(canvas.current!, configOf() as never);
+      });
     }
+    const config = configOf();
+    chart.current.data = config.data as never;
+    chart.current.options = config.options as never;
+    chart.current.update();
   }, [seen, props.lines, props.smoothing, props.logY, props.xAxis, xRange?.min, xRange?.max]);
   useEffect(() => () => chart.current?.destroy(), []);
   // Drawn again off screen for the file: twice the resolution, a white background, the metric as its title.

@@ -63,9 +63,22 @@ export function bandHalfWidth(sd: number, n: number, kind: BandKind): number {
 }
 
 /**
+ * Grid points of a group's line at most: the union of 5 seeds' steps the
+ * server thinned differently holds 3–4× a single run's points, and grows
+ * with the seeds, while a chart is at most this many pixels wide.
+ */
+const MAX_GRID_POINTS = 2000;
+
+/** At most `max` of the sorted `steps`, evenly by position, the first and the last always among them. */
+function evenlyKept(steps: number[], max: number): number[] {
+  if (steps.length <= max) return steps;
+  return Array.from({ length: max }, (_, i) => steps[Math.round((i * (steps.length - 1)) / (max - 1))]);
+}
+
+/**
  * Mean ± one sample standard deviation (n − 1), or ± its 95% confidence
  * interval with `ci95`, over runs, on one grid of
- * steps: the union of the runs' steps. A run contributes at every grid step
+ * steps: the union of the runs' steps (at most `maxPoints` of them, evenly). A run contributes at every grid step
  * within its own first and last step, linearly interpolated between its
  * neighbouring points (its own points exactly), so that runs the server
  * thinned to different steps still average together. A step only one run
@@ -78,12 +91,12 @@ export function bandHalfWidth(sd: number, n: number, kind: BandKind): number {
  * // { series: { x: [0], t: [0], y: [2] }, band: { lo: [2 − √2], hi: [2 + √2] } }
  * ```
  */
-export function meanBand(series: Series[], kind: BandKind = "sd"): SeedBand {
+export function meanBand(series: Series[], kind: BandKind = "sd", maxPoints = MAX_GRID_POINTS): SeedBand {
   const sorted = series.map((s) => {
     const order = s.x.map((_, i) => i).sort((a, b) => s.x[a] - s.x[b]);
     return { x: order.map((i) => s.x[i]), t: order.map((i) => s.t[i]), y: order.map((i) => s.y[i]) };
   }).filter((s) => s.x.length > 0);
-  const steps = [...new Set(sorted.flatMap((s) => s.x))].sort((a, b) => a - b);
+  const steps = evenlyKept([...new Set(sorted.flatMap((s) => s.x))].sort((a, b) => a - b), maxPoints);
   // Each run's position in its own points, moved forward along the grid.
   const at = sorted.map(() => 0);
   const mean: number[] = [], lo: number[] = [], hi: number[] = [], t: number[] = [];

@@ -9,6 +9,8 @@
  * - "encoder" metrics draw their own observations and encode them through a
  *   trained model.
  * - "models" metrics compare several trained models.
+ * - "predictions" metrics score a model's predictions of the factors
+ *   (`deno task gen-eval`).
  *
  * @module
  */
@@ -31,7 +33,7 @@ export interface CodesInput {
 
 /** A registered metric. */
 export interface MetricEntry extends Registered {
-  kind: "codes" | "encoder" | "models";
+  kind: "codes" | "encoder" | "models" | "predictions";
   /** Keys it writes, in summaries and in `eval`'s output. */
   outputs: readonly string[];
   /** For "codes" metrics: the scores, keyed by `outputs`. */
@@ -133,6 +135,14 @@ export const METRICS = defineRegistry(
       source: "000_306f4209a39c5a17.md §2.1 (model selection by UDR)",
       kind: "models",
       outputs: ["udr"],
+    },
+    {
+      name: "r2",
+      description: "R² of factor predictions against the full grid's variance; on D_one-ood the OOD factor's R² " +
+        "against the others' and the towards-the-mean ratio (Eq. 2)",
+      source: "000_306f4209a39c5a17.md §3.3, §5.2–5.3 (Paper B, evaluate_model.py's RSquared)",
+      kind: "predictions",
+      outputs: ["r2", "r2_ood", "r2_id", "ratio_median", "ratio_in_unit"],
     },
   ] as const satisfies readonly MetricEntry[],
 );

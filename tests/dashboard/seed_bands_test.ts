@@ -1,4 +1,4 @@
-import { assertAlmostEquals, assertEquals } from "../assert.ts";
+import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { bandHalfWidth, meanBand, runGroups } from "../../dashboard/ui/seed_bands.ts";
 
 Deno.test("meanBand: mean ± sample s.d. at each step (2,4,4,4,5,5,7,9 → 5 ± √(32/7))", () => {
@@ -75,7 +75,7 @@ Deno.test("meanBand averages seeds thinned to different steps: exact mean and s.
     const x = Array.from({ length: 10_001 }, (_, s) => s).filter((s) => s % strides[i] === 0 || s === 10_000);
     return { x, t: x.map((s) => s / 100), y: x.map((s) => a * s + b) };
   });
-  const { series, band } = meanBand(runs);
+  const { series, band } = meanBand(runs, "sd", Infinity);
   for (const [j, step] of series.x.entries()) {
     // Every run covers every grid step (all start at 0 and end at 10,000): the lines' mean and sample s.d.
     const values = lines.map(([a, b]) => a * step + b);
@@ -85,7 +85,15 @@ Deno.test("meanBand averages seeds thinned to different steps: exact mean and s.
     assertAlmostEquals(band.hi[j] - series.y[j], sd, 1e-9 * Math.max(1, sd));
   }
   // The grid is the union of the kept steps.
-  assertEquals(series.x.length, new Set(runs.flatMap((r) => r.x)).size);
+  const union = [...new Set(runs.flatMap((r) => r.x))].sort((a, b) => a - b);
+  assertEquals(series.x, union);
+  // By default at most 2,000 of them, evenly, from the first step to the last, with the same values there.
+  const capped = meanBand(runs);
+  assertEquals([capped.series.x.length, capped.series.x[0], capped.series.x.at(-1)], [2000, 0, 10_000]);
+  assert(capped.series.x.every((step) => union.includes(step)));
+  for (const [j, step] of capped.series.x.entries()) {
+    assertAlmostEquals(capped.series.y[j], series.y[union.indexOf(step)], 1e-12);
+  }
 });
 
 Deno.test("meanBand ci95: the mean ± t(0.975, n − 1)·s/√n (scipy: t.ppf(0.975, 4) = 2.7764)", () => {

@@ -95,10 +95,12 @@ browserTest("metric columns, grouping by a key, chart sections and drag-to-zoom"
 
   // Dragging across the middle of a chart zooms into those steps; a double click shows them all again.
   const box = await browser.waitFor<{ x: number; y: number; w: number; h: number }>(
-    `(() => { const c = document.querySelector('.card[data-metric="L1/mcc"] canvas');
-       c?.scrollIntoView({ block: "center" });
+    `(() => { const card = document.querySelector('.card[data-metric="L1/mcc"]');
+       if (!window.__chartOf(card)) return null;
+       const c = card.querySelector('canvas');
+       c.scrollIntoView({ block: "center" });
        const r = c?.getBoundingClientRect(); return r && r.width > 0 && { x: r.x, y: r.y, w: r.width, h: r.height }; })()`,
-    "the chart's canvas",
+    "the chart drawn",
   );
   const at = (f: number) => ({ x: box.x + f * box.w, y: box.y + box.h / 2 });
   const mouse = (type: string, p: { x: number; y: number }, extra: Record<string, unknown> = {}) =>
