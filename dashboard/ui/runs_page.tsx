@@ -84,9 +84,9 @@ export function RunsPage(props: RunsPageProps) {
         metricFilter={view.metricFilter}
       />
       {!selectedRuns.length && <p>Select runs to chart their metrics.</p>}
-      {sections.map(([prefix, metrics]) => (
-        // A section per name prefix (`L1/…`, `train/…`); a run with thousands of metrics opens them one at a time.
-        <details key={prefix} class="metric-section" open={sections.length === 1 || metricNames.length <= 40}>
+      {sections.map(([prefix, metrics], i) => (
+        // A section per name prefix (`L1/…`, `train/…`); with many metrics only the first starts open.
+        <details key={prefix} class="metric-section" open={i === 0 || metricNames.length <= 40}>
           <summary>
             {prefix} <small>({metrics.length} chart{metrics.length > 1 ? "s" : ""})</small>
           </summary>

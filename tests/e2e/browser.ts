@@ -7,7 +7,7 @@
  */
 import { assert } from "../assert.ts";
 import { bundleUi, createApp } from "../../dashboard/server.ts";
-import { Browser, findChromium } from "./cdp.ts";
+import { Browser, findChromium } from "../../dashboard/cdp.ts";
 import { CHART_PROBE } from "./chart_probe.ts";
 
 const chromium = findChromium();

@@ -13,7 +13,7 @@ import { pointsPerLine } from "../../dashboard/ui/use_live_series.ts";
 import { buildRunStore, formatTimings, measureCharting } from "../../bench/dashboard_bench.ts";
 import { browserTest, sleep } from "./browser.ts";
 import { chartData, type DrawnLine } from "./chart_probe.ts";
-import type { Browser } from "./cdp.ts";
+import type { Browser } from "../../dashboard/cdp.ts";
 
 function newRun(root: string, experiment: string, seed: number, config: Record<string, unknown> = {}): RunWriter {
   return RunWriter.create({

@@ -1,5 +1,5 @@
 /**
- * A small Chrome DevTools Protocol client for browser tests: starts Debian's
+ * A small Chrome DevTools Protocol client (browser tests, benches, README screenshots): starts Debian's
  * headless Chromium on a fresh profile and drives one page over WebSocket.
  *
  * @module
