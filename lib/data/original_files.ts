@@ -130,25 +130,13 @@ export function shapes3dFromFile(path: string): GroundTruthDataset {
   const file = basename(path);
   const { images } = readNpz(Deno.readFileSync(path), file, ["images"]);
   expectShape(file, "images", images, [480_000, 64, 64, 3]);
-  const space = new FactorSpace(SHAPES3D_SIZES);
-  const pixels = images.data as Uint8Array;
-  return {
+  return gridImages(images.data as Uint8Array, {
     name: "shapes3d",
     description: `Shapes3D from ${file} (DeepMind's original images)`,
     factorNames: SHAPES3D_FACTORS,
     factorSizes: SHAPES3D_SIZES,
-    imageShape: [64, 64, 3],
     categorical: [4],
-    sampleFactors: (n: number, rng: Rng) => space.sample(n, rng),
-    observations(factors: Factors) {
-      const values = new Float32Array(factors.n * 12288);
-      for (let b = 0; b < factors.n; b++) {
-        const row = space.indexOf(factors.values.subarray(b * 6, b * 6 + 6));
-        for (let p = 0; p < 12288; p++) values[b * 12288 + p] = pixels[row * 12288 + p] / 255;
-      }
-      return { values, n: factors.n, shape: [64, 64, 3] };
-    },
-  };
+  });
 }
 
 const MPI3D_TOTAL = MPI3D_SIZES.reduce((a, b) => a * b, 1);
@@ -197,26 +185,14 @@ export function mpi3dFromFile(path: string): GroundTruthDataset {
   const { [name]: images } = readNpz(bytes, path, [name]);
   if (images.dtype !== "u1") throw new DatasetFileError(`${path}: "${name}" is ${images.dtype}, expected ${expected}`);
   expectShape(path, name, images, [MPI3D_TOTAL, 64, 64, 3]);
-  const space = new FactorSpace(MPI3D_SIZES);
-  const pixels = images.data as Uint8Array;
-  return {
+  return gridImages(images.data as Uint8Array, {
     name: "mpi3d",
     description: `MPI3D-real from ${file} (the original photographs of the robot arm)`,
     factorNames: MPI3D_FACTORS,
     factorSizes: MPI3D_SIZES,
-    imageShape: [64, 64, 3],
     // Shape is the factor without an order (Paper B never splits it); colours are split as ordered indices.
     categorical: [1],
-    sampleFactors: (n: number, rng: Rng) => space.sample(n, rng),
-    observations(factors: Factors) {
-      const values = new Float32Array(factors.n * 12288);
-      for (let b = 0; b < factors.n; b++) {
-        const row = space.indexOf(factors.values.subarray(b * 7, b * 7 + 7));
-        for (let p = 0; p < 12288; p++) values[b * 12288 + p] = pixels[row * 12288 + p] / 255;
-      }
-      return { values, n: factors.n, shape: [64, 64, 3] };
-    },
-  };
+  });
 }
 
 /** Which original files are present in `folder`: paths, or null. */
@@ -237,4 +213,30 @@ export function findOriginalFiles(
     );
   }
   return { dsprites: exists(DSPRITES_FILE), shapes3d: npz, mpi3d: exists(MPI3D_FILE) };
+}
+
+/**
+ * A dataset of stored 64×64 RGB images, one per point of the factor grid in
+ * flat-index order (last factor fastest), as DeepMind's Shapes3D and MPI3D
+ * files hold them; `observations` scales bytes to [0, 1].
+ */
+function gridImages(
+  pixels: Uint8Array,
+  about: Pick<GroundTruthDataset, "name" | "description" | "factorNames" | "factorSizes" | "categorical">,
+): GroundTruthDataset {
+  const space = new FactorSpace(about.factorSizes);
+  const k = about.factorSizes.length, size = 64 * 64 * 3;
+  return {
+    ...about,
+    imageShape: [64, 64, 3],
+    sampleFactors: (n: number, rng: Rng) => space.sample(n, rng),
+    observations(factors: Factors) {
+      const values = new Float32Array(factors.n * size);
+      for (let b = 0; b < factors.n; b++) {
+        const row = space.indexOf(factors.values.subarray(b * k, b * k + k));
+        for (let p = 0; p < size; p++) values[b * size + p] = pixels[row * size + p] / 255;
+      }
+      return { values, n: factors.n, shape: [64, 64, 3] };
+    },
+  };
 }

@@ -15,6 +15,7 @@
  */
 import { checkMatrix, correlationMatrix, type Matrix } from "../core/matrix.ts";
 import { factorsOf, oodFactor, type Split } from "../data/splits.ts";
+import { median } from "./study.ts";
 
 /** Variance of the normalized factor index/(n − 1) over all n values: (n + 1) / (12 (n − 1)). */
 export function gridVariance(n: number): number {
@@ -110,12 +111,6 @@ function oodFactors(factors: Int32Array, rows: number, split: Split): Int32Array
   return out;
 }
 
-function median(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b), mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 function meanOf(values: (number | null)[]): number | null {
   const present = values.filter((v): v is number => v !== null);
   return present.length ? present.reduce((a, b) => a + b, 0) / present.length : null;
@@ -165,7 +160,7 @@ export function oodAnalysis(pred: Matrix, factors: Int32Array, split: Split): Oo
     r2Id: meanOf(idPerFactor),
     oodPerFactor,
     idPerFactor,
-    ratioMedian: median(ratios),
+    ratioMedian: ratios.length ? median(ratios) : null,
     ratioInUnit: ratios.length ? ratios.filter((v) => v <= 1).length / ratios.length : null,
     n,
   };
