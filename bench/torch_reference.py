@@ -3,12 +3,14 @@ steps on the CPU with a fixed number of threads, driven over stdin/stdout so
 one process serves every round (interpreter and torch start-up are never timed).
 
 Protocol: one JSON object per line each way. On start the worker prints
-{"ready": true, "torch": ..., "threads": ..., "blas": {...}}; then per request
-  {"op": "build", "model": name}                -> {"ok": true, "parameters": n}
+{"ready": true, "torch": ..., "threads": ..., "blas": {...}, "numpy": {...}}; then per request
+  {"op": "build", "model": name, "args": {...}} -> {"ok": true, "parameters": n, "check": ...}
   {"op": "time", "model": name, "steps": n}     -> {"times_ms": [...], "minor_faults": ...}
   {"op": "gemm", "n": 512, "repeats": 7}        -> {"gflops": ..., "cpu_per_wall": ...}
   {"op": "dispose", "model": name}              -> {"ok": true}
-and exits at end of input. Errors come back as {"error": "..."}.
+and exits at end of input. Errors come back as {"error": "..."}. `args` (optional) go to the model's
+builder; `check` is present for the NumPy data-path entries of bench/numpy_reference.py, which this
+worker serves too, so that they run in the same process with the same environment.
 
 usage: /usr/bin/python3 bench/torch_reference.py --threads 1
 """
@@ -24,6 +26,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import numpy_reference
 
 LATENTS = 10
 FACTORS = 5  # outputs of the generalization benchmark's regressors
@@ -154,6 +158,7 @@ BUILDERS = {
     "conv-encoder-infer": inference_step_fn,
     "cnn-regressor-32": lambda: regression_step_fn(conv_encoder(32, FACTORS)),
     "mlp-regressor-32": lambda: regression_step_fn(mlp_regressor(32 * 32)),
+    **numpy_reference.BUILDERS,
 }
 
 
@@ -252,7 +257,8 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     reply = lambda obj: print(json.dumps(obj), flush=True)
-    reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_report()})
+    reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_report(),
+           "numpy": numpy_reference.numpy_report(openblas_details)})
     steps = {}
     for line in sys.stdin:
         if not line.strip():
@@ -261,8 +267,8 @@ def main():
         try:
             op = request["op"]
             if op == "build":
-                steps[request["model"]] = BUILDERS[request["model"]]()
-                reply({"ok": True, "parameters": steps[request["model"]].parameters})
+                step = steps[request["model"]] = BUILDERS[request["model"]](**request.get("args", {}))
+                reply({"ok": True, "parameters": step.parameters, "check": getattr(step, "check", None)})
             elif op == "time":
                 # Minor page faults show whether the allocator hands freed tensors back to the OS between steps.
                 faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
