@@ -11,6 +11,14 @@
  * Each side reports its parameter count; a mismatch is printed, since it
  * means the two networks differ.
  *
+ * Data-path entries, timed once whatever the backend (plain JS) beside NumPy
+ * in the same worker (bench/numpy_reference.py), each with an absolute goal:
+ * `splits` builds dSprites' four benchmark splits afresh per step (goal ≤ 1 s),
+ * `r2-scores` scores 500,000 × 5 float32 predictions against dSprites grid
+ * points (goal ≤ 50 ms). Both sides' results are compared before timing (train
+ * counts, and index sums where the split is deterministic; R² to 1e-9
+ * relative); a mismatch fails the entry and the bench exits 1.
+ *
  * Fairness: PyTorch runs in one persistent worker (bench/torch_reference.py),
  * so its start-up is never timed. Its environment drops the OpenBLAS
  * overrides of ours (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE), which pin a core
@@ -50,7 +58,11 @@ import { smallCnn } from "../lib/models/small_cnn.ts";
 import { posterior } from "../lib/models/vae.ts";
 import { vaeLoss } from "../lib/train/vae_objectives.ts";
 import { sampleBatch } from "../lib/data/ground_truth.ts";
+import { formatNpy } from "../lib/core/npy.ts";
+import { DSPRITES_SIZES } from "../lib/data/dsprites.ts";
 import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
+import { makeSplit, type Split, SPLIT_NAMES } from "../lib/data/splits.ts";
+import { r2Scores } from "../lib/metrics/r2.ts";
 import { README_PATH, speedSection, writeSpeedTable } from "./readme_table.ts";
 
 /** Model names, in the order they are timed. */
@@ -62,12 +74,25 @@ export const MODEL_NAMES = [
   "conv-encoder-infer",
   "cnn-regressor-32",
   "mlp-regressor-32",
+  "splits",
+  "r2-scores",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
 
 /** OpenBLAS overrides removed from the reference's environment under `--torch_env clean`. */
 export const BLAS_OVERRIDES = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"] as const;
+
+/** Train points of dSprites' benchmark splits (Paper B Tables 2–4), which both sides of `splits` must build. */
+export const DSPRITES_TRAIN_COUNTS = {
+  random: 239_985,
+  composition: 192_312,
+  interpolation: 240_000,
+  extrapolation: 240_000,
+};
+
+/** Rows of the `r2-scores` entry. */
+export const R2_ROWS = 500_000;
 
 /** glibc settings of the reference under `--torch_malloc keep`: no mmap per large tensor, no trimming of the heap. */
 export const MALLOC_KEEP = { MALLOC_MMAP_THRESHOLD_: String(2 ** 32), MALLOC_TRIM_THRESHOLD_: String(2 ** 32) };
@@ -122,6 +147,20 @@ export interface ModelResult {
   load_before: number;
   load_after: number;
   peak_rss_mb: number;
+  /** The reference's library; absent (older reports): torch. */
+  reference_library?: "torch" | "numpy";
+  /** The entry's absolute goal per step and whether the median step meets it (data-path entries only). */
+  goal?: { ms: number; met: boolean };
+  /** Agreement of the two sides' results (data-path entries only); `ok` false fails the entry. */
+  check?: { ok: boolean; detail: string };
+}
+
+/** NumPy in the reference worker: its version and the BLAS its core module links. */
+export interface NumpyInfo {
+  version: string;
+  /** The BLAS library file, resolved through symlinks and alternatives. */
+  library: string | null;
+  openblas: { library: string; config: string; core: string; threads: number } | null;
 }
 
 /** What the PyTorch worker reported about itself. */
@@ -138,6 +177,8 @@ export interface ReferenceInfo {
   set_env: Record<string, string>;
   /** torch's build flags, loaded libraries, OpenBLAS's config and core, threadpoolctl when present. */
   blas: Record<string, unknown>;
+  /** NumPy, which serves the data-path entries; null when it could not be inspected. */
+  numpy: NumpyInfo | null;
 }
 
 /** One kernel of the profiled step, summed over its calls. */
@@ -222,11 +263,24 @@ export interface BenchReport {
   profile: ProfileReport | null;
 }
 
+/** A workload's built state. */
+interface WorkloadState {
+  parameters: number;
+  step(): Promise<void>;
+  dispose(): void;
+  /** Arguments of the reference's builder (bench/torch_reference.py passes them on). */
+  referenceArgs?: Record<string, unknown>;
+  /** Compares our result with the `check` the reference's build returned (null without a reference). */
+  check?(reference: unknown): { ok: boolean; detail: string };
+}
+
 /** One timed workload: builds its state once, then runs a step that resolves when the result is read. */
 interface Workload {
   name: ModelName;
   batch: number;
-  build(rng: Rng): { parameters: number; step(): Promise<void>; dispose(): void };
+  /** Data-path entries: plain JS against NumPy, timed once rather than per backend. */
+  plain?: { goalMs: number };
+  build(rng: Rng): WorkloadState;
 }
 
 function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
@@ -313,6 +367,117 @@ function regressorWorkload(
   };
 }
 
+type SplitSummary = { train: number; test: number; train_sum: number };
+
+/** Sizes of a split's parts and the sum of its train indices: equal sums of ascending parts mean the same points. */
+function splitSummary(split: Split): SplitSummary {
+  let sum = 0;
+  for (const index of split.train) sum += index;
+  return { train: split.train.length, test: split.test.length, train_sum: sum };
+}
+
+/**
+ * dSprites' four benchmark splits per step. makeSplit keeps no cache, so each
+ * step builds them from scratch, as a run's first call does.
+ */
+function splitsWorkload(): Workload {
+  return {
+    name: "splits",
+    batch: SPLIT_NAMES.length,
+    plain: { goalMs: 1000 },
+    build() {
+      const buildAll = () => SPLIT_NAMES.map((name) => makeSplit("dsprites", name));
+      const ours = Object.fromEntries(buildAll().map((split) => [split.name, splitSummary(split)]));
+      const total = DSPRITES_SIZES.reduce((a, b) => a * b, 1);
+      return {
+        parameters: 0,
+        step() {
+          buildAll();
+          return Promise.resolve();
+        },
+        dispose() {},
+        check(reference) {
+          const theirs = reference as Record<string, SplitSummary> | null;
+          const problems: string[] = [];
+          for (const name of SPLIT_NAMES) {
+            const train = DSPRITES_TRAIN_COUNTS[name];
+            const sides: [string, SplitSummary | undefined][] = [["ours", ours[name]]];
+            if (theirs) sides.push(["NumPy", theirs[name]]);
+            for (const [side, got] of sides) {
+              if (got?.train !== train || got.test !== total - train) {
+                problems.push(
+                  `${side} ${name}: ${got ? `${got.train} train, ${got.test} test` : "missing"}; expected ${train}`,
+                );
+              }
+            }
+            // The random split draws from different generators on the two sides: only its size can agree.
+            if (theirs?.[name] && name !== "random" && theirs[name].train_sum !== ours[name].train_sum) {
+              problems.push(`${name}: the two sides' train points differ`);
+            }
+          }
+          if (problems.length) return { ok: false, detail: problems.join("; ") };
+          const counts = SPLIT_NAMES.map((name) => `${name} ${ours[name].train}`).join(", ");
+          return {
+            ok: true,
+            detail: `train ${counts}` +
+              (theirs ? " on both sides, the same points where deterministic" : " (no NumPy to compare)"),
+          };
+        },
+      };
+    },
+  };
+}
+
+/**
+ * r2Scores on {@linkcode R2_ROWS} float32 predictions (each factor's
+ * normalized value plus N(0, 0.1²) noise) of uniform dSprites grid points,
+ * written once as .npy for NumPy to read.
+ */
+function r2Workload(): Workload {
+  return {
+    name: "r2-scores",
+    batch: R2_ROWS,
+    plain: { goalMs: 50 },
+    build(rng) {
+      const sizes = DSPRITES_SIZES, k = sizes.length;
+      const factors = new Int32Array(R2_ROWS * k), pred = new Float32Array(R2_ROWS * k);
+      for (let i = 0; i < factors.length; i++) {
+        const n = sizes[i % k], v = rng.int(n);
+        factors[i] = v;
+        pred[i] = v / (n - 1) + 0.1 * rng.normal();
+      }
+      const dir = Deno.makeTempDirSync({ prefix: "latentlab-bench-r2-" });
+      const paths = { predictions: `${dir}/predictions.npy`, factors: `${dir}/factors.npy` };
+      Deno.writeFileSync(paths.predictions, formatNpy(pred, [R2_ROWS, k]));
+      Deno.writeFileSync(paths.factors, formatNpy(factors, [R2_ROWS, k]));
+      const matrix = { data: pred, rows: R2_ROWS, cols: k };
+      const ours = r2Scores(matrix, factors, sizes);
+      return {
+        parameters: 0,
+        step() {
+          r2Scores(matrix, factors, sizes);
+          return Promise.resolve();
+        },
+        dispose: () => Deno.removeSync(dir, { recursive: true }),
+        referenceArgs: { ...paths, sizes: [...sizes] },
+        check(reference) {
+          const summary = `R² ${ours.r2.toFixed(6)} (per factor ${ours.perFactor.map((v) => v.toFixed(4)).join(", ")})`;
+          if (!reference) return { ok: true, detail: `${summary} (no NumPy to compare)` };
+          const theirs = reference as { r2: number; per_factor: number[]; rows: number };
+          if (theirs.rows !== R2_ROWS || theirs.per_factor?.length !== k) {
+            return { ok: false, detail: `NumPy scored ${theirs.rows} rows × ${theirs.per_factor?.length} factors` };
+          }
+          const pairs = [[ours.r2, theirs.r2], ...ours.perFactor.map((v, j) => [v, theirs.per_factor[j]])];
+          const worst = Math.max(...pairs.map(([a, b]) => Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b))));
+          // Summation order differs (sequential here, pairwise in NumPy), so agreement is to rounding, not bits.
+          const ok = worst <= 1e-9;
+          return { ok, detail: `${summary}; largest relative difference to NumPy ${worst.toExponential(1)}` };
+        },
+      };
+    },
+  };
+}
+
 const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
@@ -366,6 +531,8 @@ const WORKLOADS: Workload[] = [
   },
   regressorWorkload("cnn-regressor-32", cnnRegressor),
   regressorWorkload("mlp-regressor-32", mlpRegressor),
+  splitsWorkload(),
+  r2Workload(),
 ];
 
 /** Median, quartiles (linear interpolation) and range of `values`. */
@@ -446,6 +613,7 @@ class TorchWorker {
           removed_env: removed,
           set_env: set,
           blas: ready.blas as Record<string, unknown>,
+          numpy: (ready.numpy as NumpyInfo | undefined) ?? null,
         };
         return { worker, info };
       }
@@ -514,9 +682,16 @@ async function timeModel(
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<ModelResult> {
   const state = workload.build(new Rng(0));
-  const referenceParameters = worker
-    ? (await worker.request({ op: "build", model: workload.name })).parameters as number
+  const built = worker
+    ? await worker.request({
+      op: "build",
+      model: workload.name,
+      ...(state.referenceArgs ? { args: state.referenceArgs } : {}),
+    })
     : null;
+  const referenceParameters = built ? built.parameters as number : null;
+  const check = state.check?.(built?.check ?? null);
+  if (check && !check.ok) console.error(`${workload.name}: FAILED: ${check.detail}`);
   if (referenceParameters !== null && referenceParameters !== state.parameters) {
     console.error(
       `${workload.name}: ${state.parameters} parameters here, ${referenceParameters} in PyTorch: not the same network`,
@@ -548,6 +723,7 @@ async function timeModel(
   }
   state.dispose();
   if (worker) await worker.request({ op: "dispose", model: workload.name });
+  const goalMs = workload.plain?.goalMs;
   return {
     model: workload.name,
     backend,
@@ -562,7 +738,24 @@ async function timeModel(
     load_before: loadBefore,
     load_after: loadavg()[0],
     peak_rss_mb: Math.round(peakRss / 2 ** 20),
+    reference_library: workload.plain ? "numpy" : "torch",
+    ...(goalMs === undefined ? {} : { goal: { ms: goalMs, met: spread(ours).median <= goalMs } }),
+    ...(check ? { check } : {}),
   };
+}
+
+/** One line on a data-path entry: absolute times, the paired ratio, the goal, the load and the check. */
+export function dataEntryLine(r: ModelResult): string {
+  const f = (v: number) => v.toFixed(v >= 100 ? 0 : 1), q = r.ratio, ref = r.reference_ms_per_step;
+  return `${r.model}: ours ${f(r.ms_per_step.median)} ms (IQR ${f(r.ms_per_step.q1)}–${f(r.ms_per_step.q3)})` +
+    (ref ? `, NumPy ${f(ref.median)} ms (IQR ${f(ref.q1)}–${f(ref.q3)})` : ", no NumPy") +
+    (q
+      ? `, ratio ours/NumPy ${q.median.toFixed(2)} (IQR ${q.q1.toFixed(2)}–${q.q3.toFixed(2)}, ` +
+        `min–max ${q.min.toFixed(2)}–${q.max.toFixed(2)})`
+      : "") +
+    (r.goal ? `; goal ≤ ${r.goal.ms} ms ${r.goal.met ? "met" : "NOT met"}` : "") +
+    `; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}` +
+    (r.check ? `; check ${r.check.ok ? "ok" : "FAILED"}: ${r.check.detail}` : "");
 }
 
 /**
@@ -785,12 +978,20 @@ async function main(args: string[]): Promise<void> {
     profile: null,
   };
   try {
-    for (const backend of backends) {
+    const chosen = WORKLOADS.filter((w) => cfg.models.includes(w.name));
+    const onBackends = chosen.filter((w) => !w.plain), plain = chosen.filter((w) => w.plain);
+    for (const backend of onBackends.length ? backends : []) {
       await selectBackend(backend as "wasm" | "cpu" | "webgpu");
-      for (const workload of WORKLOADS.filter((w) => cfg.models.includes(w.name))) {
+      for (const workload of onBackends) {
         console.error(`timing ${workload.name} on ${backend} ...`);
         report.results.push(await timeModel(workload, backend, worker, cfg));
       }
+    }
+    for (const workload of plain) {
+      console.error(`timing ${workload.name} (plain JS) beside NumPy ...`);
+      const result = await timeModel(workload, "js", worker, cfg);
+      report.results.push(result);
+      console.error(dataEntryLine(result));
     }
     if (cfg.profile) {
       const backend = backends.find((b) => b !== "cpu") ?? backends[0];
@@ -816,6 +1017,11 @@ async function main(args: string[]): Promise<void> {
   if (writeReadme) {
     writeSpeedTable(report, README_PATH);
     console.error(`wrote the speed table of ${README_PATH}`);
+  }
+  const failed = report.results.filter((r) => r.check && !r.check.ok).map((r) => r.model);
+  if (failed.length) {
+    console.error(`FAILED: ${failed.join(", ")}: results failed their check (see above)`);
+    Deno.exitCode = 1;
   }
 }
 

@@ -2,7 +2,8 @@
  * README.md's speed table, written from a `deno task bench --json` report so
  * the numbers there are never typed by hand: the machine, its load average,
  * PyTorch's BLAS kernel, per model the step times and the median paired
- * ratio with its spread, and the `--profile` kernels when present.
+ * ratio with its spread, the data-path entries beside NumPy with their
+ * absolute goals, and the `--profile` kernels when present.
  *
  * usage: deno task bench-readme <bench.json> [--readme path]
  *
@@ -22,6 +23,10 @@ const LABELS: Record<string, string> = {
   "mlp-vae-64": "MLP VAE 64×64",
   "mnist-cnn": "MNIST CNN",
   "conv-encoder-infer": "conv encoder inference",
+  "cnn-regressor-32": "CNN regressor 32×32",
+  "mlp-regressor-32": "MLP regressor 32×32",
+  "splits": "dSprites' four benchmark splits",
+  "r2-scores": "r2Scores, 500,000 × 5",
 };
 
 const ms = (v: number) => v.toFixed(v >= 100 ? 0 : 1);
@@ -35,6 +40,16 @@ export function blasDescription(report: BenchReport): string {
   const openblas = ref.blas.openblas as { config: string; core: string } | null;
   if (openblas) return `${openblas.config.split(" ").slice(0, 2).join(" ")}, core kernel ${openblas.core}`;
   return `${ref.blas.blas_info ?? "unknown"} (torch build setting)`;
+}
+
+/** NumPy's BLAS in words: OpenBLAS's config and core, else the library file it links. */
+export function numpyBlasDescription(report: BenchReport): string {
+  const numpy = report.reference?.numpy;
+  if (!numpy) return "unknown";
+  if (numpy.openblas) {
+    return `${numpy.openblas.config.split(" ").slice(0, 2).join(" ")}, core kernel ${numpy.openblas.core}`;
+  }
+  return numpy.library ?? "none found";
 }
 
 /** The Markdown between the README's bench markers. */
@@ -68,13 +83,18 @@ export function speedSection(report: BenchReport): string {
       `No PyTorch reference was found. ${c.rounds} rounds of ${c.steps} steps after ${c.warmup} warm-up steps.`,
     );
   }
-  lines.push("");
-  lines.push(
-    "| model | backend | batch | tfjs ms/step | PyTorch ms/step | ratio tfjs/PyTorch | ratio IQR | ratio min–max | " +
-      "PyTorch page faults/step | load before → after |",
-  );
-  lines.push("|---|---|---|---|---|---|---|---|---|---|");
-  for (const r of report.results) {
+  // Reports written before the data-path entries existed have no reference_library: all of theirs are torch's.
+  const models = report.results.filter((r) => (r.reference_library ?? "torch") === "torch");
+  const data = report.results.filter((r) => r.reference_library === "numpy");
+  if (models.length > 0 || data.length === 0) {
+    lines.push("");
+    lines.push(
+      "| model | backend | batch | tfjs ms/step | PyTorch ms/step | ratio tfjs/PyTorch | ratio IQR | ratio min–max | " +
+        "PyTorch page faults/step | load before → after |",
+    );
+    lines.push("|---|---|---|---|---|---|---|---|---|---|");
+  }
+  for (const r of models) {
     const q = r.ratio;
     lines.push(
       `| ${LABELS[r.model] ?? r.model} | ${r.backend} | ${r.batch} | ${ms(r.ms_per_step.median)} | ${
@@ -83,6 +103,36 @@ export function speedSection(report: BenchReport): string {
         q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"
       } | ${r.reference_page_faults_per_step ?? "—"} | ${load(r.load_before)} → ${load(r.load_after)} |`,
     );
+  }
+  if (data.length > 0) {
+    lines.push("");
+    lines.push(
+      (ref?.numpy
+        ? `Data paths in plain JS beside NumPy ${ref.numpy.version} (BLAS ${numpyBlasDescription(report)}) in the ` +
+          `same reference process, with its environment; `
+        : "Data paths in plain JS, no NumPy reference; ") +
+        `the same rounds and ratio as above, ours / NumPy, and each entry's absolute goal on our median:`,
+    );
+    lines.push("");
+    lines.push(
+      "| entry | per step | ours ms | NumPy ms | ratio ours/NumPy | ratio IQR | ratio min–max | goal | results agree | " +
+        "load before → after |",
+    );
+    lines.push("|---|---|---|---|---|---|---|---|---|---|");
+    for (const r of data) {
+      const q = r.ratio;
+      const goal = r.goal ? `≤ ${r.goal.ms} ms: ${r.goal.met ? "met" : "**not met**"}` : "—";
+      const work = r.model === "splits" ? `${r.batch} splits` : `${r.batch.toLocaleString("en-US")} rows`;
+      lines.push(
+        `| ${LABELS[r.model] ?? r.model} | ${work} | ${ms(r.ms_per_step.median)} | ${
+          r.reference_ms_per_step ? ms(r.reference_ms_per_step.median) : "—"
+        } | ${q ? ratio(q.median) : "—"} | ${q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—"} | ${
+          q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"
+        } | ${goal} | ${r.check ? (r.check.ok ? "yes" : "**no**") : "—"} | ${load(r.load_before)} → ${
+          load(r.load_after)
+        } |`,
+      );
+    }
   }
   if (report.datasets.length > 0) {
     lines.push("");
