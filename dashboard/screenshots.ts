@@ -66,7 +66,9 @@ try {
     "dashboard-runs-grouped.png",
   );
   await shoot(
-    `#/hparams?metric=${encodeURIComponent(metric)}&q=${experiment}`,
+    `#/hparams?metric=${encodeURIComponent(metric)}&q=${
+      encodeURIComponent(`${experiment}${preset ? ` preset:${preset}` : ""}`)
+    }`,
     `document.querySelector('#parallel-coordinates path') !== null`,
     "dashboard-hparams.png",
   );

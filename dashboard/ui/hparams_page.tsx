@@ -23,7 +23,19 @@ function Axes(props: { axes: Axis[] }) {
       {props.axes.map((axis, i) => (
         <g key={axis.key}>
           <line x1={x(i)} x2={x(i)} y1={y(0)} y2={y(1)} stroke="#888" />
-          <text x={x(i)} y={PAD - 16} text-anchor="middle" font-weight="600">{axis.key}</text>
+          {/* The outer axes' names align inwards, so that long metric names stay inside the view. */}
+          <text
+            x={x(i)}
+            y={PAD - 16}
+            text-anchor={i === 0 && props.axes.length > 1
+              ? "start"
+              : i === props.axes.length - 1 && i > 0
+              ? "end"
+              : "middle"}
+            font-weight="600"
+          >
+            {axis.key}
+          </text>
           {axis.ticks.map((t) => <text key={t.label} x={x(i) + 4} y={y(t.at) + 4} font-size="10">{t.label}</text>)}
         </g>
       ))}
@@ -60,7 +72,8 @@ export function HparamsPage(props: { hash: HashControl; runs: RunRow[] }) {
             onInput={(e) => update({ q: (e.target as HTMLInputElement).value })}
           />
         </label>{" "}
-        {runs.length} runs · {reducer} value · axes: the config keys that differ
+        {runs.length} runs · {reducer}{" "}
+        value of logged metrics, final scores as they are · axes: the config keys that differ
       </p>
       <svg id="parallel-coordinates" width={W} height={H} role="img" aria-label={`${metric} by config`}>
         <Axes axes={axes} />
