@@ -137,8 +137,8 @@ export interface VaeTraining {
   resumed: LoadedCheckpoint | null;
   /** Whether it saves periodic checkpoints (a study keeps its own). */
   checkpoints: boolean;
-  /** Keeps the trained encoder as models/<name>/ for `eval --run` and `export-codes`. */
-  saveAs: string;
+  /** Keeps the trained encoder as models/<name>/ for `eval --run` and `export-codes` (absent: not kept). */
+  saveAs?: string;
   /** Prefix of its media names, so that many models share one run. */
   mediaPrefix: string;
 }
@@ -231,15 +231,17 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
       await ctx.checkpoint(step, arrays, { step, batchRng: batchRng.state() } satisfies VaeState);
     },
   });
-  await saveEncoder(ctx, training.saveAs, encoder, {
-    architecture: cfg.architecture,
-    size: cfg.resolution,
-    channels: c,
-    latents: cfg.latents,
-    dataset: cfg.dataset,
-    seed: training.seed,
-    scoring: scoreConfig(cfg),
-  });
+  if (training.saveAs !== undefined) {
+    await saveEncoder(ctx, training.saveAs, encoder, {
+      architecture: cfg.architecture,
+      size: cfg.resolution,
+      channels: c,
+      latents: cfg.latents,
+      dataset: cfg.dataset,
+      seed: training.seed,
+      scoring: scoreConfig(cfg),
+    });
+  }
   optimizer.dispose();
   discriminatorOptimizer.dispose();
   return {
