@@ -1,39 +1,45 @@
 /**
  * The in-domain generalization benchmark of Schott et al. 2022 (Paper B,
  * 000_306f4209a39c5a17.md §2.5, §3.3, §5, §7.2): supervised regressors of
- * the factors, and the readout oracle, trained on the training part of a
- * random, composition, interpolation or extrapolation split and scored by
- * R² on the test part; on D_one-ood the OOD factor's R² against the others',
- * the "towards the mean" ratio (Eq. 2) and the correlation of OOD errors
- * between models (Fig. 17).
+ * the factors, the readout oracle, and unsupervised encoders (β-VAE,
+ * SlowVAE, PCL, Ada-GVAE) with the readout on their frozen mean, trained on
+ * the training part of a random, composition, interpolation or
+ * extrapolation split and scored by R² on the test part; on D_one-ood the
+ * OOD factor's R² against the others', the "towards the mean" ratio (Eq. 2)
+ * and the correlation of OOD errors between models (Fig. 17); and the
+ * correlation of the encoders' DCI disentanglement with their R² (§5.4).
  */
 import * as tf from "@tensorflow/tfjs";
 import { choices, type ConfigOf, integer, integerChoice, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
-import type { Matrix } from "../lib/core/matrix.ts";
+import { correlationMatrix, type Matrix } from "../lib/core/matrix.ts";
 import { Rng } from "../lib/core/rng.ts";
 import type { Factors, GroundTruthDataset } from "../lib/data/ground_truth.ts";
 import { loadDataset } from "../lib/data/registry.ts";
 import { makeSplit, sampleSplit, type Split, SPLIT_NAMES, type SplitDataset } from "../lib/data/splits.ts";
 import { errorCorrelations, oodAnalysis, r2Scores } from "../lib/metrics/r2.ts";
-import {
-  MODEL_NOTES,
-  readout,
-  regressionLoss,
-  type Regressor,
-  REGRESSOR_NAMES,
-  REGRESSORS,
-} from "../lib/models/regressors.ts";
-import { trainPhase } from "../lib/train/loop.ts";
+import { MODEL_NOTES, readout, type Regressor, REGRESSOR_NAMES, REGRESSORS } from "../lib/models/regressors.ts";
 import { planWorker, runModelPlan } from "../lib/train/model_plan.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { seedSummary } from "../lib/train/pair_study.ts";
+import {
+  type EncoderScores,
+  normalizedFactors,
+  readoutSteps,
+  SPLIT_ENCODER_NAMES,
+  SPLIT_ENCODERS,
+  type SplitEncoderConfig,
+  type SplitEncoderName,
+  trainReadout,
+  trainSplitEncoder,
+  trainSplitRegressor,
+} from "../lib/train/split_encoders.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.5, §3.3 (Paper B); targets Tables 5–7, App. A Table 1, §5.2–5.4";
 
 /** The oracles: the readout MLP on the ground-truth factors, or on their negatives (App. A). */
 const ORACLES = ["oracle", "oracle_flip"] as const;
-const MODEL_NAMES = [...REGRESSOR_NAMES, ...ORACLES] as const;
+const MODEL_NAMES = [...REGRESSOR_NAMES, ...ORACLES, ...SPLIT_ENCODER_NAMES] as const;
 const DATASETS = ["dsprites-rot", "dsprites", "shapes3d"] as const;
 type DatasetName = typeof DATASETS[number];
 /** The dataset the claims are checked on: Paper B's App. E variant, the one §7.2 plans for CPU scale. */
@@ -47,16 +53,52 @@ const config = {
     DATASETS,
     "images and factor grids (dsprites-rot: orientation in [0°, 90°), App. E)",
   ),
-  models: choices(["cnn", "mlp", "oracle", "oracle_flip"], MODEL_NAMES, "models trained on every split"),
+  models: choices(
+    ["cnn", "mlp", "oracle", "oracle_flip"],
+    MODEL_NAMES,
+    "models trained on every split (beta_vae, slow_vae, pcl, ada_gvae: an unsupervised encoder + the readout)",
+  ),
   splits: choices([...SPLIT_NAMES], SPLIT_NAMES, "splits of Paper B Tables 2–3 (random: seed 0, Table 4's fraction)"),
-  seeds: integer(1, "seeds per model and split: --seed, --seed + 1, …", { min: 1, max: 100 }),
+  seeds: integer(1, "seeds per supervised model or oracle and split: --seed, --seed + 1, …", { min: 1, max: 100 }),
+  encoder_seeds: integer(1, "seeds per unsupervised encoder and split (Paper B: 10)", { min: 1, max: 100 }),
+  encoder_datasets: choices([...DATASETS], DATASETS, "of the datasets, those the unsupervised encoders train on"),
   resolution: integerChoice(64, [32, 64], "image side (32: 2×2 area-averaged, the CPU tier)"),
   steps: integer(500_000, "Adam steps per model (App. H.3: 500,000)", { min: 1, max: 10_000_000 }),
   batch: integer(64, "images per step (App. H.3: 64), drawn from the split's training part", { min: 1, max: 4096 }),
   lr: real(5e-4, "Adam learning rate (App. H.3: 5e-4)", { min: 0 }),
-  readout_epochs: real(8, "the oracles' training length, in epochs of the split's training part (App. H.3: 8)", {
+  readout_epochs: real(8, "the readouts' and oracles' training, in epochs of the training part (App. H.3: 8)", {
     min: 0.001,
     max: 1_000,
+  }),
+  encoder_steps: integer(500_000, "Adam steps per unsupervised encoder (App. H.3: 500,000)", {
+    min: 1,
+    max: 10_000_000,
+  }),
+  encoder_batch: integer(64, "images per step of the β-VAE, pairs per step of the pair models (App. H.3: 64)", {
+    min: 2,
+    max: 2_048,
+  }),
+  encoder_lr: real(1e-4, "Adam learning rate of the unsupervised encoders (App. H.3: 1e-4)", { min: 0, max: 1 }),
+  latents: integer(10, "code size of the unsupervised encoders, the readout's input (App. H.3: 10)", {
+    min: 1,
+    max: 64,
+  }),
+  vae_beta: real(4, "β of the β-VAE (Paper B selects it from Locatello's grid by DCI; fixed here)", { min: 0 }),
+  ada_beta: real(4, "β of Ada-GVAE (as vae_beta)", { min: 0 }),
+  slow_gamma: real(10, "SlowVAE's transition-prior weight γ (Paper B selects from 1–25 by DCI; fixed here)", {
+    min: 0,
+  }),
+  slow_rate: real(6, "SlowVAE's Laplace rate λ (Paper B: 6)", { min: 0.01 }),
+  lap_rate: real(1, "LAP data rate of SlowVAE's and PCL's pairs: scale ln(n)/λ per factor (Paper A App. D.2)", {
+    min: 0.01,
+  }),
+  encoder_curve_every: integer(0, "steps between the encoders' DCI scores (0: the end only)", {
+    min: 0,
+    max: 10_000_000,
+  }),
+  dci_samples: integer(10_000, "training images each DCI score of an encoder reads (80% fit, 20% scored)", {
+    min: 20,
+    max: 50_000,
   }),
   test_samples: integer(10_000, "test images scored, drawn from the test part", { min: 10, max: 1_000_000 }),
   ood_samples: integer(10_000, "D_one-ood images scored (interpolation, extrapolation)", { min: 10, max: 1_000_000 }),
@@ -86,7 +128,47 @@ const PUBLISHED: { dataset: DatasetName; model: ModelName; values: number[]; sou
   { dataset: "dsprites-rot", model: "mlp", values: [0.981, -0.088, 0.767, 0.435], source: "Table 6 (App. E), MLP" },
   { dataset: "dsprites", model: "cnn", values: [0.823, 0.331, 0.831, 0.577], source: "Table 5, CNN" },
   { dataset: "shapes3d", model: "cnn", values: [1.0, 1.0, 0.973, 0.489], source: "Table 7, CNN" },
+  {
+    dataset: "dsprites-rot",
+    model: "beta_vae",
+    values: [0.943, 0.043, 0.948, 0.295],
+    source: "Table 6 (App. E), BetaVAE",
+  },
+  {
+    dataset: "dsprites-rot",
+    model: "ada_gvae",
+    values: [0.998, 0.093, 0.929, 0.744],
+    source: "Table 6 (App. E), Ada-GVAE",
+  },
+  {
+    dataset: "dsprites-rot",
+    model: "slow_vae",
+    values: [0.998, 0.589, 0.995, 0.771],
+    source: "Table 6 (App. E), SlowVAE",
+  },
+  { dataset: "dsprites-rot", model: "pcl", values: [0.997, 0.453, 0.996, 0.775], source: "Table 6 (App. E), PCL" },
 ];
+
+const isEncoder = (model: string): model is SplitEncoderName => model in SPLIT_ENCODERS;
+
+/** The fewest (encoder, split) points a DCI–R² correlation is computed from. */
+const MIN_CORRELATION_POINTS = 3;
+
+/** Encoders × splits × datasets × seeds of a config: the points of the DCI–R² correlation. */
+const encoderEntries = (cfg: Cfg) =>
+  cfg.models.filter(isEncoder).length * cfg.splits.length * encoderDatasets(cfg).length * cfg.encoder_seeds;
+
+/** The datasets the unsupervised encoders train on: `encoder_datasets` among `datasets`. */
+const encoderDatasets = (cfg: Cfg) => cfg.datasets.filter((d) => cfg.encoder_datasets.includes(d));
+
+/**
+ * §5.4: the Pearson and Spearman correlation of the encoders' DCI disentanglement with their readout's test R²,
+ * pooled over every encoder, split, dataset and seed of the run.
+ */
+const CORRELATIONS = [
+  { metric: "dci_r2_pearson", paper: 0.63 },
+  { metric: "dci_r2_spearman", paper: 0.67 },
+] as const;
 
 const targets: Target<Cfg>[] = [
   ...PUBLISHED.flatMap(({ dataset, model, values, source }) =>
@@ -96,7 +178,9 @@ const targets: Target<Cfg>[] = [
       source: `000_306f4209a39c5a17.md ${source}, ${split}`,
       tolerance: R2_TOLERANCE[split],
       direction: "match",
-      appliesTo: (cfg) => cfg.datasets.includes(dataset) && cfg.models.includes(model) && cfg.splits.includes(split),
+      appliesTo: (cfg) =>
+        cfg.datasets.includes(dataset) && cfg.models.includes(model) && cfg.splits.includes(split) &&
+        (!isEncoder(model) || cfg.encoder_datasets.includes(dataset)),
       curve: `${datasetKey(dataset)}/${model}/${split}/*/r2`,
     }))
   ),
@@ -115,6 +199,16 @@ const targets: Target<Cfg>[] = [
       }))
     )
   ),
+  // Its learning curve: the correlation of each encoder's DCI at every scored step with its final R².
+  ...CORRELATIONS.map(({ metric, paper }): Target<Cfg> => ({
+    metric,
+    paper,
+    source: "000_306f4209a39c5a17.md §5.2 (Paper B §5.4), DCI disentanglement vs downstream R²: Pearson 0.63, " +
+      "Spearman 0.67",
+    tolerance: 0.1,
+    direction: "match",
+    appliesTo: (cfg) => encoderEntries(cfg) >= MIN_CORRELATION_POINTS,
+  })),
 ];
 
 const get = (m: Record<string, number>, key: string) => m[key];
@@ -175,6 +269,25 @@ const claims: Claim<Cfg>[] = [
     },
   },
   {
+    text: "dsprites-rot extrapolation: SlowVAE or PCL (+ readout) reaches a higher R² than the β-VAE (+ readout)",
+    source: "000_306f4209a39c5a17.md Table 6 (77.1, 77.5 vs 29.5), §7.2 item 4",
+    holds: (m) => {
+      const d = CLAIMS_DATASET;
+      const beta = get(m, `${d}/beta_vae/extrapolation/r2`);
+      const pairs = ["slow_vae", "pcl"].map((model) => get(m, `${d}/${model}/extrapolation/r2`))
+        .filter((v) => v !== undefined);
+      return beta === undefined || pairs.length === 0 ? undefined : Math.max(...pairs) > beta;
+    },
+  },
+  {
+    text: "the encoders' DCI disentanglement correlates positively with their downstream R² (Pearson and Spearman > 0)",
+    source: "000_306f4209a39c5a17.md §5.2 (Paper B §5.4)",
+    holds: (m) => {
+      const values = [get(m, "dci_r2_pearson"), get(m, "dci_r2_spearman")];
+      return allPresent(values) ? values.every((v) => v > 0) : undefined;
+    },
+  },
+  {
     text: "the readout oracles reach R² ≥ 0.99 on every split",
     source: "000_306f4209a39c5a17.md App. A Table 1",
     holds: (m) => {
@@ -196,12 +309,6 @@ interface PlannedModel {
 
 const isOracle = (model: ModelName): model is typeof ORACLES[number] => (ORACLES as readonly string[]).includes(model);
 
-/** Normalized factor values y_j = index / (n_j − 1), `[n, k]`, the regression targets. */
-function normalizedFactors(factors: Factors, sizes: readonly number[]): Float32Array {
-  const k = sizes.length;
-  return Float32Array.from(factors.values, (v, i) => v / (sizes[i % k] - 1));
-}
-
 /** What a model predicts from: images, or (the oracles) the factors themselves, negated for the sign flip. */
 function modelInput(
   model: ModelName,
@@ -217,7 +324,7 @@ function modelInput(
   return tf.tensor4d(values, [factors.n, ...shape]);
 }
 
-function buildModel(model: ModelName, dataset: GroundTruthDataset, rng: Rng): Regressor {
+function buildModel(model: Exclude<ModelName, SplitEncoderName>, dataset: GroundTruthDataset, rng: Rng): Regressor {
   const outputs = dataset.factorSizes.length;
   if (isOracle(model)) {
     const r = readout(rng, { outputs, inputs: outputs });
@@ -245,6 +352,34 @@ async function predict(
     predicted.dispose();
   }
   return { data: out, rows: factors.n, cols: k };
+}
+
+/** How the unsupervised encoders train, from the run's config (App. H.3). */
+function encoderConfig(cfg: Cfg): SplitEncoderConfig {
+  return {
+    latents: cfg.latents,
+    steps: cfg.encoder_steps,
+    batch: cfg.encoder_batch,
+    lr: cfg.encoder_lr,
+    beta: cfg.vae_beta,
+    adaBeta: cfg.ada_beta,
+    gamma: cfg.slow_gamma,
+    rate: cfg.slow_rate,
+    lapRate: cfg.lap_rate,
+    logEvery: cfg.log_every,
+    curveEvery: cfg.encoder_curve_every,
+    curveSamples: cfg.dci_samples,
+  };
+}
+
+/** An encoder's DCI disentanglement at its scored steps as one array: steps, then values, `[2, points]`. */
+function dciCurve(curve: EncoderScores[]): { data: Float32Array; shape: number[] } {
+  const data = new Float32Array(2 * curve.length);
+  curve.forEach(({ step, scores }, i) => {
+    data[i] = step;
+    data[curve.length + i] = scores.dci_disentanglement;
+  });
+  return { data, shape: [2, curve.length] };
 }
 
 /** The evaluation sets every model of a split is scored on: the same images for every model and seed. */
@@ -278,9 +413,9 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
     return found;
   };
   const plan: PlannedModel[] = (cfg.datasets as DatasetName[]).flatMap((dataset) =>
-    cfg.models.flatMap((model) =>
+    cfg.models.filter((model) => !isEncoder(model) || cfg.encoder_datasets.includes(dataset)).flatMap((model) =>
       cfg.splits.flatMap((split) =>
-        Array.from({ length: cfg.seeds }, (_, i) => ({
+        Array.from({ length: isEncoder(model) ? cfg.encoder_seeds : cfg.seeds }, (_, i) => ({
           method: `${datasetKey(dataset)}/${model}/${split}`,
           value: 0,
           seed: ctx.seed + i,
@@ -291,42 +426,105 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
       )
     )
   );
+  /**
+   * Trains the entry's model on the split's training part: a regressor or an oracle directly; an unsupervised
+   * encoder, then the readout on its frozen mean (the encoder's scores at each of its scored steps come back).
+   */
+  const train = async (
+    runCtx: RunContext,
+    entry: PlannedModel,
+    split: Split,
+    dataset: GroundTruthDataset,
+    evaluate: (regressor: Regressor) => Promise<Record<string, number>>,
+  ) => {
+    const label = `${entry.method}/seed${entry.seed}`;
+    const phase = {
+      label,
+      batch: cfg.batch,
+      lr: cfg.lr,
+      batches: Rng.derive(entry.seed, entry.method, "batches"),
+      logEvery: cfg.log_every,
+      evaluateEvery: cfg.curve_every,
+    };
+    if (!isEncoder(entry.model)) {
+      const model = entry.model;
+      const regressor = buildModel(model, dataset, Rng.derive(entry.seed, entry.method, "init"));
+      try {
+        const last = await trainSplitRegressor(runCtx, {
+          ...phase,
+          regressor,
+          split,
+          input: (factors, rng) => modelInput(model, dataset, factors, rng),
+          steps: isOracle(model) ? readoutSteps(cfg.readout_epochs, split, cfg.batch) : cfg.steps,
+          evaluate: () => evaluate(regressor),
+        });
+        return { regressor, last, encoder: null, dispose: () => regressor.params.dispose() };
+      } catch (error) {
+        regressor.params.dispose();
+        throw error;
+      }
+    }
+    const encoder = await trainSplitEncoder(
+      runCtx,
+      entry.model,
+      { dataset, datasetName: entry.dataset, split },
+      encoderConfig(cfg),
+      { label: `${label}/encoder`, seed: entry.seed },
+    );
+    try {
+      const { readout: head, last } = await trainReadout(runCtx, encoder.encoder, dataset, split, {
+        ...phase,
+        latents: cfg.latents,
+        init: Rng.derive(entry.seed, entry.method, "init"),
+        epochs: cfg.readout_epochs,
+        evaluate: (head) => evaluate(head),
+      });
+      return {
+        regressor: head,
+        last,
+        encoder,
+        dispose: () => {
+          head.params.dispose();
+          encoder.dispose();
+        },
+      };
+    } catch (error) {
+      encoder.dispose();
+      throw error;
+    }
+  };
   const run = async (runCtx: RunContext, entry: PlannedModel, index: number) => {
     const dataset = datasetOf(entry.dataset);
     const { split, test, oneOod } = evaluationOf(entry.dataset, entry.split);
-    const regressor = buildModel(entry.model, dataset, Rng.derive(entry.seed, entry.method, "init"));
-    const optimizer = tf.train.adam(cfg.lr);
     const k = dataset.factorSizes.length;
     const curveFactors = { values: test.values.subarray(0, Math.min(cfg.curve_samples, test.n) * k), n: 0 };
     curveFactors.n = curveFactors.values.length / k;
-    const batches = Rng.derive(entry.seed, entry.method, "batches");
-    const scoreOn = async (factors: Factors) =>
+    const scoreOn = async (regressor: Regressor, factors: Factors) =>
       r2Scores(
         await predict(entry.model, regressor, dataset, factors, Rng.derive(entry.seed, "noise")),
         factors.values,
         dataset.factorSizes,
       );
+    const trained = await train(
+      runCtx,
+      entry,
+      split,
+      dataset,
+      async (regressor) => ({ r2: (await scoreOn(regressor, curveFactors)).r2 }),
+    );
     try {
-      const last = await trainPhase(runCtx, {
-        label: `${entry.method}/seed${entry.seed}`,
-        steps: isOracle(entry.model) ? Math.ceil((cfg.readout_epochs * split.train.length) / cfg.batch) : cfg.steps,
-        startStep: 0,
-        variables: regressor.params.list(),
-        optimizer,
-        logEvery: cfg.log_every,
-        evaluateEvery: cfg.curve_every,
-        evaluate: async () => ({ r2: (await scoreOn(curveFactors)).r2 }),
-        loss: () => {
-          const factors = sampleSplit(split, "train", cfg.batch, batches);
-          const y = tf.tensor2d(normalizedFactors(factors, dataset.factorSizes), [cfg.batch, k]);
-          const x = modelInput(entry.model, dataset, factors, batches);
-          return { total: regressionLoss(regressor.predict(x as tf.Tensor4D), y) };
-        },
-      });
-      const scores = await scoreOn(test);
+      const { regressor, last } = trained;
+      const scores = await scoreOn(regressor, test);
       const metrics: Record<string, number> = { r2: scores.r2, loss: last.total };
       dataset.factorNames.forEach((name, j) => metrics[`r2_${name}`] = scores.perFactor[j]);
       const arrays: Record<string, { data: Float32Array; shape: number[] }> = {};
+      if (trained.encoder) {
+        // The encoder's own terms and scores on training images (DCI, MCC, MIG, ...), and its DCI curve.
+        for (const [key, value] of Object.entries(trained.encoder.last)) {
+          metrics[key === "total" ? "encoder_loss" : key] = value;
+        }
+        arrays[`dci/${index}`] = dciCurve(trained.encoder.curve);
+      }
       if (oneOod) {
         const pred = await predict(entry.model, regressor, dataset, oneOod, Rng.derive(entry.seed, "noise"));
         const ood = oodAnalysis(pred, oneOod.values, split);
@@ -343,8 +541,7 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
       }
       return { metrics, arrays };
     } finally {
-      optimizer.dispose();
-      regressor.params.dispose();
+      trained.dispose();
     }
   };
   return { datasetOf, plan, evaluationOf, run };
@@ -358,16 +555,18 @@ export const workerModel = planWorker((ctx: RunContext, cfg: Cfg) => {
 
 /**
  * The run's final metrics: per dataset, model and split the mean over seeds
- * (`dsprites_rot/cnn/extrapolation/r2`, `…_sd` with several seeds), and per
- * dataset the OOD-error correlations between the first seeds of CNN and MLP.
+ * (`dsprites_rot/cnn/extrapolation/r2`, `…_sd` with several seeds), per
+ * dataset the OOD-error correlations between the first seeds of CNN and MLP,
+ * and the encoders' DCI–R² correlations.
  */
 function finalMetrics(
   models: { method: string; value: number; seed: number; metrics: Record<string, number> }[],
   arrays: Record<string, { data: Float32Array; shape: number[] }>,
   plan: PlannedModel[],
   evaluationOf: (dataset: DatasetName, name: SplitName) => SplitEvaluation,
+  ctx: RunContext,
 ): Record<string, number> {
-  const metrics = seedSummary(models);
+  const metrics = { ...seedSummary(models), ...dciR2Correlations(ctx, models, arrays, plan) };
   const asMatrix = (a: { data: Float32Array; shape: number[] }) => ({
     data: a.data,
     rows: a.shape[0],
@@ -397,7 +596,95 @@ function finalMetrics(
   return metrics;
 }
 
-/** Regressors and oracles on the four splits of Paper B, scored by R². */
+/** Where the unsupervised encoders of a run depart from Paper B App. H.3 (none listed when it trains none). */
+function encoderDeviations(cfg: Cfg): string[] {
+  if (!cfg.models.some(isEncoder)) return [];
+  const out: string[] = [];
+  const budget = [
+    cfg.encoder_steps !== 500_000 ? `${cfg.encoder_steps.toLocaleString("en")} steps (App. H.3: 500,000)` : "",
+    cfg.encoder_lr !== 1e-4 ? `Adam ${cfg.encoder_lr} (1e-4)` : "",
+    cfg.encoder_batch !== 64 ? `${cfg.encoder_batch} images or pairs per step (64)` : "",
+    cfg.resolution !== 64 ? `${cfg.resolution}×${cfg.resolution} images (64×64)` : "",
+    cfg.latents !== 10 ? `${cfg.latents} latents (10)` : "",
+    cfg.encoder_seeds !== 10 ? `${cfg.encoder_seeds} seed(s) per encoder and split (10)` : "",
+    cfg.readout_epochs !== 8 ? `readout ${cfg.readout_epochs} epochs (8)` : "",
+  ].filter((s) => s !== "");
+  if (budget.length > 0) out.push(`unsupervised encoders: ${budget.join(", ")}`);
+  out.push(
+    `encoder hyperparameters fixed (β-VAE β = ${cfg.vae_beta}, Ada-GVAE β = ${cfg.ada_beta}, SlowVAE γ = ` +
+      `${cfg.slow_gamma}, λ = ${cfg.slow_rate}), not selected by DCI on the training split from Locatello's grid ` +
+      "and γ ∈ {1, 5, …, 25}",
+    "pair models: each pair is redrawn until both frames are training points, so the first frame is uniform over " +
+      "the training points whose transition stays in the training part; Ada-GVAE's pairs change exactly one " +
+      "factor, drawn uniformly among those with more than one value",
+    `encoder scores (DCI, MCC, MIG, SAP, modularity) on ${cfg.dci_samples.toLocaleString("en")} training-part ` +
+      "images, fitted on 80% and scored on 20%; DCI's trees are the toolkit's gradient boosting",
+    ...(cfg.readout_epochs >= 1
+      ? [
+        "readout: the training part's codes are encoded once (the encoder is frozen and the images are functions " +
+        "of their factors), then each batch reads its rows; the batches are the same draws",
+      ]
+      : []),
+    "DCI–R² correlation (§5.4) pooled over every encoder, split, dataset and seed of the run; Paper B's per-split " +
+      "p-values suggest per-split correlations too, given as <dataset>/<split>/dci_r2_*",
+  );
+  return out;
+}
+
+/** Pearson and Spearman correlation of two equally long lists (at least 2). */
+function pearsonSpearman(x: ArrayLike<number>, y: ArrayLike<number>): { pearson: number; spearman: number } {
+  const column = (v: ArrayLike<number>) => ({ data: Float64Array.from(v), rows: v.length, cols: 1 });
+  const [a, b] = [column(x), column(y)];
+  return { pearson: correlationMatrix(a, b)[0][0], spearman: correlationMatrix(a, b, "spearman")[0][0] };
+}
+
+/**
+ * §5.4's DCI–R² correlation: each encoder's DCI disentanglement (on its
+ * split's training images, at the end of its training) against its
+ * readout's test R², Pearson and Spearman, pooled over every encoder, split,
+ * dataset and seed of the run (`dci_r2_pearson`, `dci_r2_spearman`), and
+ * per dataset and split (`<dataset>/<split>/dci_r2_*`), where there are
+ * {@linkcode MIN_CORRELATION_POINTS} points or more. The pooled pair is
+ * logged at each step the encoders were scored at, from their DCI at that
+ * step: its learning curve, whose last point is the final value.
+ */
+function dciR2Correlations(
+  ctx: RunContext,
+  models: { metrics: Record<string, number> }[],
+  arrays: Record<string, { data: Float32Array; shape: number[] }>,
+  plan: PlannedModel[],
+): Record<string, number> {
+  const points = plan.flatMap((entry, i) => {
+    if (!isEncoder(entry.model)) return [];
+    const { data, shape } = arrays[`dci/${i}`];
+    const length = shape[1];
+    return [{ entry, steps: data.subarray(0, length), dci: data.subarray(length), r2: models[i].metrics.r2 }];
+  });
+  const metrics: Record<string, number> = {};
+  const correlate = (prefix: string, group: typeof points) => {
+    if (group.length < MIN_CORRELATION_POINTS) return;
+    const { pearson, spearman } = pearsonSpearman(group.map((p) => p.dci.at(-1)!), group.map((p) => p.r2));
+    metrics[`${prefix}dci_r2_pearson`] = pearson;
+    metrics[`${prefix}dci_r2_spearman`] = spearman;
+  };
+  correlate("", points);
+  for (const dataset of new Set(points.map((p) => p.entry.dataset))) {
+    for (const split of SPLIT_ORDER) {
+      const group = points.filter((p) => p.entry.dataset === dataset && p.entry.split === split);
+      correlate(`${datasetKey(dataset)}/${split}/`, group);
+    }
+  }
+  if (points.length >= MIN_CORRELATION_POINTS) {
+    // Every encoder trains the same steps and is scored at the same ones.
+    points[0].steps.forEach((step, j) => {
+      const { pearson, spearman } = pearsonSpearman(points.map((p) => p.dci[j]), points.map((p) => p.r2));
+      ctx.log(step, { dci_r2_pearson: pearson, dci_r2_spearman: spearman });
+    });
+  }
+  return metrics;
+}
+
+/** Regressors, oracles and unsupervised encoders with a readout on the four splits of Paper B, scored by R². */
 export const experiment = defineExperiment({
   name: "gen-benchmark",
   description:
@@ -408,7 +695,7 @@ export const experiment = defineExperiment({
     smoke: {
       datasets: [...DATASETS],
       resolution: 32,
-      models: ["cnn", "mlp", "oracle", "oracle_flip"],
+      models: ["cnn", "mlp", "oracle", "oracle_flip", ...SPLIT_ENCODER_NAMES],
       steps: 10,
       readout_epochs: 0.005,
       test_samples: 256,
@@ -416,6 +703,12 @@ export const experiment = defineExperiment({
       log_every: 5,
       curve_every: 5,
       curve_samples: 64,
+      // The encoders on dsprites-rot only, where Table 6's targets are: 16 of them, not 48.
+      encoder_datasets: ["dsprites-rot"],
+      encoder_steps: 2,
+      encoder_batch: 4,
+      encoder_curve_every: 1,
+      dci_samples: 30,
     },
     quick: {
       resolution: 32,
@@ -429,15 +722,42 @@ export const experiment = defineExperiment({
       curve_samples: 1_000,
       workers: 2,
     },
+    // Where quick stops: the β-VAE and SlowVAE encoders + readout on dsprites-rot extrapolation (Table 6) and random.
+    long: {
+      resolution: 32,
+      models: ["beta_vae", "slow_vae"],
+      splits: ["random", "extrapolation"],
+      encoder_seeds: 2,
+      // 64 images a step for both models: SlowVAE's 32 pairs are Paper A's batch (Paper B's 64 pairs cost twice).
+      encoder_steps: 5_000,
+      encoder_batch: 32,
+      encoder_lr: 5e-4,
+      encoder_curve_every: 1_000,
+      dci_samples: 5_000,
+      readout_epochs: 8,
+      test_samples: 5_000,
+      ood_samples: 5_000,
+      log_every: 100,
+      curve_every: 5_000,
+      curve_samples: 1_000,
+      workers: 2,
+    },
     paper: {
       datasets: [...DATASETS],
       models: [...MODEL_NAMES],
       seeds: 3,
+      encoder_seeds: 10,
     },
   },
   presetLimits: {
     quick: "3,000 steps per regressor at 32×32 against App. H.3's 500,000 at 64×64, the oracles 2 epochs of " +
       "the training part against 8, one seed, dsprites-rot only",
+    long: "dsprites-rot only: the β-VAE and SlowVAE (+ readout) on the random and extrapolation splits, 2 seeds, " +
+      "8 encoders of 5,000 steps at 32×32 (Adam 5e-4, 64 images or 32 pairs a step) against App. H.3's 500,000 " +
+      "at 64×64 (Adam 1e-4, 64 images or 64 pairs) and 10 seeds; readout 8 epochs as App. H.3; DCI on 5,000 " +
+      "training images. Budget measured over 300 steps with 2 workers on 2 shared cores: β-VAE ≈ 0.33 s/step, " +
+      "SlowVAE ≈ 0.41 s/step, each DCI score ≈ 30 s, the readout ≈ 6 min (the training part encoded once, " +
+      "then 30,000 steps), so about 2.6 h. Not run to its end: no Table 6 or DCI–R² value measured with it yet",
   },
   targets,
   claims,
@@ -450,17 +770,21 @@ export const experiment = defineExperiment({
       workers: cfg.workers,
     });
     return {
-      metrics: finalMetrics(models, arrays, plan, evaluationOf),
+      metrics: finalMetrics(models, arrays, plan, evaluationOf, ctx),
       details: {
         datasets: Object.fromEntries(cfg.datasets.map((name) => [name, datasetOf(name as DatasetName).description])),
         models,
         model_notes: MODEL_NOTES,
+        encoders: Object.fromEntries(
+          cfg.models.filter(isEncoder).map((name) => [name, SPLIT_ENCODERS[name].description]),
+        ),
         deviations: [
           ...(cfg.datasets.includes("dsprites-rot")
             ? ["dsprites-rot: orientation index k drawn at k·90°/40 (App. E does not say how the grid was adapted)"]
             : []),
           "oracle readout input: the k normalized factors (or their negatives), not a 10-dimensional code",
           "Fig. 17's correlations are read as errors f − y of the OOD factor, pooled over factors",
+          ...encoderDeviations(cfg),
         ],
       },
     };
