@@ -4,8 +4,9 @@
  * reproduces the metrics its smoke run gave before the toolkit's contract v2
  * refactor (fixtures/smoke_summaries.json, written by `deno task run <name>
  * --preset smoke` at commit 0850c8e on the wasm backend): same seed, same
- * numbers (experiments added later: their first smoke run's, gen-benchmark's at
- * the commit that added it). Smoke presets may since measure more (settings added so that every
+ * numbers (experiments added later: their first smoke run's; gen-benchmark's
+ * regressors and oracles at the commit that added it, its encoders at the
+ * commit that added them). Smoke presets may since measure more (settings added so that every
  * target is measured); what they measured before stays the same.
  */
 import * as tf from "@tensorflow/tfjs";
