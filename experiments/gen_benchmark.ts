@@ -102,9 +102,15 @@ const config = {
   }),
   test_samples: integer(10_000, "test images scored, drawn from the test part", { min: 10, max: 1_000_000 }),
   ood_samples: integer(10_000, "D_one-ood images scored (interpolation, extrapolation)", { min: 10, max: 1_000_000 }),
-  log_every: integer(100, "steps between logged losses", { min: 1 }),
-  curve_every: integer(500, "steps between test R² points of the learning curve (0: the end only)", { min: 0 }),
-  curve_samples: integer(1_000, "test images of each curve point (the first of the scored ones)", { min: 10 }),
+  log_every: integer(100, "steps between logged losses", { min: 1, max: 10_000_000 }),
+  curve_every: integer(500, "steps between test R² points of the learning curve (0: the end only)", {
+    min: 0,
+    max: 10_000_000,
+  }),
+  curve_samples: integer(1_000, "test images of each curve point (the first of the scored ones)", {
+    min: 10,
+    max: 1_000_000,
+  }),
   ...WORKERS_CONFIG,
 };
 type Cfg = ConfigOf<typeof config>;
