@@ -180,9 +180,11 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   presetLimits: {
     quick: "400 steps per model: the scores barely separate from an untrained encoder's, so rank correlations " +
       "between metrics and the selection statistic are mostly noise at this budget",
-    long: "1,500 steps per model, 2 seeds, BetaVAE/FactorVAE scores on 1,000 points: measures whether the " +
-      "BetaVAE–FactorVAE–MIG rank correlation appears once training and scoring leave the noise floor (about 2 " +
-      "hours with 2 workers on an idle 2-core machine, estimated from its first 4 models; not yet measured to its end)",
+    long: "1,500 steps per model, 2 seeds, BetaVAE/FactorVAE scores on 1,000 points. Measured (16,444 s of run " +
+      "time with 2 workers, on 2 cores shared with other runs throughout): BetaVAE, FactorVAE and MIG are " +
+      "rank-correlated (Spearman 0.608, 0.382, 0.563, mean 0.518 > 0.5), both TC claims hold, and a metric picks " +
+      "its own best setting more often than another's (0.580 vs 0.575), but by far less than Table 1's 0.773 vs " +
+      "0.518; the hyperparameter value explains more variance than the objective for MIG, DCI and SAP only (3 of 6)",
   },
   targets,
   claims,
