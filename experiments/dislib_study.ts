@@ -180,8 +180,8 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   presetLimits: {
     quick: "400 steps per model: the scores barely separate from an untrained encoder's, so rank correlations " +
       "between metrics and the selection statistic are mostly noise at this budget",
-    long: "1,500 steps per model, 2 seeds, BetaVAE/FactorVAE scores on 1,000 points. Measured (16,444 s of run " +
-      "time with 2 workers, on 2 cores shared with other runs throughout): BetaVAE, FactorVAE and MIG are " +
+    long: "1,500 steps per model, 2 seeds, BetaVAE/FactorVAE scores on 1,000 points. Measured (ended 16,444 s " +
+      "after it started, pauses between attempts included, 2 workers on 2 cores shared with other runs): BetaVAE, FactorVAE and MIG are " +
       "rank-correlated (Spearman 0.608, 0.382, 0.563, mean 0.518 > 0.5), both TC claims hold, and a metric picks " +
       "its own best setting more often than another's (0.580 vs 0.575), but by far less than Table 1's 0.773 vs " +
       "0.518; the hyperparameter value explains more variance than the objective for MIG, DCI and SAP only (3 of 6)",
