@@ -29,7 +29,7 @@ import { readRunInfo, readSummary, writeJsonAtomic } from "./lib/core/run_store.
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 import { coerceValue, integer } from "./lib/core/config.ts";
-import type { AnyExperiment } from "./lib/core/experiment.ts";
+import type { AnyExperiment, PresetName } from "./lib/core/experiment.ts";
 import { importExperiment, isModuleRef } from "./lib/sweep/spec.ts";
 import { sweepCommand } from "./lib/sweep/commands.ts";
 import { genSplitCommand } from "./lib/data/gen_commands.ts";
@@ -152,6 +152,8 @@ function scorecard(args: string[]): void {
   const runs = flags.get("runs");
   if (typeof runs === "string") checkRunsRoot(runs, { write: false });
   const summaries = latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot());
+  const currentLimits = (experiment: string, preset: string) =>
+    findExperiment(experiment)?.presetLimits?.[preset as PresetName];
   if (flags.has("write")) {
     const folder = join(ROOT, CURVES_FOLDER);
     Deno.mkdirSync(folder, { recursive: true });
@@ -164,10 +166,10 @@ function scorecard(args: string[]): void {
       if (svg) Deno.writeTextFileSync(join(folder, curvesFileName(summary)), svg);
     }
     const path = join(ROOT, "README.md");
-    writeSection(path, "scorecard", scorecardMarkdown(summaries, { folder: CURVES_FOLDER }));
+    writeSection(path, "scorecard", scorecardMarkdown(summaries, { folder: CURVES_FOLDER }, currentLimits));
     console.error(`updated the scorecard in ${path} and its curves in ${folder}`);
   }
-  console.log(scorecardMarkdown(summaries));
+  console.log(scorecardMarkdown(summaries, undefined, currentLimits));
 }
 
 function datasets(args: string[]): void {

@@ -65,11 +65,18 @@ export function verdictTally(summaries: SummaryView[]): string {
 export const curvesFileName = (summary: SummaryView) => `${summary.experiment}-${summary.preset}.svg`;
 
 /**
- * The scorecard as Markdown: the verdict tally, the table, and, with
- * `curves`, an image of each run's target curves (published value dashed)
- * from the folder `curves.folder` (relative to the Markdown file).
+ * The scorecard as Markdown: the verdict tally, the table, what each preset
+ * cannot show, and, with `curves`, an image of each run's target curves
+ * (published value dashed) from the folder `curves.folder` (relative to the
+ * Markdown file). A preset's limits are its experiment's text of now when
+ * `currentLimits` gives one (written after its measured run, it says what
+ * that run showed), else the text the run recorded.
  */
-export function scorecardMarkdown(summaries: SummaryView[], curves?: { folder: string }): string {
+export function scorecardMarkdown(
+  summaries: SummaryView[],
+  curves?: { folder: string },
+  currentLimits?: (experiment: string, preset: string) => string | undefined,
+): string {
   const header = [
     "| experiment | source | metric or finding | published | ours | reproduced when | curve | verdict |",
     "|---|---|---|---|---|---|---|---|",
@@ -80,9 +87,10 @@ export function scorecardMarkdown(summaries: SummaryView[], curves?: { folder: s
       `![${s.experiment} (${s.preset}) learning curves](${curves.folder}/${curvesFileName(s)})`
     )
     : [];
-  const limits = summaries.filter((s) => typeof s.preset_limits === "string" && s.preset_limits).map((s) =>
-    `- ${s.experiment} (${s.preset}): ${s.preset_limits}`
-  );
+  const limits = summaries.flatMap((s) => {
+    const text = currentLimits?.(s.experiment, s.preset) || s.preset_limits;
+    return typeof text === "string" && text ? [`- ${s.experiment} (${s.preset}): ${text}`] : [];
+  });
   return [
     `Verdicts: ${verdictTally(summaries)}.`,
     "",

@@ -136,6 +136,17 @@ Deno.test("the scorecard lists what each preset cannot show, and counts a still-
   );
   assertEquals(lines.includes("- toy (quick): too few steps for the absolute numbers"), true);
   assertEquals(lines.at(-1), "![toy (quick) learning curves](docs/curves/toy-quick.svg)");
+  // The experiment's text of now, written after the run was measured, replaces what the run recorded.
+  const current = (experiment: string, preset: string) =>
+    experiment === "toy" && preset === "quick" ? "measured: 0.6 after 300 steps, still rising" : undefined;
+  const updated = scorecardMarkdown([summary], undefined, current).split("\n");
+  assertEquals(updated.filter((l) => l.startsWith("- toy")), [
+    "- toy (quick): measured: 0.6 after 300 steps, still rising",
+  ]);
+  assertEquals(
+    scorecardMarkdown([summary], undefined, () => undefined).split("\n").filter((l) => l.startsWith("- toy")),
+    ["- toy (quick): too few steps for the absolute numbers"],
+  );
 });
 
 Deno.test("the scorecard prefers a run of the preset as defined, and names the overrides of one that is not", async () => {
