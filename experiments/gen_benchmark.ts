@@ -18,6 +18,7 @@ import type { Factors, GroundTruthDataset } from "../lib/data/ground_truth.ts";
 import { loadDataset } from "../lib/data/registry.ts";
 import { makeSplit, sampleSplit, type Split, SPLIT_NAMES, type SplitDataset } from "../lib/data/splits.ts";
 import { errorCorrelations, oodAnalysis, r2Scores } from "../lib/metrics/r2.ts";
+import { mapInChunks } from "../lib/models/vae.ts";
 import { MODEL_NOTES, readout, type Regressor, REGRESSOR_NAMES, REGRESSORS } from "../lib/models/regressors.ts";
 import { planWorker, runModelPlan } from "../lib/train/model_plan.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
@@ -25,6 +26,7 @@ import { seedSummary } from "../lib/train/pair_study.ts";
 import {
   type EncoderScores,
   normalizedFactors,
+  observationsTensor,
   readoutSteps,
   SPLIT_ENCODER_NAMES,
   SPLIT_ENCODERS,
@@ -326,8 +328,7 @@ function modelInput(
     const y = normalizedFactors(factors, dataset.factorSizes);
     return tf.tensor2d(model === "oracle" ? y : y.map((v) => -v), [factors.n, dataset.factorSizes.length]);
   }
-  const { values, shape } = dataset.observations(factors, rng);
-  return tf.tensor4d(values, [factors.n, ...shape]);
+  return observationsTensor(dataset, factors, rng);
 }
 
 function buildModel(model: Exclude<ModelName, SplitEncoderName>, dataset: GroundTruthDataset, rng: Rng): Regressor {
@@ -348,16 +349,12 @@ async function predict(
   factors: Factors,
   rng: Rng,
 ): Promise<Matrix> {
-  const k = dataset.factorSizes.length, batch = 500;
-  const out = new Float64Array(factors.n * k);
-  for (let start = 0; start < factors.n; start += batch) {
-    const n = Math.min(batch, factors.n - start);
+  const k = dataset.factorSizes.length;
+  const [predicted] = await mapInChunks(factors.n, 500, (start, n) => {
     const part = { values: factors.values.subarray(start * k, (start + n) * k), n };
-    const predicted = tf.tidy(() => regressor.predict(modelInput(model, dataset, part, rng) as tf.Tensor4D));
-    out.set(await predicted.data(), start * k);
-    predicted.dispose();
-  }
-  return { data: out, rows: factors.n, cols: k };
+    return [regressor.predict(modelInput(model, dataset, part, rng) as tf.Tensor4D)];
+  });
+  return { data: Float64Array.from(predicted), rows: factors.n, cols: k };
 }
 
 /** How the unsupervised encoders train, from the run's config (App. H.3). */
@@ -503,8 +500,8 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
     const dataset = datasetOf(entry.dataset);
     const { split, test, oneOod } = evaluationOf(entry.dataset, entry.split);
     const k = dataset.factorSizes.length;
-    const curveFactors = { values: test.values.subarray(0, Math.min(cfg.curve_samples, test.n) * k), n: 0 };
-    curveFactors.n = curveFactors.values.length / k;
+    const curveRows = Math.min(cfg.curve_samples, test.n);
+    const curveFactors = { values: test.values.subarray(0, curveRows * k), n: curveRows };
     const scoreOn = async (regressor: Regressor, factors: Factors) =>
       r2Scores(
         await predict(entry.model, regressor, dataset, factors, Rng.derive(entry.seed, "noise")),

@@ -6,10 +6,10 @@
  */
 import type { Series } from "../../lib/core/run_store.ts";
 import type { RunRow } from "../run_index.ts";
-import { formatValue, runKey } from "./format.ts";
+import { runKey } from "./format.ts";
 import type { RunSeries } from "./metric_series.ts";
 import { type BandKind, meanBand, runGroups } from "./seed_bands.ts";
-import { differingKeys } from "./config_keys.ts";
+import { differingKeys, settingLabel } from "./config_keys.ts";
 import { smooth } from "./smoothing.ts";
 
 /**
@@ -61,11 +61,7 @@ export function chartLines(
   if (!grouping) {
     const seeds = new Set(present.map((r) => r.seed)).size > 1;
     const named = present.map((r) =>
-      [
-        r.experiment,
-        ...differing.map((k) => `${k}=${formatValue(r.config[k])}`),
-        ...(seeds ? [`seed ${r.seed}`] : []),
-      ].join(" ")
+      [settingLabel(r.experiment, r.config, differing), ...(seeds ? [`seed ${r.seed}`] : [])].join(" ")
     );
     // Runs of equal settings and seed keep their ids apart.
     const unique = named.map((name, i) => named.indexOf(name) === named.lastIndexOf(name) ? name : runKey(present[i]));

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { formatValue } from "./format.ts";
 
 /**
  * Every key of any of the configs, in the order each first appears.
@@ -28,4 +29,17 @@ export function configKeys(configs: Record<string, unknown>[]): string[] {
  */
 export function differingKeys(configs: Record<string, unknown>[]): string[] {
   return configKeys(configs).filter((k) => new Set(configs.map((c) => JSON.stringify(c[k]))).size > 1);
+}
+
+/**
+ * A run's setting as a label: its experiment, then `key=value` for each of
+ * `keys` (usually the {@linkcode differingKeys} of the runs shown with it).
+ *
+ * @example
+ * ```ts
+ * settingLabel("vae", { beta: 4, lr: 0.1 }, ["beta"]); // "vae beta=4"
+ * ```
+ */
+export function settingLabel(experiment: string, config: Record<string, unknown>, keys: string[]): string {
+  return [experiment, ...keys.map((k) => `${k}=${formatValue(config[k])}`)].join(" ");
 }

@@ -6,7 +6,7 @@
  */
 import { meanSd } from "../../lib/core/matrix.ts";
 import type { Reducers, RunRow } from "../run_index.ts";
-import { differingKeys } from "./config_keys.ts";
+import { differingKeys, settingLabel } from "./config_keys.ts";
 import { formatValue } from "./format.ts";
 import { metricKeys, metricValue } from "./run_rows.ts";
 import { runGroups } from "./seed_bands.ts";
@@ -65,8 +65,7 @@ export function finalTable(runs: ExportRun[], format: TableFormat, options: Tabl
   const reducer = options.reducer ?? "last";
   const keys = options.columns ?? metricKeys(runs).sort();
   const differing = differingKeys(runs.map((r) => r.config));
-  const setting = (r: ExportRun) =>
-    [r.experiment, ...differing.map((k) => `${k}=${formatValue(r.config[k])}`)].join(" ");
+  const setting = (r: ExportRun) => settingLabel(r.experiment, r.config, differing);
   const pm = format === "latex" ? " $\\pm$ " : " ± ";
   const grouping = options.grouping ?? null;
   const rows: string[][] = grouping

@@ -71,6 +71,12 @@ export function trainPartDataset(dataset: GroundTruthDataset, split: Split): Gro
   };
 }
 
+/** The images of `factors` as one `[n, height, width, channels]` tensor (`rng` drives the noisy variants' noise). */
+export function observationsTensor(dataset: GroundTruthDataset, factors: Factors, rng: Rng): tf.Tensor4D {
+  const { values, shape } = dataset.observations(factors, rng);
+  return tf.tensor4d(values, [factors.n, ...shape]);
+}
+
 /** Rounds of candidate pairs without a single training pair before {@linkcode trainPairsOf} gives up. */
 const MAX_EMPTY_ROUNDS = 1_000;
 
@@ -390,8 +396,7 @@ async function trainCodes(encoder: Encoder, dataset: GroundTruthDataset, split: 
   const noise = new Rng(0); // The benchmark's images are functions of their factors; nothing is drawn.
   const [codes] = await mapInChunks(split.train.length, ENCODE_CHUNK, (start, rows) => {
     const factors = factorsOf(split.sizes, split.train.subarray(start, start + rows));
-    const { values, shape } = dataset.observations(factors, noise);
-    return [encoder.encode(tf.tensor4d(values, [rows, ...shape])).mean];
+    return [encoder.encode(observationsTensor(dataset, factors, noise)).mean];
   });
   return tf.tensor2d(codes, [split.train.length, codes.length / split.train.length]);
 }
@@ -449,10 +454,7 @@ export async function trainReadout(
       last = await trainSplitRegressor(ctx, {
         ...common,
         regressor: head,
-        input: (factors, rng) => {
-          const { values, shape } = dataset.observations(factors, rng);
-          return tf.tensor4d(values, [factors.n, ...shape]);
-        },
+        input: (factors, rng) => observationsTensor(dataset, factors, rng),
       });
     }
     return { readout: head, last };
