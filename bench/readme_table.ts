@@ -33,6 +33,18 @@ const ms = (v: number) => v.toFixed(v >= 100 ? 0 : 1);
 const ratio = (v: number) => v.toFixed(2);
 const load = (v: number) => v.toFixed(2);
 
+/** A result's median times (ours, the reference's) and its paired ratio's median, IQR and range, as table cells. */
+function timeCells(r: BenchReport["results"][number]): string {
+  const q = r.ratio;
+  return [
+    ms(r.ms_per_step.median),
+    r.reference_ms_per_step ? ms(r.reference_ms_per_step.median) : "—",
+    q ? ratio(q.median) : "—",
+    q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—",
+    q ? `${ratio(q.min)}–${ratio(q.max)}` : "—",
+  ].join(" | ");
+}
+
 /** The BLAS the reference ran, in words: OpenBLAS's own config and core when it reported them. */
 export function blasDescription(report: BenchReport): string {
   const ref = report.reference;
@@ -95,13 +107,10 @@ export function speedSection(report: BenchReport): string {
     lines.push("|---|---|---|---|---|---|---|---|---|---|");
   }
   for (const r of models) {
-    const q = r.ratio;
     lines.push(
-      `| ${LABELS[r.model] ?? r.model} | ${r.backend} | ${r.batch} | ${ms(r.ms_per_step.median)} | ${
-        r.reference_ms_per_step ? ms(r.reference_ms_per_step.median) : "—"
-      } | ${q ? ratio(q.median) : "—"} | ${q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—"} | ${
-        q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"
-      } | ${r.reference_page_faults_per_step ?? "—"} | ${load(r.load_before)} → ${load(r.load_after)} |`,
+      `| ${LABELS[r.model] ?? r.model} | ${r.backend} | ${r.batch} | ${timeCells(r)} | ${
+        r.reference_page_faults_per_step ?? "—"
+      } | ${load(r.load_before)} → ${load(r.load_after)} |`,
     );
   }
   if (data.length > 0) {
@@ -120,17 +129,12 @@ export function speedSection(report: BenchReport): string {
     );
     lines.push("|---|---|---|---|---|---|---|---|---|---|");
     for (const r of data) {
-      const q = r.ratio;
       const goal = r.goal ? `≤ ${r.goal.ms} ms: ${r.goal.met ? "met" : "**not met**"}` : "—";
       const work = r.model === "splits" ? `${r.batch} splits` : `${r.batch.toLocaleString("en-US")} rows`;
       lines.push(
-        `| ${LABELS[r.model] ?? r.model} | ${work} | ${ms(r.ms_per_step.median)} | ${
-          r.reference_ms_per_step ? ms(r.reference_ms_per_step.median) : "—"
-        } | ${q ? ratio(q.median) : "—"} | ${q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—"} | ${
-          q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"
-        } | ${goal} | ${r.check ? (r.check.ok ? "yes" : "**no**") : "—"} | ${load(r.load_before)} → ${
-          load(r.load_after)
-        } |`,
+        `| ${LABELS[r.model] ?? r.model} | ${work} | ${timeCells(r)} | ${goal} | ${
+          r.check ? (r.check.ok ? "yes" : "**no**") : "—"
+        } | ${load(r.load_before)} → ${load(r.load_after)} |`,
       );
     }
   }
