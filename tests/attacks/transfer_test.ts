@@ -1,0 +1,105 @@
+import * as tf from "@tensorflow/tfjs";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
+import { selectBackend } from "../../lib/core/backend.ts";
+import { UsageError } from "../../lib/core/errors.ts";
+import { Rng } from "../../lib/core/rng.ts";
+import { attack } from "../../lib/attacks/attack.ts";
+import { l2, linf } from "../../lib/attacks/distances.ts";
+import { fgm, fgsm } from "../../lib/attacks/gradient.ts";
+import { transfer } from "../../lib/attacks/transfer.ts";
+import type { AttackBatch, AttackModel } from "../../lib/attacks/types.ts";
+
+await selectBackend("wasm");
+
+const W = [1, -2, 0.5, 1.5];
+const B = -0.5;
+const W1 = W.reduce((s, w) => s + Math.abs(w), 0);
+const W2 = Math.hypot(...W);
+
+/** logits = [0, s·(w·x + b)] on inputs `[n, 2, 2, 1]`, from tf ops; `gradient` as given. */
+function linearModel(gradient = true, s = 1): AttackModel & { dispose(): void } {
+  const weights = tf.tensor2d(W.map((w) => s * w), [4, 1]);
+  return {
+    bounds: [0, 1],
+    gradient,
+    logits: (x) =>
+      tf.tidy(() => {
+        const f = tf.add(tf.matMul(tf.reshape(x, [x.shape[0], 4]), weights), s * B);
+        return tf.concat([tf.zerosLike(f), f], 1) as tf.Tensor2D;
+      }),
+    dispose: () => weights.dispose(),
+  };
+}
+
+const f = (x: ArrayLike<number>, i: number) => W.reduce((s, w, j) => s + w * x[i * 4 + j], B);
+
+function linearBatch(n: number, seed: number): AttackBatch {
+  const rng = new Rng(seed);
+  const x = new Float32Array(n * 4);
+  for (let i = 0; i < n; i++) {
+    do for (let j = 0; j < 4; j++) x[i * 4 + j] = 0.4 + 0.2 * rng.uniform(); while (Math.abs(f(x, i)) < 0.02);
+  }
+  return { x, n, shape: [2, 2, 1], labels: Int32Array.from({ length: n }, (_, i) => (f(x, i) > 0 ? 1 : 0)) };
+}
+
+Deno.test("transfer: along FGSM's δ = ε·sign(±w) the line search meets the closed form t (±1%)", async () => {
+  // The source is the same hyperplane at another scale, without any role for the target's gradient.
+  const source = linearModel(true, 3);
+  const target = linearModel(false);
+  const batch = linearBatch(16, 2);
+  const before = tf.memory().numTensors;
+  const linfAdv = await transfer(source, [fgsm()], { distance: "linf" }).perturb(target, batch, null, new Rng(1));
+  const l2Adv = await transfer(source, [fgsm()], { distance: "l2" }).perturb(target, batch, null, new Rng(1));
+  assertEquals(tf.memory().numTensors, before);
+  const dInf = linf(batch.x, linfAdv, batch.n);
+  const d2 = l2(batch.x, l2Adv, batch.n);
+  for (let i = 0; i < batch.n; i++) {
+    // Moving every pixel by t against the sign of f·w reaches f = 0 at t = |f|/‖w‖₁ (L∞); in L2 that is √4 times more.
+    const t = Math.abs(f(batch.x, i)) / W1;
+    assert(Math.abs(dInf[i] - t) <= 0.01 * t, `sample ${i}: L∞ ${dInf[i]} vs ${t}`);
+    assert(Math.abs(d2[i] - 2 * t) <= 0.01 * 2 * t, `sample ${i}: L2 ${d2[i]} vs ${2 * t}`);
+    assert((f(linfAdv, i) > 0 ? 1 : 0) !== batch.labels[i] && (f(l2Adv, i) > 0 ? 1 : 0) !== batch.labels[i]);
+  }
+  assert(linfAdv.every((v) => v >= 0 && v <= 1) && l2Adv.every((v) => v >= 0 && v <= 1));
+  source.dispose();
+  target.dispose();
+});
+
+Deno.test("transfer: the best of several directions; FGM's δ ∥ w gives the L2-minimal |f|/‖w‖₂", async () => {
+  const source = linearModel();
+  const target = linearModel(false);
+  const batch = linearBatch(12, 4);
+  // A source ε small enough that FGM's step is not clipped, so δ stays parallel to w.
+  const adv = await transfer(source, [fgsm(), fgm()], { distance: "l2", sourceEpsilons: { l2: 0.1 } })
+    .perturb(target, batch, null, new Rng(1));
+  const d = l2(batch.x, adv, batch.n);
+  for (let i = 0; i < batch.n; i++) {
+    const best = Math.abs(f(batch.x, i)) / W2;
+    assert(Math.abs(d[i] - best) <= 0.01 * best, `sample ${i}: ${d[i]} vs ${best}`);
+  }
+  source.dispose();
+  target.dispose();
+});
+
+Deno.test("transfer: a target the directions cannot fool gives success 0; a gradient direction needs a gradient source", async () => {
+  const source = linearModel();
+  const batch = linearBatch(6, 9);
+  const constant: AttackModel = {
+    bounds: [0, 1],
+    gradient: false,
+    logits: (x) => tf.tidy(() => tf.oneHot(tf.zeros([x.shape[0]], "int32"), 2).toFloat() as tf.Tensor2D),
+  };
+  const out = await attack(
+    transfer(source, [fgsm()], { gridSteps: 5 }),
+    constant,
+    { values: batch.x, n: batch.n, shape: batch.shape },
+    new Int32Array(batch.n),
+    [null],
+    new Rng(1),
+  );
+  assertEquals(Array.from(out.success[0]), [0, 0, 0, 0, 0, 0]);
+  assertThrows(() => transfer(constant, [fgsm()]), UsageError, "needs gradients");
+  assertThrows(() => transfer(source, []), UsageError, "at least one");
+  assertThrows(() => transfer(source, [fgsm()], { sourceEpsilons: { linf: 0 } }), UsageError, "sourceEpsilons.linf");
+  source.dispose();
+});
