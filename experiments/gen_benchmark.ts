@@ -716,7 +716,7 @@ export const experiment = defineExperiment({
     quick: {
       resolution: 32,
       models: ["cnn", "mlp", "oracle", "oracle_flip"],
-      steps: 3_000,
+      steps: 6_000,
       readout_epochs: 2,
       test_samples: 5_000,
       ood_samples: 5_000,
