@@ -13,6 +13,7 @@ import { experiment as slowvaeDsprites } from "./slowvae_dsprites.ts";
 import { experiment as slowvaeKitti } from "./slowvae_kitti.ts";
 import { experiment as vaeCollapseToy } from "./vae_collapse_toy.ts";
 import { experiment as genBenchmark } from "./gen_benchmark.ts";
+import { experiment as absMnist } from "./abs_mnist.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -23,6 +24,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   slowvaeKitti,
   vaeCollapseToy,
   genBenchmark,
+  absMnist,
 ];
 
 /** The experiment called `name`, or undefined. */

@@ -147,6 +147,12 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   presetLimits?: Partial<Record<PresetName, string>>;
   targets: Target<ConfigOf<S>>[];
   claims: Claim<ConfigOf<S>>[];
+  /**
+   * Checks that span several keys (a part larger than the whole it is drawn
+   * from): throws UsageError naming the keys and what is allowed. Called with
+   * the resolved config before the run directory exists.
+   */
+  validate?(cfg: ConfigOf<S>): void;
   run(ctx: RunContext, cfg: ConfigOf<S>): Promise<RunResult>;
   /**
    * A trained model of a completed run (for `eval --run` and `export-codes`),
@@ -321,6 +327,7 @@ export function parseInvocation<S extends ConfigSpec>(
     );
   }
   const cfg = resolveConfig(experiment.config, overrides, configFlags, RUN_OPTION_KEYS);
+  experiment.validate?.(cfg);
   const root = (run.runs as string | undefined) ?? defaultRunsRoot();
   const from = run.runs !== undefined
     ? "--runs"

@@ -55,6 +55,21 @@ Deno.test("float32Below: the neighbouring float32 under a threshold", () => {
   assertEquals(float32Below(-1), -(1 + 2 ** -23));
 });
 
+Deno.test("resetBinaryPixels without greedy: the binarized input is kept, each pixel at clean or the threshold", async () => {
+  const model = linearModel([1, 1, 1, 1], -2.5);
+  const binary = binarized(model);
+  const batch = {
+    x: new Float32Array([0.2, 0.3, 0.9, 0.1]),
+    n: 1,
+    shape: [2, 2, 1] as [number, number, number],
+    labels: new Int32Array([0]),
+  };
+  const out = await resetBinaryPixels(binary, batch, new Float32Array([0.8, 0.7, 0.95, 0.6]));
+  // Every flipped pixel (0, 1, 3) sits at the threshold; pixel 2 keeps its bit at its clean value.
+  assertEquals(Array.from(out), [0.5, 0.5, Math.fround(0.9), 0.5]);
+  model.dispose();
+});
+
 Deno.test("resetBinaryPixels: clean value where the decision holds, else the threshold side; stays adversarial", async () => {
   // Class 1 iff at least 3 of the 4 binarized pixels are on.
   const model = linearModel([1, 1, 1, 1], -2.5);
@@ -67,7 +82,7 @@ Deno.test("resetBinaryPixels: clean value where the decision holds, else the thr
   };
   const adv = new Float32Array([0.8, 0.7, 0.95, 0.6, 0.6, 0.1, 0.1, 0.1]);
   const before = tf.memory().numTensors;
-  const out = await resetBinaryPixels(binary, batch, adv);
+  const out = await resetBinaryPixels(binary, batch, adv, { greedy: true });
   assertEquals(tf.memory().numTensors, before);
   // Pixel 2 keeps its binary value at its clean 0.9; pixel 0 can return to clean (3 on remain);
   // pixels 1 and 3 are needed and sit at the threshold 0.5.
@@ -78,12 +93,17 @@ Deno.test("resetBinaryPixels: clean value where the decision holds, else the thr
   pred.dispose();
   // Going down: a pixel whose clean value is on and must be off lands just below the threshold.
   const negative = linearModel([-1, -1, -1, -1], 1.5);
-  const down = await resetBinaryPixels(binarized(negative), {
-    ...batch,
-    n: 1,
-    x: new Float32Array([0.9, 0.8, 0.2, 0.1]),
-    labels: new Int32Array([0]),
-  }, new Float32Array([0.1, 0.05, 0.2, 0.1]));
+  const down = await resetBinaryPixels(
+    binarized(negative),
+    {
+      ...batch,
+      n: 1,
+      x: new Float32Array([0.9, 0.8, 0.2, 0.1]),
+      labels: new Int32Array([0]),
+    },
+    new Float32Array([0.1, 0.05, 0.2, 0.1]),
+    { greedy: true },
+  );
   // Class 1 iff at most one pixel is on: one of the two on pixels must go off, the first in index order stays clean.
   assertEquals(Array.from(down), [Math.fround(0.9), float32Below(0.5), Math.fround(0.2), Math.fround(0.1)]);
   assert(down.every((v) => v >= 0 && v <= 1));
