@@ -71,7 +71,27 @@ function deepFool(name: string, distance: "l2" | "linf", options: DeepFoolOption
       for (let step = 0; step < steps; step++) {
         grads.length = 0;
         let adversarial: Uint8Array | null = null;
-        for (let j = 0; j < k - 1; j++) {
+        if (model.jacobian) {
+          // One forward pass gives every class's gradient: the margins' gradients are differences of its rows.
+          const out = tf.tidy(() => model.jacobian!(rowsTensor(x, shape)));
+          const [lg, jac] = [await out.logits.data(), await out.jacobian.data()];
+          tf.dispose([out.logits, out.jacobian]);
+          const classes = clean.classes;
+          const predicted = argmaxRows(lg, n, classes);
+          adversarial = Uint8Array.from(predicted, (p, r) => (p !== labels[r] ? 1 : 0));
+          if (adversarial.every((a) => a === 1)) break;
+          for (let j = 0; j < k - 1; j++) {
+            const g = new Float32Array(n * size);
+            for (let r = 0; r < n; r++) {
+              const [to, from] = [order[r * classes + j + 1], order[r * classes]];
+              const [rowTo, rowFrom] = [(r * classes + to) * size, (r * classes + from) * size];
+              for (let i = 0; i < size; i++) g[r * size + i] = jac[rowTo + i] - jac[rowFrom + i];
+              losses[r * (k - 1) + j] = lg[r * classes + to] - lg[r * classes + from];
+            }
+            grads.push(g);
+          }
+        }
+        for (let j = 0; j < k - 1 && !model.jacobian; j++) {
           const [gradient, loss, logits] = tf.tidy(() => {
             const mask = tf.tensor2d(masks[j], [n, clean.classes]);
             const out = lossGradient(model, rowsTensor(x, shape), (l) => tf.sum(tf.mul(l, mask), 1) as tf.Tensor1D);

@@ -20,6 +20,13 @@ export interface AttackModel {
   bounds: [number, number];
   /** Whether `logits` is differentiable in `x` (gradient attacks need it). */
   gradient: boolean;
+  /**
+   * Optional: logits and every class's input gradient from one forward pass,
+   * `[n, classes]` and `[n, classes, h·w·c]`, for models whose Jacobian costs no
+   * more than their logits (ABS by the envelope theorem). Attacks that need
+   * several classes' gradients (DeepFool) use it in place of a backward pass per class.
+   */
+  jacobian?(x: tf.Tensor4D): { logits: tf.Tensor2D; jacobian: tf.Tensor3D };
 }
 
 /** One batch handed to an attack's implementation. */

@@ -650,6 +650,23 @@ export class Abs {
   }
 
   /**
+   * The logits with every class's envelope gradient from one inference: `[n, classes]` and
+   * ∂logit_c/∂x = −γ_c·2(x − G_c(z*_c))/784 as `[n, classes, 784]` (the gradient `logits` gives).
+   */
+  jacobian(x: tf.Tensor4D): { logits: tf.Tensor2D; jacobian: tf.Tensor3D } {
+    return tf.tidy(() => {
+      const xs = this.#input(x);
+      const { losses, images } = this.#search(xs, true);
+      const scales = tf.tensor1d(Float32Array.from(this.classScales));
+      const diff = tf.sub(tf.expandDims(xs, 1), tf.transpose(images, [1, 0, 2]));
+      return {
+        logits: tf.neg(tf.mul(losses, scales)) as tf.Tensor2D,
+        jacobian: tf.mul(-2 / this.pixels, tf.mul(diff, tf.reshape(scales, [1, -1, 1]))) as tf.Tensor3D,
+      };
+    });
+  }
+
+  /**
    * Certified L2 radius per image (report §2.8, Eq. 8 re-derived with σ² = ½):
    * ε_x = min_{c≠y} max{0, (d_c² − r² − ½‖z*_y‖²)/(2(d_c + r))}, r = ‖G_y(z*_y) − x‖,
    * d_c = min_z ‖G_c(z) − x‖ over the same ball, found by the prototypes and the same Adam steps

@@ -43,3 +43,31 @@ Deno.test("DeepFool with no steps fails (success 0); with steps it fools the tin
   assert(out.success[0].reduce((a, v) => a + v, 0) >= 10, `fooled ${out.success[0]}`);
   for (const v of out.raw[0]) assert(v >= 0 && v <= 1, `${v} outside the bounds`);
 });
+
+Deno.test("DeepFool through a model's Jacobian hook ends where the per-class backward passes end", async () => {
+  const c = tinyCase(12);
+  // The tiny MLP's Jacobian by one tf.grad per class: what a model with a cheap Jacobian hands over in one call.
+  const withJacobian = {
+    ...c.model,
+    jacobian: (x: tf.Tensor4D) =>
+      tf.tidy(() => {
+        const logits = c.model.logits(x);
+        const classes = logits.shape[1];
+        const rows = Array.from({ length: classes }, (_, k) =>
+          tf.reshape(
+            tf.grad((v: tf.Tensor) => tf.sum(tf.gather(c.model.logits(v as tf.Tensor4D), [k], 1)))(x),
+            [x.shape[0], 1, -1],
+          ));
+        return { logits, jacobian: tf.concat(rows, 1) as tf.Tensor3D };
+      }),
+  };
+  for (const make of [l2DeepFool, linfDeepFool]) {
+    const plain = await attack(make(), c.model, c.inputs, c.labels, [null], new Rng(1));
+    const before = tf.memory().numTensors;
+    const hooked = await attack(make(), withJacobian, c.inputs, c.labels, [null], new Rng(1));
+    assertEquals(tf.memory().numTensors, before);
+    assertEquals(Array.from(hooked.success[0]), Array.from(plain.success[0]));
+    const gap = hooked.raw[0].reduce((m, v, i) => Math.max(m, Math.abs(v - plain.raw[0][i])), 0);
+    assert(gap < 1e-5, `${make.name}: the two paths differ by ${gap}`);
+  }
+});

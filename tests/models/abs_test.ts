@@ -296,6 +296,32 @@ Deno.test("logits: tf.grad gives the envelope gradient exactly, matching finite 
   vaes.forEach((v) => v.dispose());
 });
 
+Deno.test("jacobian: the logits and every class's envelope gradient, row c equal to tf.grad of logit c", async () => {
+  const vaes = referenceVaes();
+  const x = tf.tensor4d(Float32Array.from(reference.inputs), [3, 28, 28, 1]);
+  const abs = await Abs.create(vaes, { prototypes: Float32Array.from(reference.prototypes), steps: 3 });
+  abs.classScales = Float64Array.from({ length: 10 }, (_, c) => 1 + 0.01 * c);
+  const before = tf.memory().numTensors;
+  const { logits, jacobian } = abs.jacobian(x);
+  assertEquals(tf.memory().numTensors, before + 2);
+  const plain = abs.logits(x);
+  assert(maxAbsDiff(await logits.data(), await plain.data()) < 1e-6);
+  const rows = await jacobian.data();
+  for (const c of [0, 4, 9]) {
+    const grad = tf.grad((v: tf.Tensor) => tf.sum(tf.gather(abs.logits(v as tf.Tensor4D), [c], 1)))(x);
+    const g = await grad.data();
+    let error = 0;
+    for (let r = 0; r < 3; r++) {
+      for (let i = 0; i < 784; i++) error = Math.max(error, Math.abs(rows[(r * 10 + c) * 784 + i] - g[r * 784 + i]));
+    }
+    assert(error < 1e-8, `class ${c}: off by ${error}`);
+    grad.dispose();
+  }
+  tf.dispose([logits, jacobian, plain, x]);
+  abs.dispose();
+  vaes.forEach((v) => v.dispose());
+});
+
 Deno.test("tf.memory().numTensors stays flat across repeated inference, logits and bounds", async () => {
   const vaes = referenceVaes();
   const abs = await Abs.create(vaes, { prototypes: 30, steps: 2, seed: 3 });
