@@ -7,6 +7,7 @@ import { attack } from "../../lib/attacks/attack.ts";
 import { boundary, linearSearchBlendedUniformNoise, pointwise, saltAndPepper } from "../../lib/attacks/decision.ts";
 import { l0, l2 } from "../../lib/attacks/distances.ts";
 import type { AttackBatch, AttackModel } from "../../lib/attacks/types.ts";
+import { BOX_B as B, BOX_W as W, boxBatch as linearBatch, boxMargin as f } from "./fixtures/linear_model.ts";
 
 await selectBackend("wasm");
 
@@ -44,18 +45,6 @@ async function fooled(model: AttackModel, batch: AttackBatch, adv: Float32Array)
 }
 
 // Two classes split by the hyperplane w·x + b = 0: logits [0, w·x + b].
-const W = [1, -2, 0.5, 1.5];
-const B = -0.5;
-const f = (x: ArrayLike<number>, i: number) => W.reduce((s, w, j) => s + w * x[i * 4 + j], B);
-
-function linearBatch(n: number, seed: number): AttackBatch {
-  const rng = new Rng(seed);
-  const x = new Float32Array(n * 4);
-  for (let i = 0; i < n; i++) {
-    do for (let j = 0; j < 4; j++) x[i * 4 + j] = 0.4 + 0.2 * rng.uniform(); while (Math.abs(f(x, i)) < 0.02);
-  }
-  return { x, n, shape: [2, 2, 1], labels: Int32Array.from({ length: n }, (_, i) => (f(x, i) > 0 ? 1 : 0)) };
-}
 
 Deno.test("boundary: on a linear model its L2 approaches d = |f|/‖w‖₂ (within 1% after 3,000 steps)", async () => {
   const model = denseModel(W.flatMap((w) => [0, w]), [0, B]);

@@ -5,39 +5,15 @@ import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { attack } from "../../lib/attacks/attack.ts";
 import { noiseLineSearch } from "../../lib/attacks/noise.ts";
-import type { AttackBatch, AttackModel } from "../../lib/attacks/types.ts";
+import type { AttackModel } from "../../lib/attacks/types.ts";
+import {
+  BOX_W as W,
+  boxBatch as linearBatch,
+  boxLinearModel as linearModel,
+  boxMargin as f,
+} from "./fixtures/linear_model.ts";
 
 await selectBackend("wasm");
-
-const W = [1, -2, 0.5, 1.5];
-const B = -0.5;
-
-/** logits = [0, w·x + b] on inputs `[n, 2, 2, 1]`, from tf ops. */
-function linearModel(): AttackModel & { dispose(): void } {
-  const weights = tf.tensor2d(W, [4, 1]);
-  return {
-    bounds: [0, 1],
-    gradient: true,
-    logits: (x) =>
-      tf.tidy(() => {
-        const f = tf.add(tf.matMul(tf.reshape(x, [x.shape[0], 4]), weights), B);
-        return tf.concat([tf.zerosLike(f), f], 1) as tf.Tensor2D;
-      }),
-    dispose: () => weights.dispose(),
-  };
-}
-
-const f = (x: ArrayLike<number>, i: number) => W.reduce((s, w, j) => s + w * x[i * 4 + j], B);
-
-/** `n` inputs in [0.4, 0.6]⁴ labelled by the model itself (|f| ≥ 0.02, so no sample sits on the boundary). */
-function linearBatch(n: number, seed: number): AttackBatch {
-  const rng = new Rng(seed);
-  const x = new Float32Array(n * 4);
-  for (let i = 0; i < n; i++) {
-    do for (let j = 0; j < 4; j++) x[i * 4 + j] = 0.4 + 0.2 * rng.uniform(); while (Math.abs(f(x, i)) < 0.02);
-  }
-  return { x, n, shape: [2, 2, 1], labels: Int32Array.from({ length: n }, (_, i) => (f(x, i) > 0 ? 1 : 0)) };
-}
 
 for (const [noise, distance] of [["gaussian", "l2"], ["uniform", "linf"], ["uniform", "l2"]] as const) {
   Deno.test(`noiseLineSearch ${noise}/${distance}: the scale where the drawn direction crosses the boundary (±1%)`, async () => {

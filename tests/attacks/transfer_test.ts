@@ -7,40 +7,20 @@ import { attack } from "../../lib/attacks/attack.ts";
 import { l2, linf } from "../../lib/attacks/distances.ts";
 import { fgm, fgsm } from "../../lib/attacks/gradient.ts";
 import { transfer } from "../../lib/attacks/transfer.ts";
-import type { AttackBatch, AttackModel } from "../../lib/attacks/types.ts";
+import type { AttackModel } from "../../lib/attacks/types.ts";
+import {
+  BOX_W as W,
+  boxBatch as linearBatch,
+  boxLinearModel as linearModel,
+  boxMargin as f,
+} from "./fixtures/linear_model.ts";
 
 await selectBackend("wasm");
 
-const W = [1, -2, 0.5, 1.5];
-const B = -0.5;
 const W1 = W.reduce((s, w) => s + Math.abs(w), 0);
 const W2 = Math.hypot(...W);
 
 /** logits = [0, s·(w·x + b)] on inputs `[n, 2, 2, 1]`, from tf ops; `gradient` as given. */
-function linearModel(gradient = true, s = 1): AttackModel & { dispose(): void } {
-  const weights = tf.tensor2d(W.map((w) => s * w), [4, 1]);
-  return {
-    bounds: [0, 1],
-    gradient,
-    logits: (x) =>
-      tf.tidy(() => {
-        const f = tf.add(tf.matMul(tf.reshape(x, [x.shape[0], 4]), weights), s * B);
-        return tf.concat([tf.zerosLike(f), f], 1) as tf.Tensor2D;
-      }),
-    dispose: () => weights.dispose(),
-  };
-}
-
-const f = (x: ArrayLike<number>, i: number) => W.reduce((s, w, j) => s + w * x[i * 4 + j], B);
-
-function linearBatch(n: number, seed: number): AttackBatch {
-  const rng = new Rng(seed);
-  const x = new Float32Array(n * 4);
-  for (let i = 0; i < n; i++) {
-    do for (let j = 0; j < 4; j++) x[i * 4 + j] = 0.4 + 0.2 * rng.uniform(); while (Math.abs(f(x, i)) < 0.02);
-  }
-  return { x, n, shape: [2, 2, 1], labels: Int32Array.from({ length: n }, (_, i) => (f(x, i) > 0 ? 1 : 0)) };
-}
 
 Deno.test("transfer: along FGSM's δ = ε·sign(±w) the line search meets the closed form t (±1%)", async () => {
   // The source is the same hyperplane at another scale, without any role for the target's gradient.
