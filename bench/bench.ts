@@ -11,6 +11,15 @@
  * Each side reports its parameter count; a mismatch is printed, since it
  * means the two networks differ.
  *
+ * ABS entries (Schott et al. 2019, App. A.7), each with an absolute goal per
+ * call and a ceiling on the paired ratio: `abs-inference` is one
+ * `Abs.logits` call on 30 digits (ten class decoders, 1,000 prototypes, 5
+ * Adam steps; goal ≤ 1 s per call, the issue's target, and ≤ 2× PyTorch);
+ * `abs-cnn-input-grad` is the input gradient of the cross-entropy through the
+ * App. A.7 CNN at batch 100, the step every gradient attack repeats. Both
+ * sides run the same weights (ours, untrained, handed over as .npy), and
+ * their results are compared once before timing; a mismatch fails the entry.
+ *
  * Data-path entries, timed once whatever the backend (plain JS) beside NumPy
  * in the same worker (bench/numpy_reference.py), each with an absolute goal:
  * `splits` builds dSprites' four benchmark splits afresh per step (goal ≤ 1 s),
@@ -55,6 +64,9 @@ import {
   type RegressorOptions,
 } from "../lib/models/regressors.ts";
 import { smallCnn } from "../lib/models/small_cnn.ts";
+import { Abs, classVae } from "../lib/models/abs.ts";
+import { absCnn, absCnnModel } from "../lib/models/abs_cnn.ts";
+import { crossEntropy, lossGradient } from "../lib/attacks/attack.ts";
 import { posterior } from "../lib/models/vae.ts";
 import { vaeLoss } from "../lib/train/vae_objectives.ts";
 import { sampleBatch } from "../lib/data/ground_truth.ts";
@@ -74,6 +86,8 @@ export const MODEL_NAMES = [
   "conv-encoder-infer",
   "cnn-regressor-32",
   "mlp-regressor-32",
+  "abs-inference",
+  "abs-cnn-input-grad",
   "splits",
   "r2-scores",
 ] as const;
@@ -149,9 +163,12 @@ export interface ModelResult {
   peak_rss_mb: number;
   /** The reference's library; absent (older reports): torch. */
   reference_library?: "torch" | "numpy";
-  /** The entry's absolute goal per step and whether the median step meets it (data-path entries only). */
-  goal?: { ms: number; met: boolean };
-  /** Agreement of the two sides' results (data-path entries only); `ok` false fails the entry. */
+  /**
+   * The entry's absolute goal per step and whether the median step meets it (data-path and ABS
+   * entries); `ratio`: the ceiling on the median paired ratio, `ratio_met` null without a reference.
+   */
+  goal?: { ms: number; met: boolean; ratio?: number; ratio_met?: boolean | null; source?: string };
+  /** Agreement of the two sides' results (data-path and ABS entries); `ok` false fails the entry. */
   check?: { ok: boolean; detail: string };
 }
 
@@ -280,7 +297,9 @@ interface Workload {
   batch: number;
   /** Data-path entries: plain JS against NumPy, timed once rather than per backend. */
   plain?: { goalMs: number };
-  build(rng: Rng): WorkloadState;
+  /** A model entry's goal: ≤ `ms` per step and a median paired ratio ≤ `ratio`, and where the goal comes from. */
+  goal?: { ms: number; ratio: number; source: string };
+  build(rng: Rng): WorkloadState | Promise<WorkloadState>;
 }
 
 function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
@@ -478,6 +497,165 @@ function r2Workload(): Workload {
   };
 }
 
+/** Digits of the ABS entries: `abs-inference` classifies this many per call. */
+export const ABS_INFERENCE_BATCH = 30;
+/** Images per input gradient of the `abs-cnn-input-grad` entry. */
+export const ABS_CNN_BATCH = 100;
+/** Where the ABS entries' goals come from. */
+const ABS_GOAL_SOURCE = "issue target: an ABS logits call ≤ 1 s on 30 digits, at most 2× PyTorch's time";
+
+/** `[n, 28, 28, 1]` uniform pixels in [0, 1] standing in for digits (the weights are untrained, so content does not matter). */
+function uniformDigits(rng: Rng, n: number): tf.Tensor4D {
+  return tf.tensor4d(Float32Array.from({ length: n * 784 }, () => rng.uniform()), [n, 28, 28, 1]);
+}
+
+/** Writes each tensor as `<dir>/<key with "/" as "_">.npy` for the reference to load. */
+async function writeTensors(dir: string, tensors: Record<string, tf.Tensor>): Promise<void> {
+  for (const [key, t] of Object.entries(tensors)) {
+    const data = await t.data();
+    Deno.writeFileSync(`${dir}/${key.replaceAll("/", "_")}.npy`, formatNpy(data as Float32Array | Int32Array, t.shape));
+  }
+}
+
+/** Largest |a − b| over max |a|: how far the reference's result is from ours. */
+function relativeDifference(ours: ArrayLike<number>, theirs: ArrayLike<number>): number {
+  let diff = 0, scale = 0;
+  for (let i = 0; i < ours.length; i++) {
+    diff = Math.max(diff, Math.abs(ours[i] - theirs[i]));
+    scale = Math.max(scale, Math.abs(ours[i]));
+  }
+  return diff / Math.max(scale, 1e-30);
+}
+
+/** Compares a reference's flat result `{values, shape}` with ours to a relative tolerance. */
+function compareValues(
+  what: string,
+  ours: Float32Array,
+  reference: unknown,
+  tolerance: number,
+): { ok: boolean; detail: string } {
+  if (!reference) return { ok: true, detail: `${what} computed (no PyTorch to compare)` };
+  const theirs = (reference as { values?: number[] }).values;
+  if (!theirs || theirs.length !== ours.length) {
+    return { ok: false, detail: `PyTorch's ${what} has ${theirs?.length} values, ours ${ours.length}` };
+  }
+  const worst = relativeDifference(ours, theirs);
+  return {
+    ok: worst <= tolerance,
+    detail: `${what}: largest difference to PyTorch ${worst.toExponential(1)} of the largest value (tolerance ${
+      tolerance.toExponential(0)
+    })`,
+  };
+}
+
+/**
+ * ABS inference (lib/models/abs.ts): one `Abs.logits` call on {@linkcode ABS_INFERENCE_BATCH}
+ * digits, read back: per class the best of 1,000 cached prototypes, then 5 Adam steps (lr 0.05)
+ * on z through the ten decoders, each projected into the ball of radius 5. The class VAEs keep
+ * their initial weights (speed does not depend on them); the reference gets the same decoder
+ * weights, running statistics, prototypes and digits as .npy.
+ */
+function absInferenceWorkload(): Workload {
+  return {
+    name: "abs-inference",
+    batch: ABS_INFERENCE_BATCH,
+    goal: { ms: 1000, ratio: 2, source: ABS_GOAL_SOURCE },
+    async build(rng) {
+      const vaes = Array.from({ length: 10 }, (_, c) => classVae(new Rng(c)));
+      const options = { prototypes: 1000, steps: 5, seed: 0 };
+      const abs = await Abs.create(vaes, options);
+      const x = uniformDigits(rng, ABS_INFERENCE_BATCH);
+      const dir = Deno.makeTempDirSync({ prefix: "latentlab-bench-abs-" });
+      const decoderKeys = (vae: (typeof vaes)[number]) =>
+        Object.fromEntries(
+          Object.entries({ ...vae.params.entries(""), ...vae.stats.entries("") }).filter(([k]) => k.startsWith("dec")),
+        );
+      for (const [c, vae] of vaes.entries()) await writeTensors(dir, prefixed(`class${c}_`, decoderKeys(vae)));
+      const prototypes = tf.tensor2d(abs.prototypeLatents, [options.prototypes, abs.latents]);
+      await writeTensors(dir, { prototypes, x });
+      prototypes.dispose();
+      const run = () => tf.tidy(() => abs.logits(x));
+      const first = run();
+      const ours = await first.data() as Float32Array;
+      first.dispose();
+      // The decoders are the network inference runs (the encoders are not used).
+      const parameters = vaes.reduce(
+        (n, vae) =>
+          n + Object.entries(vae.params.entries("")).reduce((m, [k, v]) => m + (k.startsWith("dec") ? v.size : 0), 0),
+        0,
+      );
+      return {
+        parameters,
+        async step() {
+          const logits = run();
+          await logits.data();
+          logits.dispose();
+        },
+        dispose() {
+          abs.dispose();
+          vaes.forEach((vae) => vae.dispose());
+          x.dispose();
+          Deno.removeSync(dir, { recursive: true });
+        },
+        referenceArgs: { directory: dir, classes: 10, steps: options.steps, lr: abs.lr, radius: abs.radius },
+        // Adam's first steps move each coordinate by about ±lr whatever the gradient's size, so a
+        // coordinate whose gradient is near 0 may step differently on the two sides; logits then
+        // agree to float32 rounding of the losses rather than bit for bit.
+        check: (reference) => compareValues("logits", ours, reference, 1e-3),
+      };
+    },
+  };
+}
+
+/** `record`'s keys with `prefix` in front. */
+function prefixed(prefix: string, record: Record<string, tf.Tensor>): Record<string, tf.Tensor> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [`${prefix}${k}`, v]));
+}
+
+/**
+ * The input gradient of the cross-entropy through the App. A.7 CNN (lib/models/abs_cnn.ts, eval
+ * mode) at batch {@linkcode ABS_CNN_BATCH}, by lib/attacks/attack.ts `lossGradient`, read back:
+ * one forward and one backward pass to the input, as every gradient attack step takes.
+ */
+function absCnnGradientWorkload(): Workload {
+  return {
+    name: "abs-cnn-input-grad",
+    batch: ABS_CNN_BATCH,
+    async build(rng) {
+      const cnn = absCnn(rng);
+      const model = absCnnModel(cnn);
+      const x = uniformDigits(rng, ABS_CNN_BATCH);
+      const labels = tf.tensor1d(Int32Array.from({ length: ABS_CNN_BATCH }, () => rng.int(10)), "int32");
+      const dir = Deno.makeTempDirSync({ prefix: "latentlab-bench-abs-cnn-" });
+      await writeTensors(dir, { ...cnn.params.entries(""), ...cnn.stats.entries(""), x, labels });
+      const run = () =>
+        tf.tidy(() => {
+          const { gradient, logits, loss } = lossGradient(model, x, (l) => crossEntropy(l, labels));
+          tf.dispose([logits, loss]);
+          return gradient;
+        });
+      const first = run();
+      const ours = await first.data() as Float32Array;
+      first.dispose();
+      return {
+        parameters: cnn.params.count(),
+        async step() {
+          const gradient = run();
+          await gradient.data();
+          gradient.dispose();
+        },
+        dispose() {
+          cnn.dispose();
+          tf.dispose([x, labels]);
+          Deno.removeSync(dir, { recursive: true });
+        },
+        referenceArgs: { directory: dir },
+        check: (reference) => compareValues("input gradient", ours, reference, 1e-4),
+      };
+    },
+  };
+}
+
 const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
@@ -531,6 +709,8 @@ const WORKLOADS: Workload[] = [
   },
   regressorWorkload("cnn-regressor-32", cnnRegressor),
   regressorWorkload("mlp-regressor-32", mlpRegressor),
+  absInferenceWorkload(),
+  absCnnGradientWorkload(),
   splitsWorkload(),
   r2Workload(),
 ];
@@ -681,7 +861,7 @@ async function timeModel(
   worker: TorchWorker | null,
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<ModelResult> {
-  const state = workload.build(new Rng(0));
+  const state = await workload.build(new Rng(0));
   const built = worker
     ? await worker.request({
       op: "build",
@@ -723,7 +903,19 @@ async function timeModel(
   }
   state.dispose();
   if (worker) await worker.request({ op: "dispose", model: workload.name });
-  const goalMs = workload.plain?.goalMs;
+  const goalMs = workload.plain?.goalMs ?? workload.goal?.ms;
+  const ratio = worker ? spread(rounds.map((r) => r.ratio!)) : null;
+  const goal = goalMs === undefined ? undefined : {
+    ms: goalMs,
+    met: spread(ours).median <= goalMs,
+    ...(workload.goal
+      ? {
+        ratio: workload.goal.ratio,
+        ratio_met: ratio ? ratio.median <= workload.goal.ratio : null,
+        source: workload.goal.source,
+      }
+      : {}),
+  };
   return {
     model: workload.name,
     backend,
@@ -733,27 +925,35 @@ async function timeModel(
     ms_per_step: spread(ours),
     reference_ms_per_step: theirs.length ? spread(theirs) : null,
     reference_page_faults_per_step: theirs.length ? Math.round(faults / theirs.length) : null,
-    ratio: worker ? spread(rounds.map((r) => r.ratio!)) : null,
+    ratio,
     rounds,
     load_before: loadBefore,
     load_after: loadavg()[0],
     peak_rss_mb: Math.round(peakRss / 2 ** 20),
     reference_library: workload.plain ? "numpy" : "torch",
-    ...(goalMs === undefined ? {} : { goal: { ms: goalMs, met: spread(ours).median <= goalMs } }),
+    ...(goal ? { goal } : {}),
     ...(check ? { check } : {}),
   };
 }
 
-/** One line on a data-path entry: absolute times, the paired ratio, the goal, the load and the check. */
+/**
+ * One line on an entry with a goal or a check (data-path and ABS entries): absolute times, the
+ * paired ratio, the goal, the load and the check.
+ */
 export function dataEntryLine(r: ModelResult): string {
   const f = (v: number) => v.toFixed(v >= 100 ? 0 : 1), q = r.ratio, ref = r.reference_ms_per_step;
-  return `${r.model}: ours ${f(r.ms_per_step.median)} ms (IQR ${f(r.ms_per_step.q1)}–${f(r.ms_per_step.q3)})` +
-    (ref ? `, NumPy ${f(ref.median)} ms (IQR ${f(ref.q1)}–${f(ref.q3)})` : ", no NumPy") +
+  const name = r.reference_library === "numpy" ? "NumPy" : "PyTorch";
+  const ratioGoal = r.goal?.ratio === undefined
+    ? ""
+    : `, ratio ≤ ${r.goal.ratio} ${r.goal.ratio_met === null ? "not measured" : r.goal.ratio_met ? "met" : "NOT met"}`;
+  return `${r.model}${r.backend === "js" ? "" : ` (${r.backend})`}: ours ${f(r.ms_per_step.median)} ms ` +
+    `(IQR ${f(r.ms_per_step.q1)}–${f(r.ms_per_step.q3)})` +
+    (ref ? `, ${name} ${f(ref.median)} ms (IQR ${f(ref.q1)}–${f(ref.q3)})` : `, no ${name}`) +
     (q
-      ? `, ratio ours/NumPy ${q.median.toFixed(2)} (IQR ${q.q1.toFixed(2)}–${q.q3.toFixed(2)}, ` +
+      ? `, ratio ours/${name} ${q.median.toFixed(2)} (IQR ${q.q1.toFixed(2)}–${q.q3.toFixed(2)}, ` +
         `min–max ${q.min.toFixed(2)}–${q.max.toFixed(2)})`
       : "") +
-    (r.goal ? `; goal ≤ ${r.goal.ms} ms ${r.goal.met ? "met" : "NOT met"}` : "") +
+    (r.goal ? `; goal ≤ ${r.goal.ms} ms ${r.goal.met ? "met" : "NOT met"}${ratioGoal}` : "") +
     `; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}` +
     (r.check ? `; check ${r.check.ok ? "ok" : "FAILED"}: ${r.check.detail}` : "");
 }
@@ -984,7 +1184,9 @@ async function main(args: string[]): Promise<void> {
       await selectBackend(backend as "wasm" | "cpu" | "webgpu");
       for (const workload of onBackends) {
         console.error(`timing ${workload.name} on ${backend} ...`);
-        report.results.push(await timeModel(workload, backend, worker, cfg));
+        const result = await timeModel(workload, backend, worker, cfg);
+        report.results.push(result);
+        if (result.goal || result.check) console.error(dataEntryLine(result));
       }
     }
     for (const workload of plain) {

@@ -2,8 +2,9 @@
  * README.md's speed table, written from a `deno task bench --json` report so
  * the numbers there are never typed by hand: the machine, its load average,
  * PyTorch's BLAS kernel, per model the step times and the median paired
- * ratio with its spread, the data-path entries beside NumPy with their
- * absolute goals, and the `--profile` kernels when present.
+ * ratio with its spread, the goals and result checks of the model entries that
+ * have them (ABS), the data-path entries beside NumPy with their absolute
+ * goals, and the `--profile` kernels when present.
  *
  * usage: deno task bench-readme <bench.json> [--readme path]
  *
@@ -25,6 +26,8 @@ const LABELS: Record<string, string> = {
   "conv-encoder-infer": "conv encoder inference",
   "cnn-regressor-32": "CNN regressor 32×32",
   "mlp-regressor-32": "MLP regressor 32×32",
+  "abs-inference": "ABS inference (1,000 prototypes, 5 Adam steps)",
+  "abs-cnn-input-grad": "ABS CNN input gradient",
   "splits": "dSprites' four benchmark splits",
   "r2-scores": "r2Scores, 500,000 × 5",
 };
@@ -43,6 +46,24 @@ function timeCells(r: BenchReport["results"][number]): string {
     q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—",
     q ? `${ratio(q.min)}–${ratio(q.max)}` : "—",
   ].join(" | ");
+}
+
+/** A model entry's goal (time per step, ratio ceiling) with verdicts, and whether PyTorch's result agreed with ours. */
+export function modelGoalLine(r: BenchReport["results"][number]): string {
+  const parts: string[] = [];
+  const g = r.goal;
+  if (g) {
+    parts.push(`≤ ${g.ms} ms per step: ${ms(r.ms_per_step.median)} ms, ${g.met ? "met" : "**not met**"}`);
+    if (g.ratio !== undefined) {
+      parts.push(
+        `ratio ≤ ${g.ratio}: ` +
+          (r.ratio ? `${ratio(r.ratio.median)}, ${g.ratio_met ? "met" : "**not met**"}` : "not measured"),
+      );
+    }
+  }
+  if (r.check) parts.push(`results agree with PyTorch's: ${r.check.ok ? "yes" : "**no**"}, ${r.check.detail}`);
+  return `${LABELS[r.model] ?? r.model} (${r.backend}, batch ${r.batch}): ${parts.join("; ")}` +
+    (g?.source ? `. Goal: ${g.source}.` : ".");
 }
 
 /** The BLAS the reference ran, in words: OpenBLAS's own config and core when it reported them. */
@@ -112,6 +133,15 @@ export function speedSection(report: BenchReport): string {
         r.reference_page_faults_per_step ?? "—"
       } | ${load(r.load_before)} → ${load(r.load_after)} |`,
     );
+  }
+  const goals = models.filter((r) => r.goal || r.check);
+  if (goals.length > 0) {
+    lines.push("");
+    lines.push(
+      "Goals (on our median step and the median paired ratio) and result checks of the model entries that have them:",
+    );
+    lines.push("");
+    for (const r of goals) lines.push(`- ${modelGoalLine(r)}`);
   }
   if (data.length > 0) {
     lines.push("");

@@ -10,7 +10,8 @@ Protocol: one JSON object per line each way. On start the worker prints
   {"op": "dispose", "model": name}              -> {"ok": true}
 and exits at end of input. Errors come back as {"error": "..."}. `args` (optional) go to the model's
 builder; `check` is present for the NumPy data-path entries of bench/numpy_reference.py, which this
-worker serves too, so that they run in the same process with the same environment.
+worker serves too, so that they run in the same process with the same environment, and for the ABS
+entries, whose builders load our weights from .npy files and return their first result to compare.
 
 usage: /usr/bin/python3 bench/torch_reference.py --threads 1
 """
@@ -23,6 +24,7 @@ import resource
 import sys
 import time
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -31,6 +33,13 @@ import numpy_reference
 
 LATENTS = 10
 FACTORS = 5  # outputs of the generalization benchmark's regressors
+
+# ABS (Schott et al. 2019, App. A.7), as lib/models/abs.ts and lib/models/abs_cnn.ts: (kernel, stride, maps).
+ABS_DECODER = [(4, 1, 32), (5, 2, 16), (5, 2, 16), (4, 1, 1)]
+ABS_CNN_LAYERS = [(5, 1, 20), (4, 2, 70), (3, 2, 256), (5, 1, 10)]
+ABS_LATENTS = 8
+ABS_PIXELS = 28 * 28
+BN_EPSILON = 1e-5
 
 
 def conv_encoder(size, head=2 * LATENTS):
@@ -150,6 +159,122 @@ def regression_step_fn(model):
     return step
 
 
+def load_npy(directory, name):
+    """A tensor the bench wrote as `<directory>/<name>.npy`."""
+    return torch.from_numpy(np.load(os.path.join(directory, name + ".npy")))
+
+
+def conv_bn_stack(directory, prefix, inputs, layers, transposed):
+    """lib/models/abs.ts `convBnStack` with our weights, in eval mode: conv -> BatchNorm -> ELU on all but the last
+    layer, valid padding. Our filters are [k, k, in, out] (conv2d) and [k, k, out, in] (conv2dTranspose); torch's are
+    [out, in, k, k] and [in, out, k, k], the same permutation of axes."""
+    modules = []
+    for i, (kernel, stride, maps) in enumerate(layers):
+        key = f"{prefix}{i}"
+        conv = (nn.ConvTranspose2d if transposed else nn.Conv2d)(inputs, maps, kernel, stride)
+        with torch.no_grad():
+            conv.weight.copy_(load_npy(directory, f"{key}_w").permute(3, 2, 0, 1))
+            conv.bias.copy_(load_npy(directory, f"{key}_b"))
+        modules.append(conv)
+        if i + 1 < len(layers):
+            bn = nn.BatchNorm2d(maps, eps=BN_EPSILON)
+            with torch.no_grad():
+                bn.weight.copy_(load_npy(directory, f"{key}_gamma"))
+                bn.bias.copy_(load_npy(directory, f"{key}_beta"))
+                bn.running_mean.copy_(load_npy(directory, f"{key}_mean"))
+                bn.running_var.copy_(load_npy(directory, f"{key}_var"))
+            modules += [bn, nn.ELU()]
+        inputs = maps
+    return nn.Sequential(*modules).eval()
+
+
+def folded_decoder(decoder):
+    """An eval-mode decoder with each BatchNorm folded into its transposed convolution, as lib/models/abs.ts
+    `classGenerator`: [(weight, bias, stride)] per layer."""
+    layers, modules = [], list(decoder)
+    for i, module in enumerate(modules):
+        if not isinstance(module, nn.ConvTranspose2d):
+            continue
+        w, b = module.weight.detach().clone(), module.bias.detach().clone()
+        bn = modules[i + 1] if i + 1 < len(modules) and isinstance(modules[i + 1], nn.BatchNorm2d) else None
+        if bn is not None:
+            scale = bn.weight.detach() / torch.sqrt(bn.running_var + bn.eps)
+            w = w * scale.view(1, -1, 1, 1)
+            b = (b - bn.running_mean) * scale + bn.bias.detach()
+        layers.append((w, b, module.stride))
+    return layers
+
+
+def generate(layers, z):
+    """G(z): latents [m, 8] -> pixel means [m, 784] through folded layers, ELU between, sigmoid last."""
+    h = z.reshape(z.shape[0], ABS_LATENTS, 1, 1)
+    for i, (w, b, stride) in enumerate(layers):
+        h = F.conv_transpose2d(h, w, b, stride)
+        h = F.elu(h) if i + 1 < len(layers) else torch.sigmoid(h)
+    return h.reshape(z.shape[0], ABS_PIXELS)
+
+
+def abs_inference_step_fn(directory, classes, steps, lr, radius):
+    """ABS logits (lib/models/abs.ts `Abs.logits`, `#search` with the prior): per class the best cached prototype by
+    ||G||^2 + 1/2||z||^2 - 2x.G (||x||^2 is the same for all), then `steps` Adam steps on the sum over digits and
+    classes of (||x - G_c(z)||^2 + 1/2||z||^2)/784, each followed by the projection into the ball of `radius`;
+    logits -(||x - G_c(z*)||^2 + 1/2||z*||^2)/784 [n, classes]."""
+    decoders = [conv_bn_stack(directory, f"class{c}_dec", ABS_LATENTS, ABS_DECODER, True) for c in range(classes)]
+    generators = [folded_decoder(d) for d in decoders]
+    prototypes = load_npy(directory, "prototypes")
+    x = load_npy(directory, "x").reshape(-1, ABS_PIXELS)
+    with torch.no_grad():
+        images = [generate(g, prototypes) for g in generators]
+        constants = [(image * image).sum(1) + 0.5 * (prototypes * prototypes).sum(1) for image in images]
+
+    def logits():
+        with torch.no_grad():
+            z = torch.stack([prototypes[torch.argmin(constants[c] - 2 * (x @ images[c].t()), dim=1)]
+                             for c in range(classes)])
+        z.requires_grad_()
+        optimizer = torch.optim.Adam([z], lr=lr)
+        for _ in range(steps):
+            loss = sum(((generate(g, z[c]) - x) ** 2).sum() + 0.5 * (z[c] ** 2).sum()
+                       for c, g in enumerate(generators)) / ABS_PIXELS
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                norm = z.norm(dim=-1, keepdim=True)
+                z.mul_(torch.clamp(radius / norm.clamp_min(1e-30), max=1))
+        with torch.no_grad():
+            losses = [(((generate(g, z[c]) - x) ** 2).sum(1) + 0.5 * (z[c] ** 2).sum(1)) / ABS_PIXELS
+                      for c, g in enumerate(generators)]
+            return -torch.stack(losses, 1)
+
+    def step():
+        logits().numpy()
+
+    step.parameters = parameter_count(*decoders)
+    step.check = {"values": logits().flatten().tolist()}
+    return step
+
+
+def abs_cnn_gradient_step_fn(directory):
+    """The gradient of the summed cross-entropy with respect to the input through the App. A.7 CNN in eval mode
+    (lib/attacks/attack.ts `lossGradient` with `crossEntropy`), by autograd."""
+    model = conv_bn_stack(directory, "conv", 1, ABS_CNN_LAYERS, False)
+    x = load_npy(directory, "x").permute(0, 3, 1, 2).contiguous()
+    labels = load_npy(directory, "labels").long()
+
+    def gradient():
+        inputs = x.detach().requires_grad_()
+        loss = F.cross_entropy(model(inputs).flatten(1), labels, reduction="sum")
+        return torch.autograd.grad(loss, inputs)[0]
+
+    def step():
+        gradient().numpy()
+
+    step.parameters = parameter_count(model)
+    step.check = {"values": gradient().permute(0, 2, 3, 1).flatten().tolist()}
+    return step
+
+
 BUILDERS = {
     "conv-vae-64": lambda: vae_step_fn(conv_encoder(64), conv_decoder(64), 64),
     "conv-vae-32": lambda: vae_step_fn(conv_encoder(32), conv_decoder(32), 32),
@@ -158,6 +283,8 @@ BUILDERS = {
     "conv-encoder-infer": inference_step_fn,
     "cnn-regressor-32": lambda: regression_step_fn(conv_encoder(32, FACTORS)),
     "mlp-regressor-32": lambda: regression_step_fn(mlp_regressor(32 * 32)),
+    "abs-inference": abs_inference_step_fn,
+    "abs-cnn-input-grad": abs_cnn_gradient_step_fn,
     **numpy_reference.BUILDERS,
 }
 
