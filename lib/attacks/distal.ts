@@ -1,14 +1,15 @@
 /**
- * Distal adversarials (Paper D §7, Fig. 4; `scripts/attacks.py`): start from
- * uniform noise and ascend one class's calibrated probability until the
- * model is confident. A model whose calibrated posterior falls back to
+ * Distal adversarials (Paper D §7, Fig. 4; the reference `scripts/attacks.py`):
+ * start from uniform noise and descend the cross-entropy of one class (SGD
+ * with momentum) until the model's calibrated probability of that class
+ * reaches a confidence. A model whose calibrated posterior falls back to
  * uniform far from the data (ABS, η > 0) is never confident on noise.
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
-import { logitsOf, lossGradient } from "./attack.ts";
+import { crossEntropy, logitsOf, lossGradient } from "./attack.ts";
 import type { AttackModel } from "./types.ts";
 
 /** Options of {@linkcode distalAscent}. */
@@ -17,7 +18,7 @@ export interface DistalOptions {
   starts: number;
   /** Image shape `[height, width, channels]`. */
   shape: [number, number, number];
-  /** SGD steps at most. */
+  /** SGD steps at most (reference: 10,000). */
   steps: number;
   /** SGD learning rate (reference: 1). */
   lr?: number;
@@ -28,7 +29,7 @@ export interface DistalOptions {
   eta: number;
   /** Confidence that ends a start (reference: 0.9). */
   confidence?: number;
-  /** Target class of start i (default i mod classes). */
+  /** Target class of start i (reference: class 1 for every start). */
   target?: (start: number) => number;
 }
 
@@ -69,10 +70,10 @@ export function calibratedLogProbability(
 }
 
 /**
- * Gradient ascent on p(target | x) from U(0, 1) noise (SGD with momentum,
- * each step clipped to the model's bounds), per start until its calibrated
- * probability reaches `confidence` or `steps` run out. The gradient is that
- * of p itself (not log p), as the reference ascends the probability.
+ * SGD with momentum on the cross-entropy of the target class (softmax of the
+ * logits, as the reference's gradient is) from U(0, 1) noise, each step
+ * clipped to the model's bounds, per start until its calibrated probability
+ * (Eq. 4: α, η) reaches `confidence` or `steps` run out.
  */
 export async function distalAscent(model: AttackModel, options: DistalOptions, rng: Rng): Promise<DistalResult> {
   const { starts, shape, steps, alpha, eta } = options;
@@ -85,7 +86,7 @@ export async function distalAscent(model: AttackModel, options: DistalOptions, r
   const reached = new Uint8Array(starts);
   const taken = new Int32Array(starts).fill(steps);
   const { classes } = await logitsOf(model, images.subarray(0, size), 1, shape);
-  const targets = Int32Array.from({ length: starts }, (_, i) => options.target?.(i) ?? i % classes);
+  const targets = Int32Array.from({ length: starts }, (_, i) => options.target?.(i) ?? 1 % classes);
   for (let step = 0; step <= steps; step++) {
     const active = [...reached.keys()].filter((i) => !reached[i]);
     if (active.length === 0) break;
@@ -94,9 +95,8 @@ export async function distalAscent(model: AttackModel, options: DistalOptions, r
     const [p, gradient] = tf.tidy(() => {
       const input = tf.tensor4d(x, [active.length, ...shape]);
       const target = tf.tensor1d(active.map((i) => targets[i]), "int32");
-      const probability = (logits: tf.Tensor2D) => tf.exp(calibratedLogProbability(logits, target, alpha, eta));
-      const { gradient, loss } = lossGradient(model, input, probability);
-      return [loss, gradient];
+      const { gradient, logits } = lossGradient(model, input, (l) => crossEntropy(l, target));
+      return [tf.exp(calibratedLogProbability(logits, target, alpha, eta)), gradient];
     });
     const [pValues, gValues] = [await p.data(), await gradient.data()];
     tf.dispose([p, gradient]);
@@ -111,7 +111,7 @@ export async function distalAscent(model: AttackModel, options: DistalOptions, r
       for (let k = 0; k < size; k++) {
         const at = i * size + k;
         velocity[at] = momentum * velocity[at] + gValues[r * size + k];
-        images[at] = Math.min(high, Math.max(low, images[at] + lr * velocity[at]));
+        images[at] = Math.min(high, Math.max(low, images[at] - lr * velocity[at]));
       }
     });
   }
