@@ -59,11 +59,15 @@ const CHANGED: Record<string, { pattern: RegExp; relative: number }> = {
 };
 
 /**
- * Targets measured only at the end: the interventional scores (each encodes thousands of image batches), the
- * comparisons across a study's models, and abs-mnist's clean accuracies (ABS exists once all ten class VAEs are
- * trained).
+ * Targets measured only at the end: the interventional scores (each encodes thousands of image batches) and the
+ * comparisons across a study's models.
  */
-const END_ONLY = /(^|\/)(beta_vae_score|factor_vae_score)$|^selection\/|^[a-z_]+\/clean$/;
+const END_ONLY = /(^|\/)(beta_vae_score|factor_vae_score)$|^selection\//;
+/**
+ * Experiments whose targets are all measured after training: abs-mnist's Table 1 cells are medians over the attacked
+ * digits of trained models (its runs log their running values per chunk of digits, which are no learning curve).
+ */
+const ALL_END_ONLY = new Set(["abs-mnist"]);
 
 for (const experiment of EXPERIMENTS) {
   Deno.test(`${experiment.name} --preset smoke: full summary, no tensors left, the numbers of before, kept models re-score the same`, async () => {
@@ -87,7 +91,9 @@ for (const experiment of EXPERIMENTS) {
     assertEquals(summary.targets.map((t) => t.metric), experiment.targets.map((t) => t.metric), "targets left out");
     assertEquals(summary.targets.filter((t) => t.ours === null).map((t) => t.metric), [], "targets not measured");
     // Every target measured during training has its learning curve, ending at the last step.
-    const withoutCurve = summary.targets.filter((t) => !END_ONLY.test(t.metric) && (t.curve?.points.length ?? 0) < 2);
+    const withoutCurve = summary.targets.filter((t) =>
+      !ALL_END_ONLY.has(experiment.name) && !END_ONLY.test(t.metric) && (t.curve?.points.length ?? 0) < 2
+    );
     assertEquals(withoutCurve.map((t) => t.metric), [], "targets without a learning curve");
 
     const removed = REMOVED[experiment.name] ?? {};
