@@ -33,7 +33,7 @@ export interface CodesInput {
 
 /** A registered metric. */
 export interface MetricEntry extends Registered {
-  kind: "codes" | "encoder" | "models" | "predictions";
+  kind: "codes" | "encoder" | "models" | "predictions" | "classifier";
   /** Keys it writes, in summaries and in `eval`'s output. */
   outputs: readonly string[];
   /** For "codes" metrics: the scores, keyed by `outputs`. */
@@ -143,6 +143,30 @@ export const METRICS = defineRegistry(
       source: "000_306f4209a39c5a17.md §3.3, §5.2–5.3 (Paper B, evaluate_model.py's RSquared)",
       kind: "predictions",
       outputs: ["r2", "r2_ood", "r2_id", "ratio_median", "ratio_in_unit"],
+    },
+    {
+      name: "clean_accuracy",
+      description: "share of unperturbed test inputs a classifier labels correctly",
+      source: "000_306f4209a39c5a17.md §5.4 Table 1 (Paper D)",
+      kind: "classifier",
+      outputs: ["clean"],
+    },
+    {
+      name: "adversarial_distance",
+      description: "per input the smallest adversarial perturbation any attack found under a norm (clean errors 0, " +
+        "inputs no attack fooled ∞): the median, and the share still classified correctly at ε (L2 1.5, L∞ 0.3, " +
+        "L0 12); ABS's certified L2 radius, averaged",
+      source: "000_306f4209a39c5a17.md §2.8–2.9, §5.4 Table 1 (Paper D; lib/metrics/adversarial.ts)",
+      kind: "classifier",
+      outputs: [
+        "median_l2",
+        "median_linf",
+        "median_l0",
+        "acc_l2_1.5",
+        "acc_linf_0.3",
+        "acc_l0_12",
+        "lower_bound_l2_mean",
+      ],
     },
   ] as const satisfies readonly MetricEntry[],
 );
