@@ -3,6 +3,7 @@ import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
+import { randomAffine } from "../models/fixtures/affine_decoder.ts";
 import { predictions } from "../../lib/attacks/attack.ts";
 import { latentDescent } from "../../lib/attacks/latent_descent.ts";
 import { Abs, type ClassGenerator } from "../../lib/models/abs.ts";
@@ -15,17 +16,8 @@ await selectBackend("wasm");
  * converges, so the test is about the attack.
  */
 function linearClass(rng: Rng): ClassGenerator & { offset: Float32Array; basis: Float32Array } {
-  const offset = Float32Array.from({ length: 784 }, () => 0.3 + 0.4 * rng.uniform());
-  const columns: Float64Array[] = [];
-  for (let l = 0; l < 2; l++) {
-    const v = Float64Array.from(rng.normalArray(784));
-    for (const u of columns) {
-      const dot = v.reduce((s, x, i) => s + x * u[i], 0);
-      u.forEach((x, i) => v[i] -= dot * x);
-    }
-    const norm = Math.hypot(...v);
-    columns.push(v.map((x) => x / norm));
-  }
+  const affine = randomAffine(rng, 2);
+  const offset = Float32Array.from(affine.offset), columns = affine.columns;
   const basis = Float32Array.from(columns.flatMap((c) => [...c]));
   const bt = tf.tensor2d(basis, [2, 784]), a = tf.tensor2d(offset, [1, 784]);
   const decode = (z: tf.Tensor2D) => tf.add(a, tf.matMul(z, bt)) as tf.Tensor2D;

@@ -2,6 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import { assert, assertAlmostEquals, assertEquals, assertRejects } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
+import { randomAffine } from "./fixtures/affine_decoder.ts";
 import {
   Abs,
   calibratedSoftmax,
@@ -166,17 +167,7 @@ function linearGenerators(classes: number, latents: number, rng: Rng): {
 } {
   const offsets: Float64Array[] = [], bases: Float64Array[][] = [];
   const generators = Array.from({ length: classes }, () => {
-    const a = Float64Array.from({ length: 784 }, () => 0.3 + 0.4 * rng.uniform());
-    const columns: Float64Array[] = [];
-    for (let l = 0; l < latents; l++) {
-      const v = Float64Array.from(rng.normalArray(784));
-      for (const u of columns) {
-        const dot = v.reduce((s, x, i) => s + x * u[i], 0);
-        u.forEach((x, i) => v[i] -= dot * x);
-      }
-      const norm = Math.hypot(...v);
-      columns.push(v.map((x) => x / norm));
-    }
+    const { offset: a, columns } = randomAffine(rng, latents);
     offsets.push(a);
     bases.push(columns);
     const bt = tf.tensor2d(Float32Array.from(columns.flatMap((c) => [...c])), [latents, 784]);
