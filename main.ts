@@ -25,7 +25,7 @@ import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
 import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
 import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
 import { formatNpy } from "./lib/core/npy.ts";
-import { readRunInfo, readSummary, writeJsonAtomic } from "./lib/core/run_store.ts";
+import { readRunInfo, writeJsonAtomic } from "./lib/core/run_store.ts";
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 import { coerceValue, integer } from "./lib/core/config.ts";
@@ -132,10 +132,9 @@ function list(): void {
 
 async function demo(args: string[]): Promise<void> {
   const experiment = findExperiment("ica-toy")!;
+  // runFromCli prints the run's scorecard rows; then where to look.
   const dir = await runFromCli(experiment, ["--preset", "quick", ...args]);
   if (!dir) return;
-  const summary = readSummary(dir);
-  if (summary) console.log(`\n${scorecardMarkdown([summary])}\n`);
   console.log(`results:   ${dir}`);
   console.log(`           summary.json (targets and verdicts), metrics.jsonl (curves), media/ (scatter plots)`);
   console.log(
