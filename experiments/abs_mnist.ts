@@ -695,7 +695,10 @@ export const experiment = defineExperiment({
       "CNN 8 epochs; ABS with 1,000 prototypes and 5 Adam steps (paper 8,000 and 50); 30 attacked digits (paper: " +
       "the test set); reduced attack budgets (BIM/PGD 20 steps, C&W 5 × 200, Boundary 1,000 steps on the CNN only, " +
       "S&P 100, Pointwise 1× without its L2 bisection, line searches on 25 grid points); gradients of ABS by the envelope theorem, not the paper's finite-difference estimates",
-    paper: "Madry-style adversarial training is not built (its Table 1 column and claim 6 are left out); the " +
+    paper: "estimated, not run: ABS's attacks cost 37 s per digit in the quick run (1,000 prototypes, 5 steps); " +
+      "inference at 8,000 prototypes and 50 steps costs about 10× as much (Adam steps dominate), so about 9 days " +
+      "for 2,000 digits on this machine at the quick attack budgets and several weeks at foolbox's (Pointwise 10×, " +
+      "S&P 1,000 steps); on a GPU not measured. Madry-style adversarial training is not built (its Table 1 column and claim 6 are left out); the " +
       'gradient-estimate ("w/ GE") and MIM attacks are not built',
   },
   targets,
