@@ -346,7 +346,7 @@ interface AttackedModel {
 
 /** Rebuilds the trained models from the phases' arrays and calibrates them on training digits. */
 async function buildModels(cfg: Cfg, mnist: Mnist, arrays: PhaseArrays, seed: number) {
-  const { train } = mnistOf({ seed } as RunContext, cfg);
+  const { train } = mnist;
   const owned: { dispose(): void }[] = [];
   const npy = (prefix: string) =>
     Object.fromEntries(
