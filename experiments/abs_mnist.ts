@@ -16,7 +16,7 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { Rng } from "../lib/core/rng.ts";
 import { imageGrid } from "../lib/data/preview.ts";
 import { loadMnist, type Mnist, MNIST_CLASSES, MNIST_SIDE } from "../lib/data/mnist.ts";
-import { attack, logitsOf, minimize, misclassified, predictions } from "../lib/attacks/attack.ts";
+import { argmaxRows, attack, logitsOf, minimize, misclassified, predictions } from "../lib/attacks/attack.ts";
 import { cwL2 } from "../lib/attacks/carlini_wagner.ts";
 import { boundary, pointwise, saltAndPepper } from "../lib/attacks/decision.ts";
 import { l2DeepFool, linfDeepFool } from "../lib/attacks/deepfool.ts";
@@ -45,6 +45,8 @@ const SOURCE = "000_306f4209a39c5a17.md §2.8–2.9, §5.4, §7.4 (Paper D); tar
 
 const MODEL_NAMES = ["cnn", "abs", "binary_cnn", "binary_abs", "nn"] as const;
 type ModelName = typeof MODEL_NAMES[number];
+/** An MNIST image `[height, width, channels]`. */
+const IMAGE_SHAPE: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
 const NORMS: readonly AttackDistance[] = ["l2", "linf", "l0"];
 const isAbs = (model: ModelName) => model === "abs" || model === "binary_abs";
 const isCnn = (model: ModelName) => model === "cnn" || model === "binary_cnn";
@@ -342,6 +344,8 @@ interface AttackedModel {
   abs?: Abs;
   alpha: number;
   eta: number;
+  /** Accuracy on the first `clean_digits` test digits. */
+  clean: number;
 }
 
 /** Rebuilds the trained models from the phases' arrays and calibrates them on training digits. */
@@ -369,11 +373,10 @@ async function buildModels(cfg: Cfg, mnist: Mnist, arrays: PhaseArrays, seed: nu
       owned.push(vae);
     }
   }
-  const shape: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
   const calibrationRows = Math.min(cfg.calibration_digits, train.n);
   const calibrationImages = train.images.subarray(0, calibrationRows * 784);
   const calibrationLabels = train.labels.subarray(0, calibrationRows);
-  const cleanRows = Math.min(cfg.clean_digits, mnist.test.n);
+  const cleanRows = cfg.clean_digits;
   const absOptions = { prototypes: cfg.prototypes, steps: cfg.inference_steps, lr: cfg.inference_lr, seed };
   const models: AttackedModel[] = [];
   const cnn = cfg.models.includes("cnn") || needsTransferSource(cfg) ? cnnOf("cnn") : null;
@@ -390,20 +393,22 @@ async function buildModels(cfg: Cfg, mnist: Mnist, arrays: PhaseArrays, seed: nu
       abs = await Abs.create(vaes, { ...absOptions, binary: name === "binary_abs" });
       owned.push(abs);
       if (name === "binary_abs") {
-        const { logits } = await logitsOf(abs, calibrationImages, calibrationRows, shape, 50);
+        const { logits } = await logitsOf(abs, calibrationImages, calibrationRows, IMAGE_SHAPE, 50);
         abs.classScales = fitClassScales(logits.map((l) => -l), calibrationLabels, MNIST_CLASSES);
       }
       model = abs;
     }
-    const fit = await logitsOf(model, calibrationImages, calibrationRows, shape, 50);
-    const clean = await logitsOf(model, mnist.test.images.subarray(0, cleanRows * 784), cleanRows, shape, 50);
+    const fit = await logitsOf(model, calibrationImages, calibrationRows, IMAGE_SHAPE, 50);
+    const clean = await logitsOf(model, mnist.test.images.subarray(0, cleanRows * 784), cleanRows, IMAGE_SHAPE, 50);
     const { alpha, eta } = fitCalibration({
       logits: fit.logits,
       labels: calibrationLabels,
       classes: MNIST_CLASSES,
       confidenceLogits: clean.logits,
     });
-    models.push({ name, model, binary: name.startsWith("binary"), abs, alpha, eta });
+    const predicted = argmaxRows(clean.logits, cleanRows, MNIST_CLASSES);
+    const accuracy = predicted.filter((p, r) => p === mnist.test.labels[r]).length / cleanRows;
+    models.push({ name, model, binary: name.startsWith("binary"), abs, alpha, eta, clean: accuracy });
   }
   return { models, cnn, dispose: () => owned.forEach((o) => o.dispose()) };
 }
@@ -522,7 +527,6 @@ async function attackDigits(
   plans: PlannedAttack[][],
   seed: number,
 ): Promise<{ records: DigitRecord[]; examples: Record<string, Float32Array>; seconds: Record<string, number> }> {
-  const shape: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
   const x = mnist.test.images.slice(start * 784, (start + n) * 784);
   const labels = mnist.test.labels.slice(start, start + n);
   const records: DigitRecord[] = Array.from({ length: n }, (_, r) => ({
@@ -533,7 +537,7 @@ async function attackDigits(
   const examples: Record<string, Float32Array> = {};
   const seconds: Record<string, number> = {};
   for (const [m, attacked] of models.entries()) {
-    const predicted = await predictions(attacked.model, x, n, shape);
+    const predicted = await predictions(attacked.model, x, n, IMAGE_SHAPE);
     const cleanCorrect = Uint8Array.from(predicted, (p, r) => (p === labels[r] ? 1 : 0));
     const perNorm: Record<AttackDistance, Float64Array[]> = { l2: [], linf: [], l0: [] };
     const attacks: Record<string, Float64Array> = {};
@@ -542,13 +546,20 @@ async function attackDigits(
       // Each (model, attack, chunk) draws from its own stream, so a resumed run repeats it exactly.
       const rng = Rng.derive(seed, `abs-mnist/${attacked.name}/${planned.label}/${start}`);
       const started = performance.now();
-      const out = await attack(planned.attack, attacked.model, { values: x, n, shape }, labels, [null], rng);
+      const out = await attack(
+        planned.attack,
+        attacked.model,
+        { values: x, n, shape: IMAGE_SHAPE },
+        labels,
+        [null],
+        rng,
+      );
       let adversarial = out.raw[0];
       if (attacked.binary) {
-        adversarial = await resetBinaryPixels(attacked.model, { x, n, shape, labels }, adversarial);
+        adversarial = await resetBinaryPixels(attacked.model, { x, n, shape: IMAGE_SHAPE, labels }, adversarial);
       }
       const success = attacked.binary
-        ? await misclassified(attacked.model, adversarial, n, shape, labels)
+        ? await misclassified(attacked.model, adversarial, n, IMAGE_SHAPE, labels)
         : out.success[0];
       seconds[`${attacked.name}/${planned.label}`] = (performance.now() - started) / 1000;
       for (const norm of planned.norms) {
@@ -572,7 +583,7 @@ async function attackDigits(
     let bound: Float64Array | null = null;
     // The bound is derived for ABS on real-valued inputs with equal class scales (§2.8), not Binary ABS.
     if (attacked.abs && attacked.name === "abs") {
-      const input = tf.tensor4d(x, [n, ...shape]);
+      const input = tf.tensor4d(x, [n, ...IMAGE_SHAPE]);
       try {
         bound = await attacked.abs.lowerBoundL2(input, labels);
       } finally {
@@ -741,21 +752,12 @@ export const experiment = defineExperiment({
     );
     const built = await buildModels(cfg, mnist, trained.arrays, ctx.seed);
     try {
-      const shape: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
       const metrics: Record<string, number> = {};
       phases.forEach((phase, i) => {
         for (const [key, value] of Object.entries(trained.results[i])) metrics[`${phaseName(phase)}/${key}`] = value;
       });
-      const cleanRows = cfg.clean_digits;
       for (const m of built.models) {
-        const predicted = await predictions(
-          m.model,
-          mnist.test.images.subarray(0, cleanRows * 784),
-          cleanRows,
-          shape,
-          50,
-        );
-        metrics[`${m.name}/clean`] = predicted.filter((p, r) => p === mnist.test.labels[r]).length / cleanRows;
+        metrics[`${m.name}/clean`] = m.clean;
         metrics[`${m.name}/alpha`] = m.alpha;
         metrics[`${m.name}/eta`] = m.eta;
       }
@@ -788,9 +790,9 @@ export const experiment = defineExperiment({
         );
         if (start === 0) {
           for (const [key, images] of Object.entries(chunk.examples)) {
-            ctx.image(`adversarial/${key}`, 0, imageGrid(images, n, shape, n));
+            ctx.image(`adversarial/${key}`, 0, imageGrid(images, n, IMAGE_SHAPE, n));
           }
-          ctx.image("adversarial/clean", 0, imageGrid(mnist.test.images.slice(0, n * 784), n, shape, n));
+          ctx.image("adversarial/clean", 0, imageGrid(mnist.test.images.slice(0, n * 784), n, IMAGE_SHAPE, n));
         }
       }
       const table = attackMetrics(records, names);
@@ -801,7 +803,7 @@ export const experiment = defineExperiment({
         if (cfg.distal_starts === 0 || !m.model.gradient) continue;
         const result = await distalAscent(m.model, {
           starts: cfg.distal_starts,
-          shape,
+          shape: IMAGE_SHAPE,
           steps: cfg.distal_steps,
           alpha: m.alpha,
           eta: m.eta,
@@ -813,7 +815,7 @@ export const experiment = defineExperiment({
         ctx.image(
           `distal/${m.name}`,
           0,
-          imageGrid(result.images, cfg.distal_starts, shape, Math.min(10, cfg.distal_starts)),
+          imageGrid(result.images, cfg.distal_starts, IMAGE_SHAPE, Math.min(10, cfg.distal_starts)),
         );
         distal[m.name] = { targets: [...result.targets], confidence: [...result.confidence], steps: [...result.steps] };
       }
