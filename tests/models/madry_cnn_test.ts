@@ -6,7 +6,7 @@ import { madryCnn } from "../../lib/models/madry_cnn.ts";
 
 await selectBackend("wasm");
 
-Deno.test("madryCnn: parameter count in closed form and logits [b, 10]", () => {
+Deno.test('madryCnn: parameter count in closed form; logits [b, 10] ("same" padding keeps 28 → 14 → 7)', () => {
   const net = madryCnn(new Rng(1));
   // conv 5·5·1·32 + 32, conv 5·5·32·64 + 64, dense 3136·1024 + 1024, dense 1024·10 + 10.
   assertEquals(net.params.count(), 832 + 51264 + 3136 * 1024 + 1024 + 10250);
@@ -36,16 +36,4 @@ Deno.test("madryCnn: Madry's init (truncated normal s.d. 0.1 within 2 s.d., bias
   assertEquals(Array.from(again.params.get("conv0/w").dataSync()), Array.from(net.params.get("conv0/w").dataSync()));
   net.params.dispose();
   again.params.dispose();
-});
-
-Deno.test('madryCnn: "same" padding: a one-pixel input at the corner reaches the logits the valid CNN would drop', () => {
-  const net = madryCnn(new Rng(2));
-  const diff = tf.tidy(() => {
-    const corner = tf.buffer([1, 28, 28, 1]);
-    corner.set(1, 0, 0, 0, 0);
-    return tf.sub(net.logits(corner.toTensor() as tf.Tensor4D), net.logits(tf.zeros([1, 28, 28, 1]))).abs().max()
-      .dataSync()[0];
-  });
-  assert(diff > 0, "the corner pixel changes the logits");
-  net.params.dispose();
 });
