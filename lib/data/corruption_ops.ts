@@ -9,6 +9,7 @@
  *
  * @module
  */
+import jpegJs from "jpeg-js";
 import type { Rng } from "../core/rng.ts";
 
 /**
@@ -273,4 +274,366 @@ export function plasmaFractal(mapSize: number, wibbleDecay: number, rng: Rng): F
   const out = new Float32Array(n * n);
   for (let k = 0; k < out.length; k++) out[k] = (map[k] - min) / (max - min);
   return out;
+}
+
+/**
+ * imagecorruptions `disk(radius, alias_blur)`: the normalised indicator of x² + y² ≤ radius² on the grid
+ * −8..8 (radius ≤ 8) or −radius..radius, then cv2.GaussianBlur with a 3×3 (radius ≤ 8) or 5×5 kernel of σ
+ * `aliasBlur` and cv2's default border (reflect-101). Returns the `[size, size]` kernel, row-major.
+ */
+export function diskKernel(radius: number, aliasBlur: number): { kernel: Float32Array; size: number } {
+  const reach = radius <= 8 ? 8 : radius;
+  if (!Number.isInteger(reach)) throw new RangeError(`diskKernel: a radius above 8 must be an integer, got ${radius}`);
+  const size = 2 * reach + 1;
+  const disk = new Float64Array(size * size);
+  let count = 0;
+  for (let y = -reach; y <= reach; y++) {
+    for (let x = -reach; x <= reach; x++) {
+      if (x * x + y * y <= radius * radius) {
+        disk[(y + reach) * size + x + reach] = 1;
+        count++;
+      }
+    }
+  }
+  for (let k = 0; k < disk.length; k++) disk[k] /= count;
+  // cv2.getGaussianKernel(ksize, σ > 0): normalised exp(−x²/2σ²) taps; applied to rows, then columns.
+  const ksize = radius <= 8 ? 3 : 5;
+  const taps = gaussianKernel1d(aliasBlur, (ksize - 1) / 2);
+  const blurred = correlate1d(correlate1d(disk, size, size, 1, taps, 0, "mirror"), size, size, 1, taps, 1, "mirror");
+  return { kernel: Float32Array.from(blurred), size };
+}
+
+/**
+ * cv2.filter2D(img, −1, kernel) per channel: correlation with a `[kernelSize, kernelSize]` row-major kernel anchored
+ * at its centre (kernelSize odd), border reflect-101 (cv2's default). Returns `[h, w, c]`, not clipped.
+ */
+export function convolve2d(
+  img: Float32Array,
+  h: number,
+  w: number,
+  c: number,
+  kernel: Float32Array,
+  kernelSize: number,
+): Float32Array {
+  if (kernelSize % 2 !== 1 || kernel.length !== kernelSize * kernelSize) {
+    throw new RangeError(`convolve2d needs an odd square kernel, got ${kernel.length} values for side ${kernelSize}`);
+  }
+  const half = (kernelSize - 1) / 2;
+  const rowIndex = Int32Array.from({ length: h + 2 * half }, (_, j) => borderIndex(j - half, h, "mirror"));
+  const colIndex = Int32Array.from({ length: w + 2 * half }, (_, j) => borderIndex(j - half, w, "mirror"));
+  const out = new Float32Array(img.length);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      for (let ch = 0; ch < c; ch++) {
+        let acc = 0;
+        for (let ky = 0; ky < kernelSize; ky++) {
+          const row = rowIndex[y + ky] * w;
+          for (let kx = 0; kx < kernelSize; kx++) {
+            acc += kernel[ky * kernelSize + kx] * img[(row + colIndex[x + kx]) * c + ch];
+          }
+        }
+        out[(y * w + x) * c + ch] = acc;
+      }
+    }
+  }
+  return out;
+}
+
+/** Python's round(): halves go to the even neighbour (scipy's zoom sizes its output with it). */
+function roundHalfEven(v: number): number {
+  const r = Math.round(v);
+  return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** Side of the untrimmed {@linkcode clippedZoom} of an axis of `n` pixels: round(⌈n / zoom⌉ · zoom). */
+export function clippedZoomSize(n: number, zoomFactor: number): number {
+  return roundHalfEven(Math.ceil(n / zoomFactor) * zoomFactor);
+}
+
+/**
+ * imagecorruptions `clipped_zoom`: the centre crop of ⌈side / zoomFactor⌉ pixels per axis, magnified by
+ * scipy.ndimage.zoom(order=1) (output pixel i reads input i·(n_in − 1)/(n_out − 1)) to round(crop · zoomFactor)
+ * pixels. `trim` then cuts it to `[h, w, c]`: "top-left" as imagecorruptions' callers do (`[:h, :w]`, the default),
+ * "center" as make_cifar_c.py's `clipped_zoom` does, or "none" for the whole
+ * `[clippedZoomSize(h), clippedZoomSize(w), c]` result. `zoomFactor` ≥ 1.
+ */
+export function clippedZoom(
+  img: Float32Array,
+  h: number,
+  w: number,
+  c: number,
+  zoomFactor: number,
+  options: { trim?: "top-left" | "center" | "none" } = {},
+): Float32Array {
+  if (!(zoomFactor >= 1)) throw new RangeError(`clippedZoom needs a zoom factor ≥ 1, got ${zoomFactor}`);
+  const trim = options.trim ?? "top-left";
+  const cropH = Math.ceil(h / zoomFactor), cropW = Math.ceil(w / zoomFactor);
+  const top = Math.floor((h - cropH) / 2), left = Math.floor((w - cropW) / 2);
+  const zoomedH = clippedZoomSize(h, zoomFactor), zoomedW = clippedZoomSize(w, zoomFactor);
+  const [outH, outW] = trim === "none" ? [zoomedH, zoomedW] : [h, w];
+  const [startRow, startCol] = trim === "center"
+    ? [Math.floor((zoomedH - h) / 2), Math.floor((zoomedW - w) / 2)]
+    : [0, 0];
+  const stepRow = zoomedH > 1 ? (cropH - 1) / (zoomedH - 1) : 0;
+  const stepCol = zoomedW > 1 ? (cropW - 1) / (zoomedW - 1) : 0;
+  const rows = new Float64Array(outH * outW), cols = new Float64Array(outH * outW);
+  for (let y = 0; y < outH; y++) {
+    for (let x = 0; x < outW; x++) {
+      // Positions inside the crop; "nearest" only guards the last one against round-off past the edge.
+      rows[y * outW + x] = top + (startRow + y) * stepRow;
+      cols[y * outW + x] = left + (startCol + x) * stepCol;
+    }
+  }
+  return sampleBilinear(img, h, w, c, rows, cols, "nearest");
+}
+
+/**
+ * PIL's resampling weights along one axis (`precompute_coeffs` in Resample.c) for the box filter: output pixel i
+ * averages the input pixels whose centres fall in [i·s, (i + 1)·s), s = n_in / n_out (at least the nearest one
+ * when enlarging).
+ */
+function boxCoefficients(inSize: number, outSize: number): { start: Int32Array; weights: Float64Array[] } {
+  const scale = inSize / outSize;
+  const filterScale = Math.max(scale, 1);
+  const support = 0.5 * filterScale;
+  const start = new Int32Array(outSize);
+  const weights: Float64Array[] = [];
+  for (let i = 0; i < outSize; i++) {
+    const centre = (i + 0.5) * scale;
+    const xmin = Math.max(Math.trunc(centre - support + 0.5), 0);
+    const xmax = Math.min(Math.trunc(centre + support + 0.5), inSize) - xmin;
+    const k = new Float64Array(xmax);
+    let total = 0;
+    for (let x = 0; x < xmax; x++) {
+      const t = (x + xmin - centre + 0.5) / filterScale;
+      k[x] = t > -0.5 && t <= 0.5 ? 1 : 0;
+      total += k[x];
+    }
+    if (total !== 0) { for (let x = 0; x < xmax; x++) k[x] /= total; }
+    start[i] = xmin;
+    weights.push(k);
+  }
+  return { start, weights };
+}
+
+/**
+ * PIL `Image.resize((outW, outH), Image.BOX)` of each channel, in floating point (PIL's "F" mode; 8-bit images are
+ * rounded to integers after each pass there). Columns first, then rows, as PIL does. Returns `[outH, outW, c]`.
+ */
+export function boxResize(
+  img: Float32Array,
+  h: number,
+  w: number,
+  c: number,
+  outH: number,
+  outW: number,
+): Float32Array {
+  const across = boxCoefficients(w, outW), down = boxCoefficients(h, outH);
+  const wide = new Float32Array(h * outW * c); // PIL keeps the intermediate image in the image's own type
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < outW; x++) {
+      const k = across.weights[x], x0 = across.start[x];
+      for (let ch = 0; ch < c; ch++) {
+        let acc = 0;
+        for (let j = 0; j < k.length; j++) acc += k[j] * img[(y * w + x0 + j) * c + ch];
+        wide[(y * outW + x) * c + ch] = acc;
+      }
+    }
+  }
+  const out = new Float32Array(outH * outW * c);
+  for (let y = 0; y < outH; y++) {
+    const k = down.weights[y], y0 = down.start[y];
+    for (let x = 0; x < outW; x++) {
+      for (let ch = 0; ch < c; ch++) {
+        let acc = 0;
+        for (let j = 0; j < k.length; j++) acc += k[j] * wide[((y0 + j) * outW + x) * c + ch];
+        out[(y * outW + x) * c + ch] = acc;
+      }
+    }
+  }
+  return out;
+}
+
+/** Source indices of PIL's NEAREST resize along one axis (ImagingScaleAffine: ⌊(i + 0.5)·s⌋, accumulated as PIL does). */
+function nearestIndices(inSize: number, outSize: number): Int32Array {
+  const scale = inSize / outSize;
+  const index = new Int32Array(outSize);
+  let position = scale * 0.5;
+  for (let i = 0; i < outSize; i++) {
+    index[i] = Math.min(inSize - 1, Math.max(0, Math.trunc(position)));
+    position += scale;
+  }
+  return index;
+}
+
+/** PIL `Image.resize((outW, outH), Image.NEAREST)`. Returns `[outH, outW, c]`. */
+export function nearestResize(
+  img: Float32Array,
+  h: number,
+  w: number,
+  c: number,
+  outH: number,
+  outW: number,
+): Float32Array {
+  const rows = nearestIndices(h, outH), cols = nearestIndices(w, outW);
+  const out = new Float32Array(outH * outW * c);
+  for (let y = 0; y < outH; y++) {
+    for (let x = 0; x < outW; x++) {
+      for (let ch = 0; ch < c; ch++) out[(y * outW + x) * c + ch] = img[(rows[y] * w + cols[x]) * c + ch];
+    }
+  }
+  return out;
+}
+
+/**
+ * JPEG encode and decode at `quality` (1–100) with jpeg-js, the values first rounded to bytes. Grayscale images are
+ * encoded as RGB and the decoded channels averaged back. jpeg-js does not subsample the chroma channels while PIL,
+ * which the references call, uses 4:2:0 by default, so colour images lose a little less here. Returns `[h, w, c]`
+ * on the 1/255 grid.
+ */
+export function jpeg(img: Float32Array, h: number, w: number, c: number, quality: number): Float32Array {
+  if (c !== 1 && c !== 3) throw new RangeError(`jpeg needs 1 or 3 channels, got ${c}`);
+  const rgba = new Uint8Array(h * w * 4);
+  for (let p = 0; p < h * w; p++) {
+    for (let ch = 0; ch < 3; ch++) {
+      rgba[p * 4 + ch] = Math.round(Math.min(1, Math.max(0, img[p * c + (c === 1 ? 0 : ch)])) * 255);
+    }
+    rgba[p * 4 + 3] = 255;
+  }
+  const encoded = jpegJs.encode({ data: rgba, width: w, height: h }, quality);
+  const decoded = jpegJs.decode(encoded.data, { useTArray: true, formatAsRGBA: true });
+  const out = new Float32Array(h * w * c);
+  for (let p = 0; p < h * w; p++) {
+    if (c === 3) {
+      for (let ch = 0; ch < 3; ch++) out[p * 3 + ch] = decoded.data[p * 4 + ch] / 255;
+    } else {
+      out[p] = Math.round((decoded.data[p * 4] + decoded.data[p * 4 + 1] + decoded.data[p * 4 + 2]) / 3) / 255;
+    }
+  }
+  return out;
+}
+
+/**
+ * skimage.color.rgb2hsv of `[pixels, 3]` RGB values in [0, 1]: hue in [0, 1) (0 where the pixel is gray),
+ * saturation (max − min)/max, value max; where channels tie for the maximum, blue wins over green over red, as in
+ * skimage. Returns `[pixels, 3]`.
+ */
+export function rgbToHsv(rgb: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(rgb.length);
+  for (let p = 0; p < rgb.length; p += 3) {
+    const r = rgb[p], g = rgb[p + 1], b = rgb[p + 2];
+    const v = Math.max(r, g, b), delta = v - Math.min(r, g, b);
+    let hue = 0;
+    if (delta !== 0) {
+      if (b === v) hue = 4 + (r - g) / delta;
+      else if (g === v) hue = 2 + (b - r) / delta;
+      else hue = (g - b) / delta;
+      hue = (((hue / 6) % 1) + 1) % 1;
+    }
+    out[p] = hue;
+    out[p + 1] = delta === 0 ? 0 : delta / v;
+    out[p + 2] = v;
+  }
+  return out;
+}
+
+/** skimage.color.hsv2rgb of `[pixels, 3]` HSV values (see {@linkcode rgbToHsv}). Returns `[pixels, 3]`. */
+export function hsvToRgb(hsv: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(hsv.length);
+  for (let p = 0; p < hsv.length; p += 3) {
+    const hue = hsv[p], s = hsv[p + 1], v = hsv[p + 2];
+    const hi = Math.floor(hue * 6);
+    const f = hue * 6 - hi;
+    const pp = v * (1 - s), q = v * (1 - f * s), t = v * (1 - (1 - f) * s);
+    const sector = ((hi % 6) + 6) % 6;
+    const [r, g, b] = [[v, t, pp], [q, v, pp], [pp, v, t], [pp, q, v], [t, pp, v], [v, pp, q]][sector];
+    out[p] = r;
+    out[p + 1] = g;
+    out[p + 2] = b;
+  }
+  return out;
+}
+
+/**
+ * The local pixel shuffle of imagecorruptions `glass_blur`: `iterations` times, for every row h from
+ * `h − maxDelta` down to `maxDelta + 1` and, inside, every column likewise, the pixel swaps places with the one at
+ * (h + dy, w + dx), dx then dy drawn from np.random.randint(−maxDelta, maxDelta), i.e. −maxDelta..maxDelta − 1.
+ * Returns a shuffled copy, `[h, w, c]`.
+ */
+export function glassShuffle(
+  img: Float32Array,
+  h: number,
+  w: number,
+  c: number,
+  maxDelta: number,
+  iterations: number,
+  rng: Rng,
+): Float32Array {
+  const x = img.slice();
+  for (let iteration = 0; iteration < iterations; iteration++) {
+    for (let row = h - maxDelta; row > maxDelta; row--) {
+      for (let col = w - maxDelta; col > maxDelta; col--) {
+        const dx = rng.int(2 * maxDelta) - maxDelta, dy = rng.int(2 * maxDelta) - maxDelta;
+        const a = (row * w + col) * c, b = ((row + dy) * w + col + dx) * c;
+        for (let ch = 0; ch < c; ch++) {
+          const tmp = x[a + ch];
+          x[a + ch] = x[b + ch];
+          x[b + ch] = tmp;
+        }
+      }
+    }
+  }
+  return x;
+}
+
+/** log Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error about 1e-15). */
+function logGamma(x: number): number {
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  const g = 7;
+  const coefficients = [
+    0.99999999999980993,
+    676.5203681218851,
+    -1259.1392167224028,
+    771.32342877765313,
+    -176.61502916214059,
+    12.507343278686905,
+    -0.13857109526572012,
+    9.9843695780195716e-6,
+    1.5056327351493116e-7,
+  ];
+  x -= 1;
+  let a = coefficients[0];
+  const t = x + g + 0.5;
+  for (let i = 1; i < 9; i++) a += coefficients[i] / (x + i);
+  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+/**
+ * One Poisson(λ) draw, λ ≥ 0, as numpy's legacy generator does it: multiplying uniforms below λ = 10, Hörmann's
+ * transformed rejection (PTRS) above. Exact in distribution for any λ.
+ */
+export function poissonSample(lambda: number, rng: Rng): number {
+  if (lambda <= 0) return 0;
+  if (lambda < 10) {
+    const limit = Math.exp(-lambda);
+    let k = 0, product = rng.uniform();
+    while (product > limit) {
+      k++;
+      product *= rng.uniform();
+    }
+    return k;
+  }
+  const slam = Math.sqrt(lambda), loglam = Math.log(lambda);
+  const b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  const invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  for (;;) {
+    const u = rng.uniform() - 0.5, v = rng.uniform();
+    const us = 0.5 - Math.abs(u);
+    const k = Math.floor((2 * a / us + b) * u + lambda + 0.43);
+    if (us >= 0.07 && v <= vr) return k;
+    if (k < 0 || (us < 0.013 && v > us)) continue;
+    if (Math.log(v) + Math.log(invalpha) - Math.log(a / (us * us) + b) <= -lambda + k * loglam - logGamma(k + 1)) {
+      return k;
+    }
+  }
 }

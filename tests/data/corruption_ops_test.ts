@@ -3,9 +3,20 @@ import { Rng } from "../../lib/core/rng.ts";
 import {
   affineWarp,
   type BorderMode,
+  boxResize,
+  clippedZoom,
+  clippedZoomSize,
+  convolve2d,
+  diskKernel,
   gaussianFilter,
+  glassShuffle,
+  hsvToRgb,
+  jpeg,
   motionBlur,
+  nearestResize,
   plasmaFractal,
+  poissonSample,
+  rgbToHsv,
   sampleBilinear,
 } from "../../lib/data/corruption_ops.ts";
 
@@ -121,4 +132,113 @@ Deno.test("plasmaFractal spans [0, 1], is reproducible from its Rng and rejects 
     threw = true;
   }
   assert(threw);
+});
+
+Deno.test("clippedZoom matches imagecorruptions clipped_zoom (scipy zoom order 1), cut top-left", () => {
+  for (const ref of REFERENCE.clipped_zoom) {
+    const { img, h, w, c } = testImage(ref.image);
+    assertClose(clippedZoom(img, h, w, c, ref.factor), ref.values, 1e-6, `${ref.image} zoom ${ref.factor}`);
+  }
+});
+
+Deno.test("clippedZoom: the untrimmed result holds both the top-left and the centred cut", () => {
+  const { img, h, w, c } = testImage("gray");
+  const zoom = 1.5;
+  const fullH = clippedZoomSize(h, zoom), fullW = clippedZoomSize(w, zoom);
+  const full = clippedZoom(img, h, w, c, zoom, { trim: "none" });
+  assertEquals(full.length, fullH * fullW * c);
+  const centre = clippedZoom(img, h, w, c, zoom, { trim: "center" });
+  const top = Math.floor((fullH - h) / 2), left = Math.floor((fullW - w) / 2);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) assertEquals(centre[y * w + x], full[(y + top) * fullW + x + left]);
+  }
+});
+
+Deno.test("diskKernel matches imagecorruptions disk with cv2.GaussianBlur written out", () => {
+  for (const ref of REFERENCE.disk) {
+    const { kernel, size } = diskKernel(ref.radius, ref.alias_blur);
+    assertEquals(size, ref.size);
+    assertClose(kernel, ref.values, 1e-7, `disk ${ref.radius}, ${ref.alias_blur}`);
+    // The reflect-101 border adds weight where the disk reaches the grid's edge (radius 8 and 10), as in cv2.
+    if (ref.radius <= 6) assertAlmostEquals(kernel.reduce((a, b) => a + b, 0), 1, 1e-6);
+  }
+});
+
+Deno.test("convolve2d matches cv2.filter2D (reflect-101) written out with numpy", () => {
+  for (const ref of REFERENCE.filter2d) {
+    const { img, h, w, c } = testImage(ref.image);
+    const { kernel, size } = diskKernel(ref.radius, ref.alias_blur);
+    assertClose(convolve2d(img, h, w, c, kernel, size), ref.values, 1e-6, `${ref.image} disk ${ref.radius}`);
+  }
+});
+
+Deno.test("boxResize matches PIL resize(BOX) on float images", () => {
+  for (const ref of REFERENCE.box_resize) {
+    const { img, h, w, c } = testImage(ref.image);
+    const [outH, outW] = ref.out;
+    assertClose(boxResize(img, h, w, c, outH, outW), ref.values, 1e-6, `${ref.image} → ${outH}×${outW}`);
+  }
+});
+
+Deno.test("nearestResize takes the pixels PIL resize(NEAREST) takes", () => {
+  for (const ref of REFERENCE.nearest_resize) {
+    const [h, w] = ref.in, [outH, outW] = ref.out;
+    const indices = Float32Array.from({ length: h * w }, (_, k) => k);
+    assertEquals(Array.from(nearestResize(indices, h, w, 1, outH, outW)), ref.source, `${h}×${w} → ${outH}×${outW}`);
+  }
+});
+
+Deno.test("rgbToHsv and hsvToRgb match Python's colorsys and invert each other", () => {
+  const { rgb, hsv } = REFERENCE.hsv;
+  assertClose(rgbToHsv(rgb), hsv, 1e-6, "rgb → hsv");
+  assertClose(hsvToRgb(hsv), rgb, 1e-6, "hsv → rgb");
+});
+
+Deno.test("glassShuffle only permutes pixels, within maxDelta, and leaves the border band alone", () => {
+  const h = 12, w = 10, c = 3;
+  const img = Float32Array.from({ length: h * w * c }, (_, k) => k);
+  const out = glassShuffle(img, h, w, c, 2, 3, new Rng(4));
+  assertEquals(Array.from(out).sort((a, b) => a - b), Array.from(img));
+  let moved = 0;
+  for (let p = 0; p < h * w; p++) {
+    const from = out[p * c] / c, y = Math.floor(p / w), x = p % w;
+    for (let ch = 0; ch < c; ch++) assertEquals(out[p * c + ch], (from * c) + ch); // pixels move whole
+    if (from !== p) moved++;
+    // Swaps touch rows and columns maxDelta + 1 − maxDelta = 1 and up only.
+    if (y === 0 || x === 0) assertEquals(from, p);
+  }
+  assert(moved > h * w / 2, `only ${moved} pixels moved`);
+});
+
+Deno.test("jpeg: high quality is close, low quality is coarser, gray stays gray", () => {
+  const h = 32, w = 32;
+  const smooth = Float32Array.from({ length: h * w * 3 }, (_, k) => {
+    const p = Math.floor(k / 3), ch = k % 3;
+    return Math.round(255 * (0.5 + 0.4 * Math.sin((p % w) / 5 + ch) * Math.cos(Math.floor(p / w) / 7))) / 255;
+  });
+  const error = (out: Float32Array) => Math.sqrt(out.reduce((a, v, k) => a + (v - smooth[k]) ** 2, 0) / out.length);
+  const fine = error(jpeg(smooth, h, w, 3, 95)), coarse = error(jpeg(smooth, h, w, 3, 7));
+  assert(fine < 0.01 && coarse > 2 * fine, `rmse ${fine} at quality 95, ${coarse} at 7`);
+  const gray = Float32Array.from({ length: h * w }, (_, k) => smooth[3 * k]);
+  const out = jpeg(gray, h, w, 1, 50);
+  assertEquals(out.length, h * w);
+  for (const v of out) assertAlmostEquals(v * 255, Math.round(v * 255), 1e-4);
+});
+
+Deno.test("poissonSample has mean and variance λ below and above the method switch at 10", () => {
+  const rng = new Rng(8);
+  for (const lambda of [0.3, 3, 9.5, 12, 60, 500]) {
+    const n = 20_000;
+    let sum = 0, sq = 0;
+    for (let i = 0; i < n; i++) {
+      const k = poissonSample(lambda, rng);
+      assert(Number.isInteger(k) && k >= 0);
+      sum += k;
+      sq += k * k;
+    }
+    const mean = sum / n, variance = sq / n - mean * mean;
+    // 4 standard errors: of the mean √(λ/n); of the variance ≈ λ·√(2/n) (plus the excess kurtosis 1/λ term).
+    assertAlmostEquals(mean, lambda, 4 * Math.sqrt(lambda / n), `mean at λ ${lambda}`);
+    assertAlmostEquals(variance, lambda, 4 * Math.sqrt((2 * lambda * lambda + lambda) / n), `variance at λ ${lambda}`);
+  }
 });
