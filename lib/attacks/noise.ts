@@ -4,6 +4,8 @@
  * then the smallest scale along it at which the decision flips, found on a
  * coarse grid and refined by bisection. The search itself,
  * {@linkcode smallestAdversarialScale}, is shared with the transfer attack.
+ * Also Paper C's noise robustness ε*, the L2 size at which a random direction
+ * flips the decision ({@linkcode zeroAccuracyPerturbation}).
  *
  * @module
  */
@@ -186,14 +188,114 @@ export function noiseLineSearch(options: NoiseLineSearchOptions = {}): Attack {
         };
         return (await smallestAdversarialScale(model, batch, path, 1, options)).adversarial;
       }
-      const direction = new Float32Array(n * d);
-      for (let j = 0; j < n * d; j++) direction[j] = noise === "gaussian" ? rng.normal() : 2 * rng.uniform() - 1;
+      const direction = noise === "gaussian" ? gaussianDirections(n, d, rng) : uniformDirections(n, d, rng);
       normalizeRows(direction, n, distance);
       const path = clippedRay(x, direction, d, low, high);
       const diameter = distance === "l2" ? (high - low) * Math.sqrt(d) : high - low;
       return (await smallestAdversarialScale(model, batch, path, maxScale ?? diameter, options)).adversarial;
     },
   };
+}
+
+/** `[n, d]` row-major draws of N(0, 1), one per entry: random noise directions. */
+export function gaussianDirections(n: number, d: number, rng: Rng): Float32Array {
+  return rng.normalArray(n * d);
+}
+
+/** `[n, d]` row-major draws of U(−1, 1), one per entry: random noise directions. */
+export function uniformDirections(n: number, d: number, rng: Rng): Float32Array {
+  return Float32Array.from({ length: n * d }, () => 2 * rng.uniform() - 1);
+}
+
+/** How {@linkcode zeroAccuracyPerturbation} searches. */
+export interface ZeroAccuracyOptions {
+  /** Growth factor of the coarse search (default 1.8). */
+  base?: number;
+  /** Bisection steps after it (default 40). */
+  bisections?: number;
+  /**
+   * D of the coarse search's round(ln D / ln base) steps (default h·w·c). The
+   * reference hardcodes 784 (MNIST's h·w·c, equal to the default there): 11
+   * steps up to a scale of 1.8¹⁰ ≈ 357.
+   */
+  dimension?: number;
+}
+
+/**
+ * ε* of Paper C (Eq. 4; game-of-noise `zero_accuracy_perturbation`): per
+ * sample, the L2 size ‖clip(x + η·d̂) − x‖₂ at which the decision flips along
+ * the unit direction d̂ = d/‖d‖₂. Coarse search: η starts at 0 and becomes
+ * base^b (b = 0, 1, …, round(ln D / ln base) − 1) while the sample is still
+ * classified correctly; then `bisections` steps from Δ = η/2: η −= Δ where
+ * misclassified, += Δ where not, Δ /= 2. The result is the size at the last
+ * misclassified point visited: 0 for a clean error, ∞ where no point was
+ * misclassified (the reference writes D there; ∞ follows the issue and the
+ * median convention of `summarizeDistances` in lib/metrics/adversarial.ts). Sizes are computed in
+ * float64; the model sees float32 inputs. ε* is the median of the returned
+ * values (`summarizeDistances(values, ε).median`).
+ *
+ * @param directions `[n, h·w·c]` row-major, no all-zero row (e.g. {@linkcode gaussianDirections}
+ *   or a noise generator's output)
+ * @returns `[n]` the L2 size per sample
+ */
+export async function zeroAccuracyPerturbation(
+  model: AttackModel,
+  batch: AttackBatch,
+  directions: Float32Array,
+  options: ZeroAccuracyOptions = {},
+): Promise<Float64Array> {
+  const { n, shape, x, labels } = batch;
+  const d = shape[0] * shape[1] * shape[2];
+  const { base = 1.8, bisections = 40, dimension = d } = options;
+  if (!(Number.isFinite(base) && base > 1)) throw new UsageError(`base must be finite and > 1, got ${base}`);
+  if (!(Number.isInteger(bisections) && bisections >= 0)) {
+    throw new UsageError(`bisections must be an integer ≥ 0, got ${bisections}`);
+  }
+  if (!(Number.isFinite(dimension) && dimension >= 1)) throw new UsageError(`dimension must be ≥ 1, got ${dimension}`);
+  if (directions.length !== n * d) {
+    throw new UsageError(`directions must hold n·h·w·c = ${n * d} values, got ${directions.length}`);
+  }
+  const unit = Float64Array.from(directions);
+  for (let i = 0; i < n; i++) {
+    let norm = 0;
+    for (let j = i * d; j < (i + 1) * d; j++) norm += unit[j] * unit[j];
+    if (!(norm > 0 && Number.isFinite(norm))) throw new UsageError(`direction ${i} is zero or not finite`);
+    norm = Math.sqrt(norm);
+    for (let j = i * d; j < (i + 1) * d; j++) unit[j] /= norm;
+  }
+  const [low, high] = model.bounds;
+  const eta = new Float64Array(n);
+  const clipped = (i: number, j: number, t: number) =>
+    Math.min(high, Math.max(low, x[i * d + j] + t * unit[i * d + j]));
+  const write = (i: number, out: Float32Array) => {
+    for (let j = 0; j < d; j++) out[j] = clipped(i, j, eta[i]);
+  };
+  // A sample misclassified at some η stays misclassified there, so only still-correct samples need evaluating.
+  let searching = Array.from({ length: n }, (_, i) => i);
+  const coarseSteps = Math.round(Math.log(dimension) / Math.log(base));
+  for (let b = 0; b < coarseSteps && searching.length; b++) {
+    const wrong = await adversarialAt(model, shape, searching, labels, write);
+    searching = searching.filter((i, k) => {
+      if (!wrong[k]) eta[i] = base ** b;
+      return !wrong[k];
+    });
+  }
+  const size = new Float64Array(n).fill(Infinity);
+  const step = eta.map((e) => e / 2);
+  const all = Array.from({ length: n }, (_, i) => i);
+  for (let it = 0; it < bisections; it++) {
+    const wrong = await adversarialAt(model, shape, all, labels, write);
+    for (let i = 0; i < n; i++) {
+      if (wrong[i]) {
+        let s = 0;
+        for (let j = 0; j < d; j++) s += (clipped(i, j, eta[i]) - x[i * d + j]) ** 2;
+        size[i] = Math.sqrt(s);
+        eta[i] -= step[i];
+      } else eta[i] += step[i];
+      step[i] /= 2;
+    }
+  }
+  return size;
 }
 
 /** The path t ↦ clip(x_i + t·δ_i) into [low, high]. */
