@@ -272,6 +272,8 @@ export interface BenchReport {
     /** 1, 5 and 15-minute load averages at start and end; they include the bench's own process. */
     load_start: number[];
     load_end: number[];
+    /** The WebGPU adapter's description when the webgpu backend was timed; absent otherwise. */
+    webgpu_adapter?: string | null;
   };
   reference: ReferenceInfo | null;
   results: ModelResult[];
@@ -1181,7 +1183,8 @@ async function main(args: string[]): Promise<void> {
     const chosen = WORKLOADS.filter((w) => cfg.models.includes(w.name));
     const onBackends = chosen.filter((w) => !w.plain), plain = chosen.filter((w) => w.plain);
     for (const backend of onBackends.length ? backends : []) {
-      await selectBackend(backend as "wasm" | "cpu" | "webgpu");
+      const info = await selectBackend(backend as "wasm" | "cpu" | "webgpu");
+      if (backend === "webgpu") report.machine.webgpu_adapter = info.adapter;
       for (const workload of onBackends) {
         console.error(`timing ${workload.name} on ${backend} ...`);
         const result = await timeModel(workload, backend, worker, cfg);

@@ -93,7 +93,8 @@ export function speedSection(report: BenchReport): string {
   lines.push(
     `Written by \`deno task bench-readme\` from \`deno task bench ${report.argv.join(" ")}\`, ` +
       `${report.date.slice(0, 10)}: ` +
-      `${m.cpu}, ${m.cores} cores, ${m.os}, Deno ${m.deno}, tfjs ${m.tfjs} ${wasm}. ` +
+      `${m.cpu}, ${m.cores} cores, ${m.os}, Deno ${m.deno}, tfjs ${m.tfjs} ${wasm}` +
+      (m.webgpu_adapter ? `, WebGPU adapter "${m.webgpu_adapter}"` : "") + ". " +
       `1-minute load average ${load(m.load_start[0])} at the start and ${load(m.load_end[0])} at the end ` +
       `(the bench itself counts as 1).`,
   );
