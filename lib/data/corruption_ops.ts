@@ -191,10 +191,12 @@ export function sampleBilinear(
     const fr = r - r0, fq = q - q0;
     const ra = borderIndex(r0, h, mode), rb = borderIndex(r0 + 1, h, mode);
     const qa = borderIndex(q0, w, mode), qb = borderIndex(q0 + 1, w, mode);
+    // Offsets of the four neighbours, −1 where the constant stands in.
+    const aa = ra < 0 || qa < 0 ? -1 : (ra * w + qa) * c, ab = ra < 0 || qb < 0 ? -1 : (ra * w + qb) * c;
+    const ba = rb < 0 || qa < 0 ? -1 : (rb * w + qa) * c, bb = rb < 0 || qb < 0 ? -1 : (rb * w + qb) * c;
     for (let ch = 0; ch < c; ch++) {
-      const at = (y: number, x: number) => (y < 0 || x < 0 ? cval : img[(y * w + x) * c + ch]);
-      const top = (1 - fq) * at(ra, qa) + fq * at(ra, qb);
-      const bottom = (1 - fq) * at(rb, qa) + fq * at(rb, qb);
+      const top = (1 - fq) * (aa < 0 ? cval : img[aa + ch]) + fq * (ab < 0 ? cval : img[ab + ch]);
+      const bottom = (1 - fq) * (ba < 0 ? cval : img[ba + ch]) + fq * (bb < 0 ? cval : img[bb + ch]);
       out[p * c + ch] = (1 - fr) * top + fr * bottom;
     }
   }
@@ -321,17 +323,19 @@ export function convolve2d(
   const half = (kernelSize - 1) / 2;
   const rowIndex = Int32Array.from({ length: h + 2 * half }, (_, j) => borderIndex(j - half, h, "mirror"));
   const colIndex = Int32Array.from({ length: w + 2 * half }, (_, j) => borderIndex(j - half, w, "mirror"));
+  // Disk kernels are mostly exact zeros outside the disk: only the other taps are visited.
+  const taps: [number, number, number][] = [];
+  for (let ky = 0; ky < kernelSize; ky++) {
+    for (let kx = 0; kx < kernelSize; kx++) {
+      if (kernel[ky * kernelSize + kx] !== 0) taps.push([ky, kx, kernel[ky * kernelSize + kx]]);
+    }
+  }
   const out = new Float32Array(img.length);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       for (let ch = 0; ch < c; ch++) {
         let acc = 0;
-        for (let ky = 0; ky < kernelSize; ky++) {
-          const row = rowIndex[y + ky] * w;
-          for (let kx = 0; kx < kernelSize; kx++) {
-            acc += kernel[ky * kernelSize + kx] * img[(row + colIndex[x + kx]) * c + ch];
-          }
-        }
+        for (const [ky, kx, weight] of taps) acc += weight * img[(rowIndex[y + ky] * w + colIndex[x + kx]) * c + ch];
         out[(y * w + x) * c + ch] = acc;
       }
     }
@@ -492,22 +496,61 @@ export function nearestResize(
  * on the 1/255 grid.
  */
 export function jpeg(img: Float32Array, h: number, w: number, c: number, quality: number): Float32Array {
+  return jpegBatch(img, 1, h, w, c, quality);
+}
+
+/** Images per mosaic in {@linkcode jpegBatch}: bounds the memory of one encode. */
+const JPEG_MOSAIC = 256;
+
+/**
+ * {@linkcode jpeg} of `n` images `[n, h, w, c]` at once, with the same bytes per image: jpeg-js spends most of a
+ * small image's time building its tables, so the images are tiled into one mosaic, each padded to whole 8×8 blocks
+ * by repeating its last row and column as jpeg-js pads a lone image. Baseline JPEG codes every block on its own (DC
+ * differences are lossless), so each image decodes as if encoded alone. Returns `[n, h, w, c]`.
+ */
+export function jpegBatch(
+  images: Float32Array,
+  n: number,
+  h: number,
+  w: number,
+  c: number,
+  quality: number,
+): Float32Array {
   if (c !== 1 && c !== 3) throw new RangeError(`jpeg needs 1 or 3 channels, got ${c}`);
-  const rgba = new Uint8Array(h * w * 4);
-  for (let p = 0; p < h * w; p++) {
-    for (let ch = 0; ch < 3; ch++) {
-      rgba[p * 4 + ch] = Math.round(Math.min(1, Math.max(0, img[p * c + (c === 1 ? 0 : ch)])) * 255);
+  const tileH = Math.ceil(h / 8) * 8, tileW = Math.ceil(w / 8) * 8, size = h * w * c;
+  const out = new Float32Array(n * size);
+  for (let first = 0; first < n; first += JPEG_MOSAIC) {
+    const count = Math.min(JPEG_MOSAIC, n - first);
+    const columns = Math.ceil(Math.sqrt(count)), rows = Math.ceil(count / columns);
+    const width = columns * tileW, height = rows * tileH;
+    const rgba = new Uint8Array(width * height * 4).fill(255);
+    const origin = (i: number) => (Math.floor(i / columns) * tileH * width + (i % columns) * tileW) * 4;
+    for (let i = 0; i < count; i++) {
+      const base = (first + i) * size, corner = origin(i);
+      for (let y = 0; y < tileH; y++) {
+        const sy = Math.min(y, h - 1);
+        for (let x = 0; x < tileW; x++) {
+          const source = base + (sy * w + Math.min(x, w - 1)) * c, target = corner + (y * width + x) * 4;
+          for (let ch = 0; ch < 3; ch++) {
+            rgba[target + ch] = Math.round(Math.min(1, Math.max(0, images[source + (c === 1 ? 0 : ch)])) * 255);
+          }
+        }
+      }
     }
-    rgba[p * 4 + 3] = 255;
-  }
-  const encoded = jpegJs.encode({ data: rgba, width: w, height: h }, quality);
-  const decoded = jpegJs.decode(encoded.data, { useTArray: true, formatAsRGBA: true });
-  const out = new Float32Array(h * w * c);
-  for (let p = 0; p < h * w; p++) {
-    if (c === 3) {
-      for (let ch = 0; ch < 3; ch++) out[p * 3 + ch] = decoded.data[p * 4 + ch] / 255;
-    } else {
-      out[p] = Math.round((decoded.data[p * 4] + decoded.data[p * 4 + 1] + decoded.data[p * 4 + 2]) / 3) / 255;
+    const encoded = jpegJs.encode({ data: rgba, width, height }, quality);
+    const decoded = jpegJs.decode(encoded.data, { useTArray: true, formatAsRGBA: true }).data;
+    for (let i = 0; i < count; i++) {
+      const base = (first + i) * size, corner = origin(i);
+      for (let y = 0; y < h; y++) {
+        for (let x = 0; x < w; x++) {
+          const from = corner + (y * width + x) * 4, to = base + (y * w + x) * c;
+          if (c === 3) {
+            for (let ch = 0; ch < 3; ch++) out[to + ch] = decoded[from + ch] / 255;
+          } else {
+            out[to] = Math.round((decoded[from] + decoded[from + 1] + decoded[from + 2]) / 3) / 255;
+          }
+        }
+      }
     }
   }
   return out;

@@ -33,7 +33,7 @@ import {
   gaussianFilter,
   glassShuffle,
   hsvToRgb,
-  jpeg,
+  jpegBatch,
   motionBlur,
   nearestResize,
   plasmaFractal,
@@ -391,10 +391,6 @@ function saturate({ img, c, s, table }: CorruptionInput): Float64Array {
   return c === 3 ? out : Float64Array.from(img, (_, p) => out[3 * p]);
 }
 
-function jpegCompression({ img, h, w, c, s, table }: CorruptionInput): Float32Array {
-  return jpeg(img, h, w, c, CORRUPTION_TABLES[table].jpeg_compression[s]);
-}
-
 /** Box-downsample by the factor, then back up: nearest neighbour in imagecorruptions, box in make_cifar_c.py. */
 function pixelate({ img, h, w, c, s, table }: CorruptionInput): Float32Array {
   const factor = CORRUPTION_TABLES[table].pixelate[s];
@@ -518,7 +514,8 @@ function spatter({ img, h, w, c, s, table, rng }: CorruptionInput): Float64Array
   return out;
 }
 
-const CORRUPTIONS: Record<CorruptionName, Corruption> = {
+/** Every corruption that works image by image (JPEG runs on the whole batch, see `corrupt`). */
+const CORRUPTIONS: Record<Exclude<CorruptionName, "jpeg_compression">, Corruption> = {
   gaussian_noise: gaussianNoise,
   shot_noise: shotNoise,
   impulse_noise: impulseNoise,
@@ -533,7 +530,6 @@ const CORRUPTIONS: Record<CorruptionName, Corruption> = {
   contrast,
   elastic_transform: elasticTransform,
   pixelate,
-  jpeg_compression: jpegCompression,
   speckle_noise: speckleNoise,
   gaussian_blur: gaussianBlur,
   spatter,
@@ -607,10 +603,20 @@ export function corrupt(
   const firstIndex = opts.firstIndex ?? 0;
   const size = h * w * c;
   const values = new Float32Array(images.n * size);
+  // JPEG draws nothing, and jpeg-js is far faster on one mosaic than on many small images (same bytes per image).
+  const batch = name === "jpeg_compression"
+    ? jpegBatch(images.values, images.n, h, w, c, CORRUPTION_TABLES[table].jpeg_compression[severity - 1])
+    : null;
   for (let i = 0; i < images.n; i++) {
-    const img = images.values.slice(i * size, (i + 1) * size);
-    const rng = Rng.derive(opts.seed, name, severity, firstIndex + i);
-    const out = CORRUPTIONS[name]({ img, h, w, c, s: severity - 1, table, rng });
+    const out = name === "jpeg_compression" ? batch!.subarray(i * size, (i + 1) * size) : CORRUPTIONS[name]({
+      img: images.values.slice(i * size, (i + 1) * size),
+      h,
+      w,
+      c,
+      s: severity - 1,
+      table,
+      rng: Rng.derive(opts.seed, name, severity, firstIndex + i),
+    });
     for (let k = 0; k < size; k++) {
       const v = Math.min(1, Math.max(0, out[k]));
       values[i * size + k] = quantize ? Math.round(v * 255) / 255 : v;

@@ -1,3 +1,4 @@
+import jpegJs from "jpeg-js";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import {
@@ -16,6 +17,7 @@ import {
   glassShuffle,
   hsvToRgb,
   jpeg,
+  jpegBatch,
   motionBlur,
   nearestResize,
   plasmaFractal,
@@ -288,4 +290,29 @@ Deno.test("equalizeHist maps the cumulative histogram above the lowest value ont
   // Values 10 (×2), 20 (×1), 30 (×1): the lowest maps to 0, then 255·1/2 and 255·2/2.
   assertEquals(Array.from(equalizeHist([10, 20, 10, 30])), [0, 128, 0, 255]);
   assertEquals(Array.from(equalizeHist([7, 7, 7])), [7, 7, 7]);
+});
+
+Deno.test("jpegBatch gives each image the bytes jpeg-js gives it alone (28×28 gray, 32×32 and 20×27 colour)", () => {
+  for (const [h, w, c] of [[28, 28, 1], [32, 32, 3], [20, 27, 3]]) {
+    const n = 5, size = h * w * c, rng = new Rng(h + w);
+    const images = Float32Array.from({ length: n * size }, () => rng.int(256) / 255);
+    const batch = jpegBatch(images, n, h, w, c, 30);
+    for (let i = 0; i < n; i++) {
+      const rgba = new Uint8Array(h * w * 4).fill(255);
+      for (let p = 0; p < h * w; p++) {
+        for (let ch = 0; ch < 3; ch++) {
+          rgba[p * 4 + ch] = Math.round(images[i * size + p * c + (c === 1 ? 0 : ch)] * 255);
+        }
+      }
+      const alone =
+        jpegJs.decode(jpegJs.encode({ data: rgba, width: w, height: h }, 30).data, { useTArray: true }).data;
+      for (let p = 0; p < h * w; p++) {
+        const expected = c === 3
+          ? [0, 1, 2].map((ch) => alone[p * 4 + ch])
+          : [Math.round((alone[p * 4] + alone[p * 4 + 1] + alone[p * 4 + 2]) / 3)];
+        const got = Array.from(batch.subarray(i * size + p * c, i * size + (p + 1) * c), (v) => Math.round(v * 255));
+        assertEquals(got, expected, `${h}×${w}×${c} image ${i} pixel ${p}`);
+      }
+    }
+  }
 });
