@@ -581,7 +581,8 @@ function checkArguments(
 }
 
 /**
- * Corruption `name` at `severity` of every image of a batch.
+ * Corruption `name` at `severity` of every image of a batch. `frost` is a procedural substitute for the reference's
+ * photos ({@linkcode PROCEDURAL_SUBSTITUTES}); other departures are listed in {@linkcode CORRUPTION_NOTES}.
  *
  * @param images `[n, h, w, c]` images in [0, 1], c = 1 or 3.
  * @param opts `seed` of the randomness: image i draws from `Rng.derive(seed, name, severity, firstIndex + i)`, so
