@@ -12,7 +12,7 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import { affineWarp, gaussianFilter, motionBlur, plasmaFractal } from "./corruption_ops.ts";
+import { affineWarp, gaussianFilter, motionBlur, plasmaFractal, poissonSample } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
 
 /** The MNIST-C corruptions, in the reference's `CORRUPTIONS` order (without `identity`). */
@@ -129,18 +129,7 @@ function randomSign(rng: Rng): number {
 /** Severity 5 (c = 3): Poisson(x·c)/c. */
 function shotNoise(image: Float32Array, rng: Rng): Float64Array {
   const c = 3;
-  return Float64Array.from(image, (x) => poisson(x * c, rng) / c);
-}
-
-/** A Poisson(λ) draw by Knuth's product of uniforms, exact and fast for the λ ≤ 3 used here. */
-function poisson(lambda: number, rng: Rng): number {
-  const limit = Math.exp(-lambda);
-  let k = 0, product = rng.uniform();
-  while (product > limit) {
-    k++;
-    product *= rng.uniform();
-  }
-  return k;
+  return Float64Array.from(image, (x) => poissonSample(x * c, rng) / c);
 }
 
 /**
