@@ -28,6 +28,22 @@
  * counts, and index sums where the split is deterministic; R² to 1e-9
  * relative); a mismatch fails the entry and the bench exits 1.
  *
+ * `ant-step` (issue 19, Speed): one step of adversarial noise training of the small MNIST CNN at batch 128,
+ * an Adam step of the noise generator (lib/train/noise_training.ts `antGeneratorStep`, ε 10) and an Adam step of
+ * the classifier on the ANT batch (`antClassifierBatch` after epoch 0: 30% current generator, two 10% slices
+ * from saved generators, 50% clean), paired round by round with a plain smallCnn Adam step (as `mnist-cnn`) in
+ * the same process; goal: the ratio of their medians ≤ 3. It is not in the default model list, so a plain
+ * `deno task bench` times what it always did; `--models ant-step` or `--corruptions` adds it.
+ *
+ * `--corruptions` (issue 19, Speed) adds a section: images/s of each of the 15 MNIST-C corruptions
+ * (lib/data/mnist_c.ts) and of the 15 common ones with table `cifar` at severity 3 (lib/data/corruptions.ts) on
+ * real digits (lib/data/mnist.ts `loadMnist`, 1,000 by default), each paired round by round (one pass over the
+ * digits per side per round, ABBA) with its NumPy/SciPy/PIL reference (bench/corruptions_reference.py, image by
+ * image as the reference code runs; it is served by the worker below, in the same process and environment as
+ * the other NumPy entries), the median of the per-round ratios ours images/s ÷ NumPy's with its spread, and the
+ * load; goal: ≥ 0.5. Both sides' mean |corrupted − clean| is compared as a sanity check (the draws differ). Then
+ * the 15 MNIST-C corruptions of 10,000 digits are timed once, ours only; goal ≤ 60 s in all.
+ *
  * Fairness: PyTorch runs in one persistent worker (bench/torch_reference.py),
  * so its start-up is never timed. Its environment drops the OpenBLAS
  * overrides of ours (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE), which pin a core
@@ -42,7 +58,8 @@
  *
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
- *        [--torch_malloc keep|default] [--profile] [--json path] [--write-readme]
+ *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
+ *        [--mnist_c_images N] [--json path] [--write-readme]
  *
  * @module
  */
@@ -63,7 +80,7 @@ import {
   type Regressor,
   type RegressorOptions,
 } from "../lib/models/regressors.ts";
-import { smallCnn } from "../lib/models/small_cnn.ts";
+import { type Classifier, smallCnn } from "../lib/models/small_cnn.ts";
 import { Abs, classVae } from "../lib/models/abs.ts";
 import { absCnn, absCnnModel } from "../lib/models/abs_cnn.ts";
 import { crossEntropy, lossGradient } from "../lib/attacks/attack.ts";
@@ -75,6 +92,17 @@ import { DSPRITES_SIZES } from "../lib/data/dsprites.ts";
 import { DATASET_NAMES, loadDataset } from "../lib/data/registry.ts";
 import { makeSplit, type Split, SPLIT_NAMES } from "../lib/data/splits.ts";
 import { r2Scores } from "../lib/metrics/r2.ts";
+import { COMMON_CORRUPTIONS, corrupt } from "../lib/data/corruptions.ts";
+import { MNIST_C_CORRUPTIONS, mnistC } from "../lib/data/mnist_c.ts";
+import { loadMnist } from "../lib/data/mnist.ts";
+import type { Observations } from "../lib/data/ground_truth.ts";
+import {
+  antClassifierBatch,
+  antGeneratorStep,
+  createAnt,
+  disposeAnt,
+  saveGeneratorState,
+} from "../lib/train/noise_training.ts";
 import { README_PATH, speedSection, writeSpeedTable } from "./readme_table.ts";
 
 /** Model names, in the order they are timed. */
@@ -83,6 +111,7 @@ export const MODEL_NAMES = [
   "conv-vae-32",
   "mlp-vae-64",
   "mnist-cnn",
+  "ant-step",
   "conv-encoder-infer",
   "cnn-regressor-32",
   "mlp-regressor-32",
@@ -93,6 +122,21 @@ export const MODEL_NAMES = [
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
+
+/** What a plain `deno task bench` times: every model but `ant-step`, which `--corruptions` or `--models` adds. */
+export const DEFAULT_MODELS: ModelName[] = MODEL_NAMES.filter((name) => name !== "ant-step");
+
+/** Ceiling on an ANT step's median over a plain smallCnn step's (issue 19, Speed). */
+export const ANT_STEP_RATIO_GOAL = 3;
+
+/** Floor on the median paired ratio ours images/s ÷ NumPy's per corruption (issue 19, Speed). */
+export const CORRUPTION_SPEED_GOAL = 0.5;
+
+/** Ceiling in seconds on the 15 MNIST-C corruptions of 10,000 digits, ours (issue 19, Speed). */
+export const MNIST_C_SECONDS_GOAL = 60;
+
+/** Severity of the `cifar` corruptions timed by `--corruptions`. */
+export const CORRUPTION_SEVERITY = 3;
 
 /** OpenBLAS overrides removed from the reference's environment under `--torch_env clean`. */
 export const BLAS_OVERRIDES = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"] as const;
@@ -113,7 +157,7 @@ export const MALLOC_KEEP = { MALLOC_MMAP_THRESHOLD_: String(2 ** 32), MALLOC_TRI
 
 const OPTIONS = {
   backend: choice("auto", ["auto", "wasm", "cpu", "webgpu", "all"], "backends to time; all = every one available"),
-  models: choices([...MODEL_NAMES], MODEL_NAMES, "models to time"),
+  models: choices(DEFAULT_MODELS, MODEL_NAMES, "models to time (ant-step only when named or with --corruptions)"),
   rounds: integer(8, "paired rounds per model (tfjs and PyTorch alternate, ABBA)", { min: 1 }),
   steps: integer(3, "timed steps per side per round; a round's time is their median", { min: 1 }),
   warmup: integer(2, "untimed steps per side before the first round", { min: 0 }),
@@ -122,6 +166,12 @@ const OPTIONS = {
   torch_env: choice("clean", ["clean", "inherit"], "clean: the reference runs without our OpenBLAS overrides"),
   torch_malloc: choice("keep", ["keep", "default"], "keep: glibc keeps the reference's freed memory, as the wasm heap"),
   profile: flag(false, "per-kernel times and GFLOP/s of one conv VAE 64×64 step"),
+  corruptions: flag(false, "images/s per corruption beside NumPy, MNIST-C on 10,000 digits, and ant-step"),
+  corruption_images: integer(1000, "real digits each corruption is timed on per round", { min: 1, max: 9999 }),
+  mnist_c_images: integer(10_000, "digits the 15 MNIST-C corruptions are timed on once, ours; 0 skips", {
+    min: 0,
+    max: 10_000,
+  }),
 };
 
 /** Summary of a sample: median, quartiles and range. */
@@ -133,7 +183,7 @@ export interface Spread {
   max: number;
 }
 
-/** One paired round: each side's median step time in it, and their ratio. */
+/** One paired round: each side's median step time in it, and their ratio (the other side: a `baseline` step if any). */
 export interface Round {
   ours_ms: number;
   reference_ms: number | null;
@@ -161,8 +211,8 @@ export interface ModelResult {
   load_before: number;
   load_after: number;
   peak_rss_mb: number;
-  /** The reference's library; absent (older reports): torch. */
-  reference_library?: "torch" | "numpy";
+  /** The reference's library; absent (older reports): torch; none: timed against a baseline of ours (`baseline`). */
+  reference_library?: "torch" | "numpy" | "none";
   /**
    * The entry's absolute goal per step and whether the median step meets it (data-path and ABS
    * entries); `ratio`: the ceiling on the median paired ratio, `ratio_met` null without a reference.
@@ -170,6 +220,71 @@ export interface ModelResult {
   goal?: { ms: number; met: boolean; ratio?: number; ratio_met?: boolean | null; source?: string };
   /** Agreement of the two sides' results (data-path and ABS entries); `ok` false fails the entry. */
   check?: { ok: boolean; detail: string };
+  /** An entry timed against a step of ours (`ant-step` against a smallCnn step), round by round in ABBA order. */
+  baseline?: BaselineComparison;
+}
+
+/** An entry's times against a baseline step of ours, with the goal on the ratio of their medians. */
+export interface BaselineComparison {
+  /** The model whose step is the baseline. */
+  model: ModelName;
+  ms_per_step: Spread;
+  /** Of the per-round ratios entry ms / baseline ms. */
+  paired_ratio: Spread;
+  /** Median entry step over median baseline step. */
+  ratio_of_medians: number;
+  /** The ceiling on `ratio_of_medians` and whether it is met. */
+  ceiling: number;
+  met: boolean;
+  source: string;
+}
+
+/** One corruption timed beside its NumPy reference (`--corruptions`). */
+export interface CorruptionResult {
+  suite: "mnist_c" | "cifar";
+  name: string;
+  /** {@linkcode CORRUPTION_SEVERITY} for `cifar`; null for MNIST-C, which uses each function's default severity. */
+  severity: number | null;
+  /** Digits corrupted per pass. */
+  images: number;
+  /** Images/s of each side over the rounds (one pass each per round). */
+  images_per_s: Spread;
+  reference_images_per_s: Spread | null;
+  /** Of the per-round ratios ours images/s ÷ NumPy's (NumPy ms / ours ms); null without a reference. */
+  speed_ratio: Spread | null;
+  /** Ours ms, NumPy ms per pass and ours/NumPy ms, per round. */
+  rounds: Round[];
+  /** Median `speed_ratio` ≥ {@linkcode CORRUPTION_SPEED_GOAL}; null without a reference. */
+  goal_met: boolean | null;
+  /** Mean |corrupted − clean| in [0, 1] units of one pass on each side (the draws differ, so close, not equal). */
+  check: { ok: boolean; detail: string; ours: number; reference: number | null };
+  /** What the reference runs where the reference code calls skimage, cv2 or ImageMagick; null when it runs as is. */
+  reference_substitute: string | null;
+  load_before: number;
+  load_after: number;
+}
+
+/** The `--corruptions` section. */
+export interface CorruptionSection {
+  /** Where the digits come from. */
+  digits: string;
+  images: number;
+  rounds: number;
+  warmup: number;
+  table: "cifar";
+  severity: number;
+  speed_goal: number;
+  results: CorruptionResult[];
+  /** The 15 MNIST-C corruptions of `images` digits, ours, timed once; null when skipped. */
+  mnist_c_all: {
+    images: number;
+    seconds: number;
+    goal_s: number;
+    met: boolean | null;
+    per_corruption_s: Record<string, number>;
+    load_before: number;
+    load_after: number;
+  } | null;
 }
 
 /** NumPy in the reference worker: its version and the BLAS its core module links. */
@@ -257,6 +372,8 @@ export interface BenchReport {
     torch_malloc: "keep" | "default";
     models: string[];
     backends: string[];
+    /** `--corruptions` was given; absent in older reports. */
+    corruptions?: boolean;
   };
   machine: {
     cpu: string;
@@ -280,6 +397,8 @@ export interface BenchReport {
   /** Rendering a batch of 64 images on one core; `share_of_conv_vae_64`: of a conv VAE 64×64 step when timed. */
   datasets: { name: string; images_per_s: number; batch_ms: number; share_of_conv_vae_64: number | null }[];
   profile: ProfileReport | null;
+  /** The `--corruptions` section; absent or null without it. */
+  corruptions?: CorruptionSection | null;
 }
 
 /** A workload's built state. */
@@ -291,17 +410,26 @@ interface WorkloadState {
   referenceArgs?: Record<string, unknown>;
   /** Compares our result with the `check` the reference's build returned (null without a reference). */
   check?(reference: unknown): { ok: boolean; detail: string };
+  /** A step of ours to pair with instead of the reference worker's (`Workload.baseline`). */
+  baselineStep?(): Promise<void>;
+}
+
+/** Work timed in paired rounds: ours, built here, against the reference worker's builder of the same name. */
+interface PairedWork {
+  name: string;
+  build(rng: Rng): WorkloadState | Promise<WorkloadState>;
 }
 
 /** One timed workload: builds its state once, then runs a step that resolves when the result is read. */
-interface Workload {
+interface Workload extends PairedWork {
   name: ModelName;
   batch: number;
   /** Data-path entries: plain JS against NumPy, timed once rather than per backend. */
   plain?: { goalMs: number };
   /** A model entry's goal: ≤ `ms` per step and a median paired ratio ≤ `ratio`, and where the goal comes from. */
   goal?: { ms: number; ratio: number; source: string };
-  build(rng: Rng): WorkloadState | Promise<WorkloadState>;
+  /** Paired with `baselineStep` of its state, not the reference worker: the ceiling on the ratio of medians. */
+  baseline?: { model: ModelName; ratio: number; source: string };
 }
 
 function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
@@ -499,6 +627,87 @@ function r2Workload(): Workload {
   };
 }
 
+/** Images per step of `mnist-cnn` and `ant-step`. */
+export const MNIST_CNN_BATCH = 128;
+
+/**
+ * The `mnist-cnn` step: lib/models/small_cnn.ts on {@linkcode MNIST_CNN_BATCH} uniform-pixel images with random
+ * classes, one Adam 1e-3 step of the softmax cross-entropy.
+ */
+function smallCnnTrainer(rng: Rng) {
+  const model: Classifier = smallCnn(rng);
+  const images = uniformDigits(rng, MNIST_CNN_BATCH);
+  const classes = tf.tensor1d(Int32Array.from({ length: MNIST_CNN_BATCH }, () => rng.int(10)), "int32");
+  const labels = tf.oneHot(classes, 10);
+  const optimizer = tf.train.adam(1e-3);
+  return {
+    model,
+    images,
+    /** `[batch]` int32 classes. */
+    classes,
+    /** One Adam step on `x` (default: its own images) with its labels; returns the loss (the caller disposes it). */
+    minimize(x: tf.Tensor4D = images): tf.Scalar {
+      return optimizer.minimize(
+        () => tf.losses.softmaxCrossEntropy(labels, model.logits(x)) as tf.Scalar,
+        true,
+        model.params.list(),
+      )!;
+    },
+    dispose() {
+      model.params.dispose();
+      optimizer.dispose();
+      tf.dispose([images, classes, labels]);
+    },
+  };
+}
+
+/** Waits for a loss to be computed and read back, then frees it. */
+async function readLoss(loss: tf.Scalar): Promise<void> {
+  await loss.data();
+  loss.dispose();
+}
+
+/**
+ * One ANT step (issue 19) on the `mnist-cnn` classifier and batch: a generator Adam step (ε 10, lr 1e-3, the quick
+ * preset's) maximising the classifier's cross-entropy, then a classifier Adam step on the ANT batch of a later
+ * epoch, which has all three parts (30% current generator, two 10% slices of saved generators, 50% clean). Paired
+ * with a plain `mnist-cnn` step of a second, identical classifier.
+ */
+function antStepWorkload(): Workload {
+  return {
+    name: "ant-step",
+    batch: MNIST_CNN_BATCH,
+    baseline: {
+      model: "mnist-cnn",
+      ratio: ANT_STEP_RATIO_GOAL,
+      source: "issue 19, Speed: an ANT step at most 3× a smallCnn step",
+    },
+    build(rng) {
+      const trainer = smallCnnTrainer(rng), plain = smallCnnTrainer(rng);
+      const ant = createAnt(rng, { channels: 1, epsilon: 10, generatorLr: 1e-3 });
+      saveGeneratorState(ant);
+      saveGeneratorState(ant);
+      const draws = new Rng(1);
+      return {
+        parameters: trainer.model.params.count() + ant.generator.params.count(),
+        step() {
+          antGeneratorStep(trainer.model, ant, trainer.images, trainer.classes, draws).dispose();
+          const batch = antClassifierBatch(ant, trainer.images, draws, 1);
+          const loss = trainer.minimize(batch);
+          batch.dispose();
+          return readLoss(loss);
+        },
+        baselineStep: () => readLoss(plain.minimize()),
+        dispose() {
+          trainer.dispose();
+          plain.dispose();
+          disposeAnt(ant);
+        },
+      };
+    },
+  };
+}
+
 /** Digits of the ABS entries: `abs-inference` classifies this many per call. */
 export const ABS_INFERENCE_BATCH = 30;
 /** Images per input gradient of the `abs-cnn-input-grad` entry. */
@@ -664,31 +873,17 @@ const WORKLOADS: Workload[] = [
   vaeWorkload("mlp-vae-64", 64, "mlp"),
   {
     name: "mnist-cnn",
-    batch: 128,
+    batch: MNIST_CNN_BATCH,
     build(rng) {
-      const model = smallCnn(rng);
-      const images = tf.tensor4d(Float32Array.from({ length: 128 * 784 }, () => rng.uniform()), [128, 28, 28, 1]);
-      const labels = tf.oneHot(tf.tensor1d(Int32Array.from({ length: 128 }, () => rng.int(10)), "int32"), 10);
-      const optimizer = tf.train.adam(1e-3);
+      const trainer = smallCnnTrainer(rng);
       return {
-        parameters: model.params.count(),
-        async step() {
-          const loss = optimizer.minimize(
-            () => tf.losses.softmaxCrossEntropy(labels, model.logits(images)) as tf.Scalar,
-            true,
-            model.params.list(),
-          )!;
-          await loss.data();
-          loss.dispose();
-        },
-        dispose() {
-          model.params.dispose();
-          optimizer.dispose();
-          tf.dispose([images, labels]);
-        },
+        parameters: trainer.model.params.count(),
+        step: () => readLoss(trainer.minimize()),
+        dispose: trainer.dispose,
       };
     },
   },
+  antStepWorkload(),
   {
     name: "conv-encoder-infer",
     batch: 256,
@@ -748,14 +943,17 @@ class TorchWorker {
    * Starts the worker with the first interpreter that imports torch, or
    * returns null. Under `clean` its environment lacks {@linkcode BLAS_OVERRIDES},
    * under `keep` it has {@linkcode MALLOC_KEEP}; BLAS and OpenMP threads are
-   * pinned to `threads` always.
+   * pinned to `threads` always. `corruptions`: start bench/corruptions_reference.py, which serves the
+   * corruption entries besides everything bench/torch_reference.py does, with the same loop.
    */
   static async start(
     threads: number,
     env: "clean" | "inherit",
     malloc: "keep" | "default",
+    corruptions = false,
   ): Promise<{ worker: TorchWorker; info: ReferenceInfo } | null> {
-    const script = fileURLToPath(new URL("./torch_reference.py", import.meta.url));
+    const entry = corruptions ? "./corruptions_reference.py" : "./torch_reference.py";
+    const script = fileURLToPath(new URL(entry, import.meta.url));
     const childEnv = Deno.env.toObject();
     const removed: Record<string, string> = {};
     if (env === "clean") {
@@ -856,60 +1054,109 @@ async function timeReference(worker: TorchWorker, model: string, steps: number) 
   return { times: reply.times_ms as number[], faults: reply.minor_faults as number };
 }
 
-/** Rounds of one model: ours and the reference alternate in ABBA order, each timing `steps` steps per round. */
+/** What {@linkcode timeRounds} measured. */
+interface PairedTiming {
+  state: WorkloadState;
+  referenceParameters: number | null;
+  check: { ok: boolean; detail: string } | undefined;
+  /** Every timed step of ours and of the other side. */
+  ours: number[];
+  theirs: number[];
+  rounds: Round[];
+  /** The reference's minor page faults over its timed steps. */
+  faults: number;
+  loadBefore: number;
+  loadAfter: number;
+  peakRss: number;
+}
+
+/**
+ * Rounds of one piece of work: ours and the other side alternate in ABBA order, each timing `steps` steps per
+ * round. The other side is the state's `baselineStep` when it has one, else the reference worker's builder of the
+ * same name (none without a worker). The state is disposed before returning.
+ */
+async function timeRounds(
+  work: PairedWork,
+  worker: TorchWorker | null,
+  cfg: { rounds: number; steps: number; warmup: number },
+): Promise<PairedTiming> {
+  const state = await work.build(new Rng(0));
+  const remote = state.baselineStep ? null : worker;
+  const built = remote
+    ? await remote.request({
+      op: "build",
+      model: work.name,
+      ...(state.referenceArgs ? { args: state.referenceArgs } : {}),
+    })
+    : null;
+  const referenceParameters = built ? built.parameters as number : null;
+  const check = state.check?.(built?.check ?? null);
+  if (check && !check.ok) console.error(`${work.name}: FAILED: ${check.detail}`);
+  if (referenceParameters !== null && referenceParameters !== state.parameters) {
+    console.error(
+      `${work.name}: ${state.parameters} parameters here, ${referenceParameters} in PyTorch: not the same network`,
+    );
+  }
+  const baseline = state.baselineStep;
+  const timeOther = baseline
+    ? async (steps: number) => ({ times: await timeOurs(baseline, steps), faults: 0 })
+    : remote
+    ? (steps: number) => timeReference(remote, work.name, steps)
+    : null;
+  const loadBefore = loadavg()[0];
+  await timeOurs(state.step, cfg.warmup);
+  if (timeOther && cfg.warmup) await timeOther(cfg.warmup);
+  const ours: number[] = [], theirs: number[] = [], rounds: Round[] = [];
+  let peakRss = Deno.memoryUsage().rss, faults = 0;
+  for (let r = 0; r < cfg.rounds; r++) {
+    let a: number[], other: { times: number[]; faults: number } | null = null;
+    if (timeOther && r % 2 === 1) {
+      other = await timeOther(cfg.steps);
+      a = await timeOurs(state.step, cfg.steps);
+    } else {
+      a = await timeOurs(state.step, cfg.steps);
+      if (timeOther) other = await timeOther(cfg.steps);
+    }
+    peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
+    ours.push(...a);
+    if (other) {
+      theirs.push(...other.times);
+      faults += other.faults;
+    }
+    const oursMs = spread(a).median, otherMs = other ? spread(other.times).median : null;
+    rounds.push({ ours_ms: oursMs, reference_ms: otherMs, ratio: otherMs ? oursMs / otherMs : null });
+  }
+  state.dispose();
+  if (remote) await remote.request({ op: "dispose", model: work.name });
+  return {
+    state,
+    referenceParameters,
+    check,
+    ours,
+    theirs,
+    rounds,
+    faults,
+    loadBefore,
+    loadAfter: loadavg()[0],
+    peakRss,
+  };
+}
+
+/** Rounds of one model on one backend (see {@linkcode timeRounds}), summarised with its goal and check. */
 async function timeModel(
   workload: Workload,
   backend: string,
   worker: TorchWorker | null,
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<ModelResult> {
-  const state = await workload.build(new Rng(0));
-  const built = worker
-    ? await worker.request({
-      op: "build",
-      model: workload.name,
-      ...(state.referenceArgs ? { args: state.referenceArgs } : {}),
-    })
-    : null;
-  const referenceParameters = built ? built.parameters as number : null;
-  const check = state.check?.(built?.check ?? null);
-  if (check && !check.ok) console.error(`${workload.name}: FAILED: ${check.detail}`);
-  if (referenceParameters !== null && referenceParameters !== state.parameters) {
-    console.error(
-      `${workload.name}: ${state.parameters} parameters here, ${referenceParameters} in PyTorch: not the same network`,
-    );
-  }
-  const loadBefore = loadavg()[0];
-  await timeOurs(state.step, cfg.warmup);
-  if (worker && cfg.warmup) await timeReference(worker, workload.name, cfg.warmup);
-  const ours: number[] = [], theirs: number[] = [], rounds: Round[] = [];
-  let peakRss = Deno.memoryUsage().rss, faults = 0;
-  for (let r = 0; r < cfg.rounds; r++) {
-    let a: number[], reference: { times: number[]; faults: number } | null = null;
-    if (worker && r % 2 === 1) {
-      reference = await timeReference(worker, workload.name, cfg.steps);
-      a = await timeOurs(state.step, cfg.steps);
-    } else {
-      a = await timeOurs(state.step, cfg.steps);
-      if (worker) reference = await timeReference(worker, workload.name, cfg.steps);
-    }
-    peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
-    ours.push(...a);
-    const b = reference?.times ?? null;
-    if (reference) {
-      theirs.push(...reference.times);
-      faults += reference.faults;
-    }
-    const oursMs = spread(a).median, referenceMs = b ? spread(b).median : null;
-    rounds.push({ ours_ms: oursMs, reference_ms: referenceMs, ratio: referenceMs ? oursMs / referenceMs : null });
-  }
-  state.dispose();
-  if (worker) await worker.request({ op: "dispose", model: workload.name });
+  const t = await timeRounds(workload, worker, cfg);
+  const baseline = workload.baseline && t.theirs.length ? workload.baseline : null;
+  const withReference = !workload.baseline && t.theirs.length > 0;
   const goalMs = workload.plain?.goalMs ?? workload.goal?.ms;
-  const ratio = worker ? spread(rounds.map((r) => r.ratio!)) : null;
+  const ratio = withReference ? spread(t.rounds.map((r) => r.ratio!)) : null;
   const goal = goalMs === undefined ? undefined : {
     ms: goalMs,
-    met: spread(ours).median <= goalMs,
+    met: spread(t.ours).median <= goalMs,
     ...(workload.goal
       ? {
         ratio: workload.goal.ratio,
@@ -918,32 +1165,55 @@ async function timeModel(
       }
       : {}),
   };
+  const ratioOfMedians = baseline ? spread(t.ours).median / spread(t.theirs).median : NaN;
   return {
     model: workload.name,
     backend,
     batch: workload.batch,
-    parameters: state.parameters,
-    reference_parameters: referenceParameters,
-    ms_per_step: spread(ours),
-    reference_ms_per_step: theirs.length ? spread(theirs) : null,
-    reference_page_faults_per_step: theirs.length ? Math.round(faults / theirs.length) : null,
+    parameters: t.state.parameters,
+    reference_parameters: t.referenceParameters,
+    ms_per_step: spread(t.ours),
+    reference_ms_per_step: withReference ? spread(t.theirs) : null,
+    reference_page_faults_per_step: withReference ? Math.round(t.faults / t.theirs.length) : null,
     ratio,
-    rounds,
-    load_before: loadBefore,
-    load_after: loadavg()[0],
-    peak_rss_mb: Math.round(peakRss / 2 ** 20),
-    reference_library: workload.plain ? "numpy" : "torch",
+    rounds: t.rounds,
+    load_before: t.loadBefore,
+    load_after: t.loadAfter,
+    peak_rss_mb: Math.round(t.peakRss / 2 ** 20),
+    reference_library: workload.plain ? "numpy" : workload.baseline ? "none" : "torch",
     ...(goal ? { goal } : {}),
-    ...(check ? { check } : {}),
+    ...(t.check ? { check: t.check } : {}),
+    ...(baseline
+      ? {
+        baseline: {
+          model: baseline.model,
+          ms_per_step: spread(t.theirs),
+          paired_ratio: spread(t.rounds.map((r) => r.ratio!)),
+          ratio_of_medians: ratioOfMedians,
+          ceiling: baseline.ratio,
+          met: ratioOfMedians <= baseline.ratio,
+          source: baseline.source,
+        },
+      }
+      : {}),
   };
 }
 
 /**
- * One line on an entry with a goal or a check (data-path and ABS entries): absolute times, the
- * paired ratio, the goal, the load and the check.
+ * One line on an entry with a goal, a check or a baseline (data-path, ABS and ANT entries): absolute
+ * times, the paired ratio, the goal, the load and the check.
  */
 export function dataEntryLine(r: ModelResult): string {
   const f = (v: number) => v.toFixed(v >= 100 ? 0 : 1), q = r.ratio, ref = r.reference_ms_per_step;
+  const b = r.baseline;
+  if (b) {
+    return `${r.model} (${r.backend}): ours ${f(r.ms_per_step.median)} ms (IQR ${f(r.ms_per_step.q1)}–` +
+      `${f(r.ms_per_step.q3)}), ${b.model} step ${f(b.ms_per_step.median)} ms (IQR ${f(b.ms_per_step.q1)}–` +
+      `${f(b.ms_per_step.q3)}); ratio of medians ${b.ratio_of_medians.toFixed(2)}, paired ratio ` +
+      `${b.paired_ratio.median.toFixed(2)} (IQR ${b.paired_ratio.q1.toFixed(2)}–${b.paired_ratio.q3.toFixed(2)}, ` +
+      `min–max ${b.paired_ratio.min.toFixed(2)}–${b.paired_ratio.max.toFixed(2)}); goal ≤ ${b.ceiling}× ` +
+      `${b.met ? "met" : "NOT met"}; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}`;
+  }
   const name = r.reference_library === "numpy" ? "NumPy" : "PyTorch";
   const ratioGoal = r.goal?.ratio === undefined
     ? ""
@@ -1096,6 +1366,176 @@ function datasetThroughput(convStepMs: number | null, batches = 30): BenchReport
   });
 }
 
+/** Mean |a − b| over all values: how much a corruption changed the digits. */
+function meanAbsoluteChange(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let sum = 0;
+  for (let k = 0; k < a.length; k++) sum += Math.abs(a[k] - b[k]);
+  return sum / a.length;
+}
+
+/**
+ * How far apart the two sides' mean changes may be for the sanity check to pass: the draws differ, so one
+ * pass over 1,000 digits agrees to a few per cent where the semantics agree, while a corruption that does
+ * something else (another scale, a missed step) is off by far more.
+ */
+const CHANGE_TOLERANCE = { relative: 0.2, absolute: 0.002 };
+
+/** `images` `[n, 28, 28, 1]` digits: the first `n` of a seeded stratified draw (train part, then test part). */
+function realDigits(n: number): Observations {
+  const train = Math.min(n, 9000), test = Math.max(1, n - train);
+  const { train: a, test: b } = loadMnist({ seed: 0, train, test });
+  const values = new Float32Array(n * 784);
+  values.set(a.images.subarray(0, Math.min(n, a.n) * 784));
+  if (n > a.n) values.set(b.images.subarray(0, (n - a.n) * 784), a.n * 784);
+  return { values, n, shape: [28, 28, 1] };
+}
+
+/**
+ * The `--corruptions` section: each corruption of `images` real digits, ours against the NumPy reference in
+ * paired rounds (one pass per side per round), then the 15 MNIST-C corruptions of `allImages` digits, ours, once.
+ */
+async function corruptionSection(
+  worker: TorchWorker | null,
+  cfg: { rounds: number; warmup: number; images: number; allImages: number },
+): Promise<CorruptionSection> {
+  const digits = realDigits(cfg.images);
+  const dir = Deno.makeTempDirSync({ prefix: "latentlab-bench-corruptions-" });
+  const path = `${dir}/digits.npy`;
+  Deno.writeFileSync(path, formatNpy(digits.values, [digits.n, 28, 28, 1]));
+  const entries = [
+    ...MNIST_C_CORRUPTIONS.map((name) => ({ suite: "mnist_c" as const, name })),
+    ...COMMON_CORRUPTIONS.map((name) => ({ suite: "cifar" as const, name })),
+  ];
+  const results: CorruptionResult[] = [];
+  // A pass over 1,000 digits is long enough to time alone, and one warm-up pass compiles every path.
+  const rounds = { rounds: cfg.rounds, steps: 1, warmup: Math.min(1, cfg.warmup) };
+  try {
+    for (const { suite, name } of entries) {
+      const run = suite === "mnist_c"
+        ? () => mnistC(digits, name as typeof MNIST_C_CORRUPTIONS[number], { seed: 0 })
+        : () =>
+          corrupt(digits, name as typeof COMMON_CORRUPTIONS[number], CORRUPTION_SEVERITY, { seed: 0, table: "cifar" });
+      let ours = NaN, reference: number | null = null, substitute: string | null = null;
+      const work: PairedWork = {
+        name: `${suite}/${name}`,
+        build() {
+          ours = meanAbsoluteChange(run().values, digits.values);
+          return {
+            parameters: 0,
+            step() {
+              run();
+              return Promise.resolve();
+            },
+            dispose() {},
+            referenceArgs: { images: path, seed: 0 },
+            check(theirs) {
+              const r = theirs as { mean_abs_change: number; substitute: string | null } | null;
+              reference = r?.mean_abs_change ?? null;
+              substitute = r?.substitute ?? null;
+              if (reference === null) return { ok: true, detail: `mean change ${ours.toFixed(4)} (no NumPy)` };
+              const gap = Math.abs(ours - reference);
+              const ok = gap <= CHANGE_TOLERANCE.absolute + CHANGE_TOLERANCE.relative * Math.max(ours, reference);
+              return { ok, detail: `mean |change| ours ${ours.toFixed(4)}, NumPy ${reference.toFixed(4)}` };
+            },
+          };
+        },
+      };
+      console.error(`timing ${suite}/${name} on ${digits.n} digits beside NumPy ...`);
+      const t = await timeRounds(work, worker, rounds);
+      const perSecond = (ms: number[]) => spread(ms.map((v) => digits.n * 1000 / v));
+      const speed = t.theirs.length ? spread(t.rounds.map((r) => r.reference_ms! / r.ours_ms)) : null;
+      const result: CorruptionResult = {
+        suite,
+        name,
+        severity: suite === "cifar" ? CORRUPTION_SEVERITY : null,
+        images: digits.n,
+        images_per_s: perSecond(t.ours),
+        reference_images_per_s: t.theirs.length ? perSecond(t.theirs) : null,
+        speed_ratio: speed,
+        rounds: t.rounds,
+        goal_met: speed ? speed.median >= CORRUPTION_SPEED_GOAL : null,
+        check: { ...t.check!, ours, reference },
+        reference_substitute: substitute,
+        load_before: t.loadBefore,
+        load_after: t.loadAfter,
+      };
+      results.push(result);
+      console.error(corruptionLine(result));
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+  let all: CorruptionSection["mnist_c_all"] = null;
+  if (cfg.allImages > 0) {
+    const many = realDigits(cfg.allImages);
+    console.error(`timing the 15 MNIST-C corruptions of ${many.n} digits, ours ...`);
+    const perCorruption: Record<string, number> = {};
+    const loadBefore = loadavg()[0];
+    for (const name of MNIST_C_CORRUPTIONS) {
+      const start = performance.now();
+      mnistC(many, name, { seed: 0 });
+      perCorruption[name] = (performance.now() - start) / 1000;
+    }
+    const seconds = Object.values(perCorruption).reduce((a, b) => a + b, 0);
+    // The goal is set for 10,000 digits; a smaller run is reported without a verdict.
+    const met = many.n === 10_000 ? seconds <= MNIST_C_SECONDS_GOAL : null;
+    all = {
+      images: many.n,
+      seconds,
+      goal_s: MNIST_C_SECONDS_GOAL,
+      met,
+      per_corruption_s: perCorruption,
+      load_before: loadBefore,
+      load_after: loadavg()[0],
+    };
+    console.error(
+      `MNIST-C, 15 corruptions of ${many.n} digits: ${seconds.toFixed(1)} s; goal ≤ ${MNIST_C_SECONDS_GOAL} s ` +
+        `${met === null ? "not judged (not 10,000 digits)" : met ? "met" : "NOT met"}; load ${
+          loadBefore.toFixed(2)
+        } → ` +
+        `${all.load_after.toFixed(2)}`,
+    );
+  }
+  return {
+    digits: "lib/data/mnist.ts loadMnist({ seed: 0 }): the train part, then the test part",
+    images: digits.n,
+    rounds: rounds.rounds,
+    warmup: rounds.warmup,
+    table: "cifar",
+    severity: CORRUPTION_SEVERITY,
+    speed_goal: CORRUPTION_SPEED_GOAL,
+    results,
+    mnist_c_all: all,
+  };
+}
+
+/** One line per corruption: both sides' images/s, the paired speed ratio and its goal, the load and the check. */
+export function corruptionLine(r: CorruptionResult): string {
+  const f = (v: number) => v.toFixed(0), q = r.speed_ratio, ref = r.reference_images_per_s;
+  return `${r.suite}/${r.name}: ours ${f(r.images_per_s.median)} images/s` +
+    (ref ? `, NumPy ${f(ref.median)} images/s` : ", no NumPy") +
+    (q
+      ? `, ours/NumPy ${q.median.toFixed(2)} (IQR ${q.q1.toFixed(2)}–${q.q3.toFixed(2)}, min–max ` +
+        `${q.min.toFixed(2)}–${q.max.toFixed(2)}); goal ≥ ${CORRUPTION_SPEED_GOAL} ${r.goal_met ? "met" : "NOT met"}`
+      : "") +
+    `; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}; check ${r.check.ok ? "ok" : "FAILED"}: ` +
+    r.check.detail;
+}
+
+/** The reference process in words: NumPy's version and BLAS, and the environment it got. */
+export function referenceProcessLine(info: ReferenceInfo): string {
+  const numpy = info.numpy;
+  const blas = numpy?.openblas
+    ? `${numpy.openblas.config} (core ${numpy.openblas.core}, ${numpy.openblas.threads} thread(s))`
+    : numpy?.library ?? "none found";
+  const removed = Object.keys(info.removed_env);
+  return `NumPy ${numpy?.version ?? "?"} in ${info.python}, BLAS ${blas}; ` +
+    (info.env === "clean"
+      ? removed.length ? `${removed.join(" and ")} unset in its process` : `no ${BLAS_OVERRIDES.join(" or ")} to unset`
+      : "inheriting the bench's OPENBLAS_* settings") +
+    `; set there: ${Object.entries(info.set_env).map(([k, v]) => `${k}=${v}`).join(" ")}`;
+}
+
 async function availableBackends(choice: string): Promise<string[]> {
   if (choice === "auto") return [(await selectBackend("auto")).name];
   if (choice !== "all") return [choice];
@@ -1136,9 +1576,9 @@ async function main(args: string[]): Promise<void> {
     console.log(
       "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N] [--steps N] " +
         "[--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit] [--torch_malloc keep|default] " +
-        "[--profile] [--json path] " +
+        "[--profile] [--corruptions] [--corruption_images N] [--mnist_c_images N] [--json path] " +
         "[--write-readme]\n" +
-        `models: ${MODEL_NAMES.join(", ")}`,
+        `models: ${MODEL_NAMES.join(", ")} (default: all but ant-step, which --corruptions adds)`,
     );
     return;
   }
@@ -1152,10 +1592,19 @@ async function main(args: string[]): Promise<void> {
     if (error instanceof UsageError) exitWithUsageError(error.message);
     throw error;
   }
+  // The issue's speed goals come as one: the corruption section brings the ANT step with it.
+  const models: string[] = cfg.corruptions && !cfg.models.includes("ant-step")
+    ? MODEL_NAMES.filter((name) => cfg.models.includes(name) || name === "ant-step")
+    : cfg.models;
   const backends = await availableBackends(cfg.backend);
   const machine = await machineInfo();
   const started = cfg.torch === "auto"
-    ? await TorchWorker.start(cfg.threads, cfg.torch_env as "clean" | "inherit", cfg.torch_malloc as "keep" | "default")
+    ? await TorchWorker.start(
+      cfg.threads,
+      cfg.torch_env as "clean" | "inherit",
+      cfg.torch_malloc as "keep" | "default",
+      cfg.corruptions,
+    )
     : null;
   if (!started && cfg.torch === "auto") console.error("no python3 with torch found: running without the reference");
   const worker = started?.worker ?? null;
@@ -1170,8 +1619,9 @@ async function main(args: string[]): Promise<void> {
       threads: cfg.threads,
       torch_env: cfg.torch_env as "clean" | "inherit",
       torch_malloc: cfg.torch_malloc as "keep" | "default",
-      models: cfg.models,
+      models,
       backends,
+      corruptions: cfg.corruptions,
     },
     machine,
     reference: started?.info ?? null,
@@ -1180,7 +1630,7 @@ async function main(args: string[]): Promise<void> {
     profile: null,
   };
   try {
-    const chosen = WORKLOADS.filter((w) => cfg.models.includes(w.name));
+    const chosen = WORKLOADS.filter((w) => models.includes(w.name));
     const onBackends = chosen.filter((w) => !w.plain), plain = chosen.filter((w) => w.plain);
     for (const backend of onBackends.length ? backends : []) {
       const info = await selectBackend(backend as "wasm" | "cpu" | "webgpu");
@@ -1189,7 +1639,7 @@ async function main(args: string[]): Promise<void> {
         console.error(`timing ${workload.name} on ${backend} ...`);
         const result = await timeModel(workload, backend, worker, cfg);
         report.results.push(result);
-        if (result.goal || result.check) console.error(dataEntryLine(result));
+        if (result.goal || result.check || result.baseline) console.error(dataEntryLine(result));
       }
     }
     for (const workload of plain) {
@@ -1197,6 +1647,15 @@ async function main(args: string[]): Promise<void> {
       const result = await timeModel(workload, "js", worker, cfg);
       report.results.push(result);
       console.error(dataEntryLine(result));
+    }
+    if (cfg.corruptions) {
+      if (started) console.error(`corruption reference: ${referenceProcessLine(started.info)}`);
+      report.corruptions = await corruptionSection(worker, {
+        rounds: cfg.rounds,
+        warmup: cfg.warmup,
+        images: cfg.corruption_images,
+        allImages: cfg.mnist_c_images,
+      });
     }
     if (cfg.profile) {
       const backend = backends.find((b) => b !== "cpu") ?? backends[0];
@@ -1223,7 +1682,10 @@ async function main(args: string[]): Promise<void> {
     writeSpeedTable(report, README_PATH);
     console.error(`wrote the speed table of ${README_PATH}`);
   }
-  const failed = report.results.filter((r) => r.check && !r.check.ok).map((r) => r.model);
+  const failed: string[] = [
+    ...report.results.filter((r) => r.check && !r.check.ok).map((r) => r.model),
+    ...(report.corruptions?.results ?? []).filter((r) => !r.check.ok).map((r) => `${r.suite}/${r.name}`),
+  ];
   if (failed.length) {
     console.error(`FAILED: ${failed.join(", ")}: results failed their check (see above)`);
     Deno.exitCode = 1;

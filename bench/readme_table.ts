@@ -3,8 +3,10 @@
  * the numbers there are never typed by hand: the machine, its load average,
  * PyTorch's BLAS kernel, per model the step times and the median paired
  * ratio with its spread, the goals and result checks of the model entries that
- * have them (ABS), the data-path entries beside NumPy with their absolute
- * goals, and the `--profile` kernels when present.
+ * have them (ABS) and the ANT step against a smallCnn step, the data-path
+ * entries beside NumPy with their absolute goals, the `--corruptions` table
+ * (images/s per corruption beside NumPy, MNIST-C on 10,000 digits) and the
+ * `--profile` kernels when present.
  *
  * usage: deno task bench-readme <bench.json> [--readme path]
  *
@@ -13,7 +15,7 @@
 import { fileURLToPath } from "node:url";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { writeSection } from "../lib/core/readme.ts";
-import type { BenchReport } from "./bench.ts";
+import type { BenchReport, CorruptionSection } from "./bench.ts";
 
 /** The project's README. */
 export const README_PATH = fileURLToPath(new URL("../README.md", import.meta.url));
@@ -23,6 +25,7 @@ const LABELS: Record<string, string> = {
   "conv-vae-32": "conv VAE 32×32",
   "mlp-vae-64": "MLP VAE 64×64",
   "mnist-cnn": "MNIST CNN",
+  "ant-step": "ANT step (generator + classifier) on the MNIST CNN",
   "conv-encoder-infer": "conv encoder inference",
   "cnn-regressor-32": "CNN regressor 32×32",
   "mlp-regressor-32": "MLP regressor 32×32",
@@ -48,10 +51,21 @@ function timeCells(r: BenchReport["results"][number]): string {
   ].join(" | ");
 }
 
-/** A model entry's goal (time per step, ratio ceiling) with verdicts, and whether PyTorch's result agreed with ours. */
+/**
+ * A model entry's goal (time per step, ratio ceiling) with verdicts, whether PyTorch's result agreed with ours, and
+ * for an entry timed against a baseline step of ours, the ratio of medians against its ceiling.
+ */
 export function modelGoalLine(r: BenchReport["results"][number]): string {
   const parts: string[] = [];
-  const g = r.goal;
+  const g = r.goal, b = r.baseline;
+  if (b) {
+    parts.push(
+      `≤ ${b.ceiling}× a ${LABELS[b.model] ?? b.model} step (${ms(b.ms_per_step.median)} ms, paired in the same ` +
+        `process): ${ms(r.ms_per_step.median)} ms, ratio of medians ${ratio(b.ratio_of_medians)}, ` +
+        `${b.met ? "met" : "**not met**"} (paired ratio ${ratio(b.paired_ratio.median)}, IQR ` +
+        `${ratio(b.paired_ratio.q1)}–${ratio(b.paired_ratio.q3)})`,
+    );
+  }
   if (g) {
     parts.push(`≤ ${g.ms} ms per step: ${ms(r.ms_per_step.median)} ms, ${g.met ? "met" : "**not met**"}`);
     if (g.ratio !== undefined) {
@@ -62,8 +76,9 @@ export function modelGoalLine(r: BenchReport["results"][number]): string {
     }
   }
   if (r.check) parts.push(`results agree with PyTorch's: ${r.check.ok ? "yes" : "**no**"}, ${r.check.detail}`);
+  const source = g?.source ?? b?.source;
   return `${LABELS[r.model] ?? r.model} (${r.backend}, batch ${r.batch}): ${parts.join("; ")}` +
-    (g?.source ? `. Goal: ${g.source}.` : ".");
+    (source ? `. Goal: ${source}.` : ".");
 }
 
 /** The BLAS the reference ran, in words: OpenBLAS's own config and core when it reported them. */
@@ -118,7 +133,8 @@ export function speedSection(report: BenchReport): string {
     );
   }
   // Reports written before the data-path entries existed have no reference_library: all of theirs are torch's.
-  const models = report.results.filter((r) => (r.reference_library ?? "torch") === "torch");
+  // Entries timed against a baseline of ours ("none") sit among the models, with no PyTorch columns.
+  const models = report.results.filter((r) => (r.reference_library ?? "torch") !== "numpy");
   const data = report.results.filter((r) => r.reference_library === "numpy");
   if (models.length > 0 || data.length === 0) {
     lines.push("");
@@ -135,7 +151,7 @@ export function speedSection(report: BenchReport): string {
       } | ${load(r.load_before)} → ${load(r.load_after)} |`,
     );
   }
-  const goals = models.filter((r) => r.goal || r.check);
+  const goals = models.filter((r) => r.goal || r.check || r.baseline);
   if (goals.length > 0) {
     lines.push("");
     lines.push(
@@ -169,6 +185,7 @@ export function speedSection(report: BenchReport): string {
       );
     }
   }
+  if (report.corruptions) lines.push("", ...corruptionLines(report.corruptions, report));
   if (report.datasets.length > 0) {
     lines.push("");
     lines.push("Rendering the training images, per dataset (one core, batches of 64):");
@@ -216,6 +233,78 @@ export function speedSection(report: BenchReport): string {
     }
   }
   return lines.join("\n");
+}
+
+/** The "Corruptions, images/s" table of a `--corruptions` run, with the MNIST-C 10,000-digit time and notes. */
+export function corruptionLines(section: CorruptionSection, report: BenchReport): string[] {
+  const ref = report.reference;
+  const lines: string[] = [];
+  const removed = ref ? Object.keys(ref.removed_env) : [];
+  lines.push(
+    `Corruptions, images/s (\`--corruptions\`): each corruption of ${section.images.toLocaleString("en-US")} ` +
+      `real digits (${section.digits}), the 15 MNIST-C ones at their default severities and the 15 common ones ` +
+      `with table \`${section.table}\` at severity ${section.severity}, ` +
+      (ref?.numpy
+        ? `beside bench/corruptions_reference.py (NumPy ${ref.numpy.version}, SciPy and PIL, image by image as the ` +
+          `reference code runs; BLAS ${numpyBlasDescription(report)}` +
+          (ref.env === "clean" && removed.length ? `, ${removed.join(" and ")} unset in its process` : "") +
+          `) in the same run: ${section.rounds} rounds of one pass per side after ${section.warmup} warm-up ` +
+          `pass${section.warmup === 1 ? "" : "es"}, the order alternating (ABBA); the ratio is the median over ` +
+          `rounds of ours images/s ÷ NumPy's in the same round, goal ≥ ${section.speed_goal}. `
+        : `no NumPy reference; ${section.rounds} rounds. `) +
+      `"Change" is the mean |corrupted − clean| of one pass on each side (different draws; a sanity check).`,
+  );
+  lines.push("");
+  lines.push(
+    "| suite | corruption | ours images/s | NumPy images/s | ours/NumPy | ratio IQR | ratio min–max | " +
+      `≥ ${section.speed_goal}× NumPy | change ours / NumPy | load before → after |`,
+  );
+  lines.push("|---|---|---|---|---|---|---|---|---|---|");
+  const count = (v: number) => Math.round(v).toLocaleString("en-US");
+  for (const r of section.results) {
+    const q = r.speed_ratio;
+    const change = `${r.check.ours.toFixed(3)} / ${r.check.reference === null ? "—" : r.check.reference.toFixed(3)}` +
+      (r.check.ok ? "" : " **differ**");
+    lines.push(
+      `| ${r.suite === "mnist_c" ? "MNIST-C" : `${section.table} s${r.severity}`} | ${r.name} | ` +
+        `${count(r.images_per_s.median)} | ${
+          r.reference_images_per_s ? count(r.reference_images_per_s.median) : "—"
+        } | ` +
+        `${q ? ratio(q.median) : "—"} | ${q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—"} | ` +
+        `${q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"} | ` +
+        `${r.goal_met === null ? "—" : r.goal_met ? "met" : "**not met**"} | ${change} | ` +
+        `${load(r.load_before)} → ${load(r.load_after)} |`,
+    );
+  }
+  const judged = section.results.filter((r) => r.goal_met !== null);
+  if (judged.length > 0) {
+    const missed = judged.filter((r) => !r.goal_met).map((r) => `${r.suite}/${r.name}`);
+    lines.push("");
+    lines.push(
+      `Goal ≥ ${section.speed_goal}× NumPy's images/s: met by ${judged.length - missed.length} of ${judged.length}` +
+        (missed.length ? `; not met by ${missed.join(", ")}.` : "."),
+    );
+  }
+  const all = section.mnist_c_all;
+  if (all) {
+    const slowest = Object.entries(all.per_corruption_s).sort((a, b) => b[1] - a[1]).slice(0, 3);
+    lines.push("");
+    lines.push(
+      `MNIST-C, the 15 corruptions of ${all.images.toLocaleString("en-US")} digits, ours, once: ` +
+        `${all.seconds.toFixed(1)} s (goal ≤ ${all.goal_s} s for 10,000: ` +
+        `${all.met === null ? "not judged" : all.met ? "met" : "**not met**"}; slowest ` +
+        `${slowest.map(([name, s]) => `${name} ${s.toFixed(1)} s`).join(", ")}; load ${load(all.load_before)} → ` +
+        `${load(all.load_after)}).`,
+    );
+  }
+  const substitutes = section.results.filter((r) => r.reference_substitute);
+  if (substitutes.length > 0) {
+    lines.push("");
+    lines.push("Where the reference code calls skimage, cv2 or ImageMagick (not installed), the NumPy side runs:");
+    lines.push("");
+    for (const r of substitutes) lines.push(`- ${r.suite}/${r.name}: ${r.reference_substitute}`);
+  }
+  return lines;
 }
 
 /** Rewrites the speed table of the README at `path` from `report`, aligned as deno fmt aligns it. */
