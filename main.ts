@@ -33,6 +33,7 @@ import type { AnyExperiment, PresetName } from "./lib/core/experiment.ts";
 import { importExperiment, isModuleRef } from "./lib/sweep/spec.ts";
 import { sweepCommand } from "./lib/sweep/commands.ts";
 import { genSplitCommand } from "./lib/data/gen_commands.ts";
+import { corruptCommand } from "./lib/data/corrupt_command.ts";
 import { genEvalCommand } from "./lib/metrics/gen_eval.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
@@ -72,6 +73,9 @@ commands:
   gen-eval --predictions p.npy --factors f.npy --dataset D [--split S]
                                R² of any model's factor predictions [n, k] (normalized to [0, 1]) against
                                factor indices [n, k]; with --split the D_one-ood analysis, as one JSON object
+  corrupt --in x.npy --out y.npy --name N [--severity 1-5] [--table cifar|imagenet|mnist_c] [--seed k]
+                               one corruption (ImageNet-C family or MNIST-C) of images [n, h, w(, c)] in
+                               [0, 1] or uint8, seeded per image
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
                                row per factor) into data/previews/
 
@@ -381,6 +385,9 @@ export async function main(args: string[]): Promise<void> {
     case "gen-eval":
       Deno.exitCode = await genEvalCommand(rest);
       return;
+    case "corrupt":
+      Deno.exitCode = await corruptCommand(rest);
+      return;
     default:
       usageError(
         `unknown command "${command}"; did you mean ${
@@ -395,6 +402,7 @@ export async function main(args: string[]): Promise<void> {
             "export-codes",
             "gen-split",
             "gen-eval",
+            "corrupt",
           ])
         }?`,
       );

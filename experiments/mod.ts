@@ -14,6 +14,7 @@ import { experiment as slowvaeKitti } from "./slowvae_kitti.ts";
 import { experiment as vaeCollapseToy } from "./vae_collapse_toy.ts";
 import { experiment as genBenchmark } from "./gen_benchmark.ts";
 import { experiment as absMnist } from "./abs_mnist.ts";
+import { experiment as noiseTrainMnist } from "./noise_training.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -25,6 +26,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   vaeCollapseToy,
   genBenchmark,
   absMnist,
+  noiseTrainMnist,
 ];
 
 /** The experiment called `name`, or undefined. */

@@ -182,6 +182,13 @@ const ROWS: Row[] = [
   [run("abs-mnist", "--calibration_digits", "300"), "calibration_digits = 300 exceeds train_digits = 200"],
   [run("abs-mnist", "--train_digits", "9000", "--test_digits", "2000"), "the mnist package has 10,000 digits"],
   [run("abs-mnist", "--models", "madry"), "madry"],
+  // noise-train-mnist: noise sizes, ANT's batch shares, regimes.
+  [run("noise-train-mnist", "--sigmas", "0,0.5"), "sigmas must be > 0, got 0"],
+  [run("noise-train-mnist", "--ant_epsilon", "0"), "ant_epsilon must be > 0, got 0"],
+  [run("noise-train-mnist", "--ant_current_fraction", "1.5"), "ant_current_fraction"],
+  [run("noise-train-mnist", "--ant_current_fraction", "0.7"), "ant_current_fraction + clean_fraction = 1.2"],
+  [run("noise-train-mnist", "--regimes", "mixup"), "mixup"],
+  [run("noise-train-mnist", "--eps_digits", "200"), "eps_digits = 200 exceeds test_digits = 128"],
 ];
 
 /**
