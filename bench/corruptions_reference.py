@@ -39,6 +39,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage as ndi
 
+sys.dont_write_bytecode = True  # importing the fixture scripts must leave no __pycache__ in tests/
 _FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "fixtures")
 sys.path.insert(0, _FIXTURES)
 
