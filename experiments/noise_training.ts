@@ -16,7 +16,7 @@ import { Rng } from "../lib/core/rng.ts";
 import { COMMON_CORRUPTIONS, corrupt, MNIST_C_CORRUPTIONS, mnistC, type Severity } from "../lib/data/corruptions.ts";
 import type { Observations } from "../lib/data/ground_truth.ts";
 import { loadMnist, type Mnist, MNIST_CLASSES, MNIST_SIDE } from "../lib/data/mnist.ts";
-import { imageGrid } from "../lib/data/preview.ts";
+import { imageGrid, mnistCPreview } from "../lib/data/preview.ts";
 import { attack, predictions } from "../lib/attacks/attack.ts";
 import { ddn, linfPgd } from "../lib/attacks/gradient.ts";
 import { gaussianDirections, uniformDirections, zeroAccuracyPerturbation } from "../lib/attacks/noise.ts";
@@ -681,19 +681,7 @@ export const experiment = defineExperiment({
       );
       metrics[`${regime.name}/common_mean`] = mean(accuracies);
     }
-    const mnistCDigits = testDigits(mnist, Math.min(10, cfg.mnist_c_digits));
-    const sets = corruptedSets(ctx.seed, cfg, mnist);
-    const rows = MNIST_C_CORRUPTIONS.map((name) => sets.mnistC.get(name)!.values.slice(0, mnistCDigits.n * PIXELS));
-    ctx.image(
-      "mnist_c",
-      0,
-      imageGrid(
-        concat([mnistCDigits.values, ...rows]),
-        (rows.length + 1) * mnistCDigits.n,
-        IMAGE_SHAPE,
-        mnistCDigits.n,
-      ),
-    );
+    ctx.image("mnist_c", 0, mnistCPreview(testDigits(mnist, Math.min(10, cfg.test_digits)), ctx.seed));
     console.log(summaryTable(regimes, metrics));
     return {
       metrics: Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v))),
@@ -718,16 +706,6 @@ export const experiment = defineExperiment({
     };
   },
 });
-
-const concat = (parts: Float32Array[]) => {
-  const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
-};
 
 /** The per-regime table printed at the end of a run. */
 function summaryTable(regimes: Regime[], m: Record<string, number>): string {

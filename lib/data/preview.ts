@@ -1,13 +1,14 @@
 /**
  * Preview images of a dataset: a grid of random samples and one traversal
  * row per factor (every value of the factor, or ten evenly spaced ones,
- * with the other factors fixed).
+ * with the other factors fixed); and grids of the image corruptions.
  *
  * @module
  */
 import type { Image } from "../core/png.ts";
 import type { Rng } from "../core/rng.ts";
-import type { Factors, GroundTruthDataset } from "./ground_truth.ts";
+import { COMMON_CORRUPTIONS, corrupt, type CorruptionTableName, MNIST_C_CORRUPTIONS, mnistC } from "./corruptions.ts";
+import type { Factors, GroundTruthDataset, Observations } from "./ground_truth.ts";
 
 const GAP = 2;
 
@@ -54,4 +55,42 @@ export function datasetPreview(dataset: GroundTruthDataset, rng: Rng, samples = 
   const all: Factors = { values: new Int32Array([...random.values, ...traversal]), n: samples + k * columns };
   const images = dataset.observations(all, rng);
   return imageGrid(images.values, all.n, images.shape, columns);
+}
+
+/**
+ * MNIST-C at a glance: a row of clean digits, then one row per MNIST-C
+ * corruption of the same digits (`[n, 28, 28, 1]`, seeded per image).
+ */
+export function mnistCPreview(digits: Observations, seed: number): Image {
+  const rows = [digits.values, ...MNIST_C_CORRUPTIONS.map((name) => mnistC(digits, name, { seed }).values)];
+  return imageGrid(concatRows(rows), rows.length * digits.n, digits.shape, digits.n);
+}
+
+/**
+ * The common corruptions at a glance: per corruption one row of `digits`
+ * (usually one or two images) at severities 1 to 5, under `table`'s constants.
+ */
+export function commonCorruptionPreview(digits: Observations, seed: number, table: CorruptionTableName): Image {
+  const severities = [1, 2, 3, 4, 5] as const;
+  const rows = COMMON_CORRUPTIONS.flatMap((name) =>
+    severities.map((severity) => corrupt(digits, name, severity, { seed, table }).values)
+  );
+  // Row-major: one grid row per corruption, severities side by side, each with all digits.
+  const perRow = severities.length * digits.n;
+  const size = digits.shape[0] * digits.shape[1] * digits.shape[2];
+  const ordered = new Float32Array(COMMON_CORRUPTIONS.length * perRow * size);
+  COMMON_CORRUPTIONS.forEach((_, c) =>
+    severities.forEach((_, s) => ordered.set(rows[c * severities.length + s], (c * perRow + s * digits.n) * size))
+  );
+  return imageGrid(ordered, COMMON_CORRUPTIONS.length * perRow, digits.shape, perRow);
+}
+
+function concatRows(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
 }
