@@ -11,6 +11,8 @@ import {
   defaultTable,
   frostLayer,
   HOLDOUT_CORRUPTIONS,
+  MNIST_C_CORRUPTIONS,
+  mnistC,
   PROCEDURAL_SUBSTITUTES,
   type Severity,
 } from "../../lib/data/corruptions.ts";
@@ -237,4 +239,82 @@ Deno.test("bad input: unknown name, severity outside 1–5, channels, values out
   assertThrows(() => corrupt(bright, "fog", 1, { seed: 0 }), UsageError, "[0, 1]");
   const nan = { ...images, values: images.values.map((v, k) => (k === 5 ? NaN : v)) };
   assertThrows(() => corrupt(nan, "fog", 1, { seed: 0 }), UsageError, "[0, 1]");
+});
+
+/** FNV-1a (32-bit) of a Float32Array's bytes, as 8 hex digits. */
+function bytesHash(values: Float32Array): string {
+  const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
+
+/**
+ * Output hashes recorded before the corruptions were made faster, which must not change any value: MNIST-C of four
+ * fixture digits (seed 5), and per common corruption at severity 3 (seed 5) the digits with table cifar (quantized,
+ * then not), imagenet (same), and two random 32×32 colour images with table cifar (same).
+ */
+const PINNED = {
+  mnistC: {
+    shot_noise: "082c918b",
+    impulse_noise: "12f69912",
+    glass_blur: "33f5d328",
+    motion_blur: "52c3d906",
+    shear: "47b2f462",
+    scale: "5a6e6a11",
+    rotate: "65664925",
+    brightness: "c694b398",
+    translate: "f2bc7007",
+    stripe: "3842ace1",
+    fog: "2125f0a3",
+    spatter: "37352239",
+    dotted_line: "ebafb945",
+    zigzag: "75ef66a2",
+    canny_edges: "3234e318",
+  },
+  common: {
+    gaussian_noise: ["a2807ce5", "addf55cd", "9b3102fa", "8583782e", "1705579a", "a071752d"],
+    shot_noise: ["8c5c6812", "6bfac7bd", "d90c43b9", "5d9fc7f1", "2cd6bdfd", "1b780ffb"],
+    impulse_noise: ["f42ab0d8", "f42ab0d8", "1a86b7f7", "1a86b7f7", "926b4d18", "926b4d18"],
+    defocus_blur: ["6a5b54d0", "d524c01f", "ee2c6217", "2d4f3864", "47005838", "9cac7e5e"],
+    glass_blur: ["c1f2bd94", "99bb47a4", "0e59e406", "93d13f12", "a8f2ec4c", "e6a53325"],
+    motion_blur: ["ba707f4f", "4c32a322", "eaf617d7", "122c861d", "038880bf", "307f77a0"],
+    zoom_blur: ["26fbc1a2", "296f6ecb", "0cd56f33", "071b3b96", "ed5d4333", "f1dca8a9"],
+    snow: ["4933059e", "05bca966", "e7411431", "987bfbcd", "4e26c273", "480dbc02"],
+    frost: ["d6676a9f", "7255fbe2", "50b1901b", "c59998f3", "98324035", "ee764d06"],
+    fog: ["2811d0ae", "db4283f1", "50b4aa16", "b11aad80", "4d1bc467", "8b3fb75c"],
+    brightness: ["64d63975", "c271f29e", "7b1a233d", "cc44d39f", "917d3cd8", "93916106"],
+    contrast: ["16dad036", "7b98a211", "8bdab111", "a8b9997d", "1fa7f9d6", "7d956a20"],
+    elastic_transform: ["92b74107", "1d579c7e", "ebf40dd5", "e6a39cee", "a69a9b46", "14745cbe"],
+    pixelate: ["b826f251", "f8989ca5", "3f8e4e77", "19a78b59", "8725f53d", "9d441c91"],
+    jpeg_compression: ["8b9bac9d", "8b9bac9d", "208478a6", "208478a6", "e1c40f6b", "e1c40f6b"],
+    speckle_noise: ["549e3c82", "d77116d4", "145dbc7b", "8d01d9eb", "204c2ae4", "358e5bf1"],
+    gaussian_blur: ["5c9c2f88", "493dcbdf", "0d758b3b", "d61e0717", "28658d95", "7923e558"],
+    spatter: ["16246726", "26aa0cc5", "49eea54d", "31c21fdc", "14ce2f80", "d23298d1"],
+    saturate: ["74073485", "74073485", "74073485", "74073485", "681e1012", "c0c12720"],
+  },
+} as const;
+
+Deno.test("pinned output bytes of every corruption, both suites, gray and colour, quantized or not", () => {
+  const fixture: { images: number[][] } = JSON.parse(
+    Deno.readTextFileSync(new URL("./fixtures/reference_mnist_c.json", import.meta.url)),
+  );
+  const digits: Observations = {
+    values: Float32Array.from(fixture.images.slice(0, 4).flat(), (v) => v / 255),
+    n: 4,
+    shape: [28, 28, 1],
+  };
+  const colour = randomImages(2, 32, 32, 3, 3);
+  for (const name of MNIST_C_CORRUPTIONS) {
+    assertEquals(bytesHash(mnistC(digits, name, { seed: 5 }).values), PINNED.mnistC[name], `mnist_c ${name}`);
+  }
+  for (const name of CORRUPTION_NAMES) {
+    const hashes = [];
+    for (const [images, table] of [[digits, "cifar"], [digits, "imagenet"], [colour, "cifar"]] as const) {
+      for (const quantize of [true, false]) {
+        hashes.push(bytesHash(corrupt(images, name, 3, { seed: 5, table, quantize }).values));
+      }
+    }
+    assertEquals(hashes, [...PINNED.common[name]], name);
+  }
 });
