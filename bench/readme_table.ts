@@ -307,25 +307,33 @@ export function corruptionLines(section: CorruptionSection, report: BenchReport)
   return lines;
 }
 
-/** Rewrites the speed table of the README at `path` from `report`, aligned as deno fmt aligns it. */
-export function writeSpeedTable(report: BenchReport, path: string): void {
+/**
+ * Rewrites a speed table of the README at `path` from `report`, aligned as
+ * deno fmt aligns it: the CPU one (`bench`) or another machine's, e.g. a GPU's
+ * WebGPU run (`bench-webgpu`).
+ */
+export function writeSpeedTable(report: BenchReport, path: string, section = "bench"): void {
   if (report.schema !== "latentlab-bench/1") throw new Error(`not a latentlab-bench/1 report: ${report.schema}`);
-  writeSection(path, "bench", speedSection(report));
+  writeSection(path, section, speedSection(report));
 }
 
 if (import.meta.main) {
   const { flags, positionals } = parseCommandLine(Deno.args);
-  const unknown = [...flags.keys()].find((key) => key !== "help" && key !== "readme");
-  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme`);
+  const unknown = [...flags.keys()].find((key) => !["help", "readme", "section"].includes(key));
+  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
-    const usage = "usage: deno task bench-readme <bench.json> [--readme path]";
+    const usage = "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-webgpu]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
     const readme = flags.get("readme");
     if (readme === true) exitWithUsageError("--readme needs a path");
+    const section = flags.get("section") ?? "bench";
+    if (section !== "bench" && section !== "bench-webgpu") {
+      exitWithUsageError(`--section must be bench or bench-webgpu, got ${section}`);
+    }
     const report = JSON.parse(Deno.readTextFileSync(positionals[0])) as BenchReport;
-    writeSpeedTable(report, readme ?? README_PATH);
+    writeSpeedTable(report, readme ?? README_PATH, section as string);
     console.log(`wrote the speed table of ${readme ?? README_PATH} from ${positionals[0]}`);
   }
 }
