@@ -13,6 +13,7 @@ import { choice, choices, type ConfigOf, integer, real, reals } from "../lib/cor
 import { UsageError } from "../lib/core/errors.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
+import { stopPoint } from "../lib/core/run_guard.ts";
 import { COMMON_CORRUPTIONS, corrupt, MNIST_C_CORRUPTIONS, mnistC, type Severity } from "../lib/data/corruptions.ts";
 import type { Observations } from "../lib/data/ground_truth.ts";
 import { loadMnist, type Mnist, MNIST_CLASSES, MNIST_SIDE } from "../lib/data/mnist.ts";
@@ -414,11 +415,13 @@ async function runPhase(
     };
     // A regime's curve starts at the pretrained model it fine-tunes.
     let last: Record<string, number> = phase.kind === "regime" ? await logCurve(0) : {};
+    const progress = ctx.progress(name, totalSteps);
     let step = 0, loss = 0;
     for (let epoch = 0; step < totalSteps; epoch++) {
       for (const rows of epochBatches(cfg.train_digits, cfg.batch, rng)) {
         if (step >= totalSteps) break;
         ctx.stopRequested.throwIfAborted();
+        stopPoint();
         if (ant && step > 0 && step % restartEvery === 0) {
           restartGenerator(classifier, ant, rng, cfg.restart_steps, randomBatch)?.dispose();
           // The reference keeps the generator each restart starts an epoch with, for replay.
@@ -444,7 +447,10 @@ async function runPhase(
           tf.dispose([x, labels]);
         }
         step++;
-        if (step % cfg.log_every === 0) ctx.log(step, { [`${name}/loss`]: loss });
+        if (step % cfg.log_every === 0) {
+          ctx.log(step, { [`${name}/loss`]: loss });
+          progress.update(step, loss);
+        }
         if (step % stepsPerEpoch === 0 || step === totalSteps) last = await logCurve(step);
       }
     }
