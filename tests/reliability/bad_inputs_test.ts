@@ -177,7 +177,7 @@ const ROWS: Row[] = [
   [["export-codes"], "export-codes needs one run directory"],
   [["export-codes", files, "--bogus", "1"], "unknown option --bogus for export-codes"],
   // abs-mnist: parts larger than what they are drawn from, unknown models.
-  [run("abs-mnist", "--attack_digits", "60"), "attack_digits = 60 exceeds test_digits = 50: allowed 1..50"],
+  [run("abs-mnist", "--attack_digits", "60"), "attack_digits = 60 exceeds test_digits = 50: allowed ≤ 50"],
   [run("abs-mnist", "--clean_digits", "51"), "clean_digits = 51 exceeds test_digits = 50"],
   [run("abs-mnist", "--calibration_digits", "300"), "calibration_digits = 300 exceeds train_digits = 200"],
   [run("abs-mnist", "--train_digits", "9000", "--test_digits", "2000"), "the mnist package has 10,000 digits"],
