@@ -394,14 +394,27 @@ export function clippedZoom(
 /**
  * PIL's resampling weights along one axis (`precompute_coeffs` in Resample.c) for the box filter: output pixel i
  * averages the input pixels whose centres fall in [i·s, (i + 1)·s), s = n_in / n_out (at least the nearest one
- * when enlarging).
+ * when enlarging). Output pixel i weighs `taps[i]` inputs from `start[i]` by `weights[offset[i] + j]`.
  */
-function boxCoefficients(inSize: number, outSize: number): { start: Int32Array; weights: Float64Array[] } {
+interface BoxCoefficients {
+  start: Int32Array;
+  taps: Int32Array;
+  offset: Int32Array;
+  weights: Float64Array;
+}
+
+/** Coefficients per `${inSize}→${outSize}`: a corruption resizes every image of a batch alike. */
+const boxCoefficientCache = new Map<string, BoxCoefficients>();
+
+function boxCoefficients(inSize: number, outSize: number): BoxCoefficients {
+  const key = `${inSize}→${outSize}`;
+  const cached = boxCoefficientCache.get(key);
+  if (cached) return cached;
   const scale = inSize / outSize;
   const filterScale = Math.max(scale, 1);
   const support = 0.5 * filterScale;
-  const start = new Int32Array(outSize);
-  const weights: Float64Array[] = [];
+  const start = new Int32Array(outSize), taps = new Int32Array(outSize), offset = new Int32Array(outSize);
+  const rows: Float64Array[] = [];
   for (let i = 0; i < outSize; i++) {
     const centre = (i + 0.5) * scale;
     const xmin = Math.max(Math.trunc(centre - support + 0.5), 0);
@@ -415,9 +428,15 @@ function boxCoefficients(inSize: number, outSize: number): { start: Int32Array; 
     }
     if (total !== 0) { for (let x = 0; x < xmax; x++) k[x] /= total; }
     start[i] = xmin;
-    weights.push(k);
+    taps[i] = xmax;
+    offset[i] = i === 0 ? 0 : offset[i - 1] + taps[i - 1];
+    rows.push(k);
   }
-  return { start, weights };
+  const weights = new Float64Array(rows.reduce((n, k) => n + k.length, 0));
+  rows.forEach((k, i) => weights.set(k, offset[i]));
+  const coefficients = { start, taps, offset, weights };
+  boxCoefficientCache.set(key, coefficients);
+  return coefficients;
 }
 
 /**
@@ -433,29 +452,39 @@ export function boxResize(
   outW: number,
 ): Float32Array {
   const across = boxCoefficients(w, outW), down = boxCoefficients(h, outH);
-  const wide = new Float32Array(h * outW * c); // PIL keeps the intermediate image in the image's own type
+  // PIL keeps the intermediate image in the image's own type: float32 here. Reused across calls (no callbacks).
+  const wide = scratchFloat32(h * outW * c);
+  const acrossWeights = across.weights, acrossTaps = across.taps, acrossOffset = across.offset;
+  const acrossStart = across.start;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < outW; x++) {
-      const k = across.weights[x], x0 = across.start[x];
+      const taps = acrossTaps[x], first = acrossOffset[x], from = (y * w + acrossStart[x]) * c;
       for (let ch = 0; ch < c; ch++) {
         let acc = 0;
-        for (let j = 0; j < k.length; j++) acc += k[j] * img[(y * w + x0 + j) * c + ch];
+        for (let j = 0; j < taps; j++) acc += acrossWeights[first + j] * img[from + j * c + ch];
         wide[(y * outW + x) * c + ch] = acc;
       }
     }
   }
   const out = new Float32Array(outH * outW * c);
+  const stride = outW * c, downWeights = down.weights;
   for (let y = 0; y < outH; y++) {
-    const k = down.weights[y], y0 = down.start[y];
-    for (let x = 0; x < outW; x++) {
-      for (let ch = 0; ch < c; ch++) {
-        let acc = 0;
-        for (let j = 0; j < k.length; j++) acc += k[j] * wide[((y0 + j) * outW + x) * c + ch];
-        out[(y * outW + x) * c + ch] = acc;
-      }
+    const taps = down.taps[y], first = down.offset[y], from = down.start[y] * stride;
+    for (let k = 0; k < stride; k++) {
+      let acc = 0;
+      for (let j = 0; j < taps; j++) acc += downWeights[first + j] * wide[from + j * stride + k];
+      out[y * stride + k] = acc;
     }
   }
   return out;
+}
+
+let scratch32 = new Float32Array(0);
+
+/** A module-wide float32 scratch of at least `n` values (contents undefined), for a kernel's intermediate image. */
+function scratchFloat32(n: number): Float32Array {
+  if (scratch32.length < n) scratch32 = new Float32Array(Math.max(n, 2 * scratch32.length));
+  return scratch32;
 }
 
 /** Source indices of PIL's NEAREST resize along one axis (ImagingScaleAffine: ⌊(i + 0.5)·s⌋, accumulated as PIL does). */
@@ -816,4 +845,51 @@ export function equalizeHist(img: ArrayLike<number>): Uint8Array {
     lut[v] = Math.min(255, Math.round(sum * scale));
   }
   return Uint8Array.from(img, (v) => lut[v]);
+}
+
+/**
+ * Clips one corrupted image to [0, 1] and writes it into a float32 batch from index `offset`; with `quantize` each
+ * value is first rounded to a multiple of 1/255, as the references save uint8 images.
+ */
+export function storeClipped(
+  image: Float64Array | Float32Array | Uint8Array,
+  batch: Float32Array,
+  offset: number,
+  quantize: boolean,
+): void {
+  // One loop per array type: the loop shared by every corruption would otherwise read several element kinds, which
+  // makes it several times slower than a pointwise corruption of a digit.
+  if (image instanceof Float64Array) storeClipped64(image, batch, offset, quantize);
+  else if (image instanceof Float32Array) storeClipped32(image, batch, offset, quantize);
+  else storeClippedBytes(image, batch, offset, quantize);
+}
+
+function storeClipped64(image: Float64Array, batch: Float32Array, offset: number, quantize: boolean): void {
+  for (let k = 0; k < image.length; k++) {
+    const v = Math.min(1, Math.max(0, image[k]));
+    batch[offset + k] = quantize ? Math.round(v * 255) / 255 : v;
+  }
+}
+
+function storeClipped32(image: Float32Array, batch: Float32Array, offset: number, quantize: boolean): void {
+  for (let k = 0; k < image.length; k++) {
+    const v = Math.min(1, Math.max(0, image[k]));
+    batch[offset + k] = quantize ? Math.round(v * 255) / 255 : v;
+  }
+}
+
+function storeClippedBytes(image: Uint8Array, batch: Float32Array, offset: number, quantize: boolean): void {
+  for (let k = 0; k < image.length; k++) {
+    const v = Math.min(1, Math.max(0, image[k]));
+    batch[offset + k] = quantize ? Math.round(v * 255) / 255 : v;
+  }
+}
+
+/** Index of the first value of `values` outside [0, 1] (NaN included), −1 if there is none. */
+export function firstOutsideUnitInterval(values: ArrayLike<number>): number {
+  for (let k = 0; k < values.length; k++) {
+    const v = values[k];
+    if (!(v >= 0 && v <= 1)) return k;
+  }
+  return -1;
 }

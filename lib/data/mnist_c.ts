@@ -12,7 +12,15 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import { affineWarp, gaussianFilter, motionBlur, plasmaFractal, poissonSample } from "./corruption_ops.ts";
+import {
+  affineWarp,
+  firstOutsideUnitInterval,
+  gaussianFilter,
+  motionBlur,
+  plasmaFractal,
+  poissonSample,
+  storeClipped,
+} from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
 
 /** The MNIST-C corruptions, in the reference's `CORRUPTIONS` order (without `identity`). */
@@ -60,13 +68,10 @@ export function mnistC(
   const firstIndex = opts.firstIndex ?? 0;
   const corruption = CORRUPTIONS[name];
   const values = new Float32Array(images.n * PIXELS);
+  const input = new DigitInput(opts.seed, name);
   for (let i = 0; i < images.n; i++) {
-    const image = images.values.slice(i * PIXELS, (i + 1) * PIXELS);
-    const out = corruption(image, Rng.derive(opts.seed, "mnist_c", name, firstIndex + i));
-    for (let p = 0; p < PIXELS; p++) {
-      const v = Math.min(1, Math.max(0, out[p]));
-      values[i * PIXELS + p] = Math.round(v * 255) / 255;
-    }
+    const out = corruption(input.next(images.values.subarray(i * PIXELS, (i + 1) * PIXELS), firstIndex + i));
+    storeClipped(out, values, i * PIXELS, true);
   }
   return { values, n: images.n, shape: [SIDE, SIDE, 1] };
 }
@@ -82,9 +87,9 @@ function checkInput(images: Observations, name: string, opts: { seed: number; fi
   if (!Number.isInteger(images.n) || images.n < 0 || images.values.length !== images.n * PIXELS) {
     throw new UsageError(`mnistC: ${images.values.length} values do not make ${images.n} images of 28×28×1`);
   }
-  for (let k = 0; k < images.values.length; k++) {
-    const v = images.values[k];
-    if (!(v >= 0 && v <= 1)) throw new UsageError(`mnistC: pixel values must lie in [0, 1], got ${v} at ${k}`);
+  const outside = firstOutsideUnitInterval(images.values);
+  if (outside >= 0) {
+    throw new UsageError(`mnistC: pixel values must lie in [0, 1], got ${images.values[outside]} at ${outside}`);
   }
   if (!Number.isInteger(opts.seed)) throw new UsageError(`mnistC: seed must be an integer, got ${opts.seed}`);
   const first = opts.firstIndex ?? 0;
@@ -93,19 +98,47 @@ function checkInput(images: Observations, name: string, opts: { seed: number; fi
   }
 }
 
+/**
+ * Per-digit input of a corruption. One object serves a whole batch, moved from digit to digit by `next`: a fresh
+ * object per digit costs more than a pointwise corruption, and so does deriving a generator that is never drawn from.
+ */
+class DigitInput {
+  /** The current `[28, 28]` digit, a view into the batch: read, never written. */
+  image: Float32Array = new Float32Array(0);
+  /** Scratch a pointwise corruption may fill and return; reused for the next digit. */
+  readonly out = new Float64Array(PIXELS);
+  #index = 0;
+  #rng: Rng | null = null;
+
+  constructor(readonly seed: number, readonly name: MnistCName) {}
+
+  /** Moves to digit `image`, global index `index`. */
+  next(image: Float32Array, index: number): this {
+    this.image = image;
+    this.#index = index;
+    this.#rng = null;
+    return this;
+  }
+
+  /** The digit's generator, `Rng.derive(seed, "mnist_c", name, index)`, derived on first use. */
+  get rng(): Rng {
+    return this.#rng ??= Rng.derive(this.seed, "mnist_c", this.name, this.#index);
+  }
+}
+
 /** One corruption of one `[28, 28]` image in [0, 1] (not yet clipped or rounded). */
-type Corruption = (image: Float32Array, rng: Rng) => ArrayLike<number>;
+type Corruption = (input: DigitInput) => Float64Array | Float32Array | Uint8Array;
 
 const CORRUPTIONS: Record<MnistCName, Corruption> = {
   shot_noise: shotNoise,
   impulse_noise: impulseNoise,
   glass_blur: glassBlur,
   motion_blur: motionBlurred,
-  shear: (image, rng) => warp(image, shearMatrix(0.4 * randomSign(rng))),
-  scale: (image) => warp(image, scaleMatrix(1 / 0.7)),
-  rotate: (image, rng) => warp(image, rotationMatrix(0.4 * randomSign(rng))),
+  shear: ({ image, rng }) => warp(image, shearMatrix(0.4 * randomSign(rng))),
+  scale: ({ image }) => warp(image, scaleMatrix(1 / 0.7)),
+  rotate: ({ image, rng }) => warp(image, rotationMatrix(0.4 * randomSign(rng))),
   brightness: brightness,
-  translate: (image, rng) => {
+  translate: ({ image, rng }) => {
     // np.random.choice([-1, 1], 2): dx (columns) first, then dy (rows).
     const dx = 3 * randomSign(rng), dy = 3 * randomSign(rng);
     return warp(image, [1, 0, dx, 0, 1, dy]);
@@ -113,12 +146,12 @@ const CORRUPTIONS: Record<MnistCName, Corruption> = {
   stripe: stripe,
   fog: fog,
   spatter: spatter,
-  dotted_line: (image, rng) => addOverlay(image, mnistCOverlay("dotted_line", rng.int(27), rng.int(27))),
-  zigzag: (image, rng) => {
+  dotted_line: ({ image, rng, out }) => addOverlay(image, mnistCOverlay("dotted_line", rng.int(27), rng.int(27)), out),
+  zigzag: ({ image, rng, out }) => {
     const r0 = rng.int(27);
-    return addOverlay(image, mnistCOverlay("zigzag", r0, r0 - 5 + rng.int(10)));
+    return addOverlay(image, mnistCOverlay("zigzag", r0, r0 - 5 + rng.int(10)), out);
   },
-  canny_edges: (image) => cannyEdges(image, SIDE, SIDE),
+  canny_edges: ({ image }) => cannyEdges(image, SIDE, SIDE),
 };
 
 /** np.random.choice([-1, 1]). */
@@ -127,22 +160,25 @@ function randomSign(rng: Rng): number {
 }
 
 /** Severity 5 (c = 3): Poisson(x·c)/c. */
-function shotNoise(image: Float32Array, rng: Rng): Float64Array {
+function shotNoise({ image, rng, out }: DigitInput): Float64Array {
   const c = 3;
-  return Float64Array.from(image, (x) => poissonSample(x * c, rng) / c);
+  // Plain loops into `out` here and below: TypedArray.from with a map function costs more than these corruptions.
+  for (let p = 0; p < PIXELS; p++) out[p] = poissonSample(image[p] * c, rng) / c;
+  return out;
 }
 
 /**
  * Severity 4 (amount 0.17): skimage `random_noise(mode="s&p")` since 0.12.4, each pixel flipped with probability
  * `amount`, a flipped pixel becoming 1 or 0 (low_clip of a non-negative image) with equal probability.
  */
-function impulseNoise(image: Float32Array, rng: Rng): Float64Array {
+function impulseNoise({ image, rng, out }: DigitInput): Float64Array {
   const amount = 0.17, saltVsPepper = 0.5;
-  return Float64Array.from(image, (x) => {
+  for (let p = 0; p < PIXELS; p++) {
     const flipped = rng.uniform() < amount;
     const salted = rng.uniform() < saltVsPepper;
-    return flipped ? (salted ? 1 : 0) : x;
-  });
+    out[p] = flipped ? (salted ? 1 : 0) : image[p];
+  }
+  return out;
 }
 
 /**
@@ -152,7 +188,7 @@ function impulseNoise(image: Float32Array, rng: Rng): Float64Array {
  * every pixel (h, w), both from 27 down to 2, is swapped with probability 1/2 with (h + dy, w + dx), dx and dy from
  * np.random.randint(−1, 1): −1 or 0.
  */
-function glassBlur(image: Float32Array, rng: Rng): Float32Array {
+function glassBlur({ image, rng }: DigitInput): Float32Array {
   const sigma = 0.7, maxDelta = 1, iterations = 2;
   const blurRows = (img: Float32Array) => gaussianFilter(img, SIDE, 1, SIDE, sigma);
   // uint8 truncation; the 1e-4 absorbs float32 round-off so that a blurred constant 1 stays 255, as in float64.
@@ -177,7 +213,7 @@ function glassBlur(image: Float32Array, rng: Rng): Float32Array {
  * MagickMotionBlurImage through Wand; this uses imagecorruptions' numpy `_motion_blur` (corruption_ops `motionBlur`)
  * instead, as the ImageNet-C suite here does, since ImageMagick is not available.
  */
-function motionBlurred(image: Float32Array, rng: Rng): Float32Array {
+function motionBlurred({ image, rng }: DigitInput): Float32Array {
   const angle = -45 + 90 * rng.uniform();
   return motionBlur(image, SIDE, SIDE, 1, 10, 3, angle);
 }
@@ -228,51 +264,61 @@ function scaleMatrix(scale: number): number[] {
  * Severity 5 (c = 0.5): gray → RGB → HSV, V + c clipped, → RGB → gray. A gray pixel has S = 0 and V = x, and
  * rgb2gray's weights (0.2125, 0.7154, 0.0721) sum to 1, so this is clip(x + c).
  */
-function brightness(image: Float32Array): Float64Array {
-  return Float64Array.from(image, (x) => Math.min(1, x + 0.5));
+function brightness({ image, out }: DigitInput): Float64Array {
+  for (let p = 0; p < PIXELS; p++) out[p] = Math.min(1, image[p] + 0.5);
+  return out;
 }
 
 /** Columns 0–6 and 21–27 inverted (x[:, :7] and x[:, 21:]). */
-function stripe(image: Float32Array): Float64Array {
-  return Float64Array.from(image, (x, p) => {
+function stripe({ image, out }: DigitInput): Float64Array {
+  for (let p = 0; p < PIXELS; p++) {
     const col = p % SIDE;
-    return col < 7 || col >= 21 ? 1 - x : x;
-  });
+    out[p] = col < 7 || col >= 21 ? 1 - image[p] : image[p];
+  }
+  return out;
 }
 
 /**
  * Severity 5 ((c0, decay) = (3.0, 1.4)): clip((x + c0·plasma)·max x / (max x + c0)), the plasma a 256-map (the
  * reference's default mapsize) cropped to its top-left 28×28.
  */
-function fog(image: Float32Array, rng: Rng): Float64Array {
+function fog({ image, rng, out }: DigitInput): Float64Array {
   const strength = 3.0, decay = 1.4, mapSize = 256;
   const plasma = plasmaFractal(mapSize, decay, rng);
   let maxVal = 0;
   for (const v of image) maxVal = Math.max(maxVal, v);
   const gain = maxVal / (maxVal + strength);
-  return Float64Array.from(image, (x, p) => {
+  for (let p = 0; p < PIXELS; p++) {
     const row = Math.floor(p / SIDE), col = p % SIDE;
-    return (x + strength * plasma[row * mapSize + col]) * gain;
-  });
+    out[p] = (image[p] + strength * plasma[row * mapSize + col]) * gain;
+  }
+  return out;
 }
 
 /**
  * Severity 4 ((loc, scale, σ, threshold, σ_mud, mud) = (0.65, 0.3, 1, 0.65, 1.5, 1)): a N(0.65, 0.3²) liquid layer,
  * blurred (σ 1), cut at 0.65; its mask blurred (σ 1.5) and cut below 0.8 gives m; x·(1 − m) + (63/255)·m.
  */
-function spatter(image: Float32Array, rng: Rng): Float64Array {
+function spatter({ image, rng, out }: DigitInput): Float64Array {
   const loc = 0.65, scale = 0.3, sigma = 1, threshold = 0.65, maskSigma = 1.5, mud = 63 / 255;
-  const liquid = Float32Array.from({ length: PIXELS }, () => loc + scale * rng.normal());
+  const liquid = new Float32Array(PIXELS);
+  for (let p = 0; p < PIXELS; p++) liquid[p] = loc + scale * rng.normal();
   const blurred = gaussianFilter(liquid, SIDE, SIDE, 1, sigma);
   // liquid[liquid < t] = 0, then m = liquid > t: only values above the threshold survive either step.
-  const mask = Float32Array.from(blurred, (v) => (v > threshold ? 1 : 0));
-  const m = gaussianFilter(mask, SIDE, SIDE, 1, maskSigma).map((v) => (v < 0.8 ? 0 : v));
-  return Float64Array.from(image, (x, p) => x * (1 - m[p]) + mud * m[p]);
+  const mask = liquid; // the noise is spent: its array takes the mask
+  for (let p = 0; p < PIXELS; p++) mask[p] = blurred[p] > threshold ? 1 : 0;
+  const m = gaussianFilter(mask, SIDE, SIDE, 1, maskSigma);
+  for (let p = 0; p < PIXELS; p++) {
+    const weight = m[p] < 0.8 ? 0 : m[p];
+    out[p] = image[p] * (1 - weight) + mud * weight;
+  }
+  return out;
 }
 
-/** clip(x + overlay). */
-function addOverlay(image: Float32Array, overlay: Float64Array): Float64Array {
-  return Float64Array.from(image, (x, p) => Math.min(1, x + overlay[p]));
+/** clip(x + overlay), into `out`. */
+function addOverlay(image: Float32Array, overlay: Float64Array, out: Float64Array): Float64Array {
+  for (let p = 0; p < PIXELS; p++) out[p] = Math.min(1, image[p] + overlay[p]);
+  return out;
 }
 
 /**
