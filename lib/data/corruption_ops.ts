@@ -43,8 +43,11 @@ export function borderIndex(i: number, n: number, mode: BorderMode): number {
   }
 }
 
-/** scipy's `_gaussian_kernel1d(sigma, 0, radius)`: normalised exp(−x²/2σ²) on −radius..radius. */
+/** scipy's `_gaussian_kernel1d(sigma, 0, radius)`: normalised exp(−x²/2σ²) on −radius..radius. Shared: not to be written. */
 function gaussianKernel1d(sigma: number, radius: number): Float64Array {
+  const key = `${sigma} ${radius}`;
+  const cached = gaussianKernelCache.get(key);
+  if (cached) return cached;
   const kernel = new Float64Array(2 * radius + 1);
   let sum = 0;
   for (let k = -radius; k <= radius; k++) {
@@ -52,10 +55,17 @@ function gaussianKernel1d(sigma: number, radius: number): Float64Array {
     sum += kernel[k + radius];
   }
   for (let k = 0; k < kernel.length; k++) kernel[k] /= sum;
+  gaussianKernelCache.set(key, kernel);
   return kernel;
 }
 
-/** Correlates a Float64 `[h, w, c]` image with a 1-D kernel along rows (axis 0) or columns (axis 1). */
+/** Kernels per `${sigma} ${radius}`: a corruption blurs every image of a batch alike. */
+const gaussianKernelCache = new Map<string, Float64Array>();
+
+/**
+ * Correlates a Float64 `[h, w, c]` image with a 1-D kernel along rows (axis 0) or columns (axis 1) into `out` (not
+ * `img`), each output the sum over taps k = 0, 1, … of kernel[k] · sample, accumulated from 0 in that order.
+ */
 function correlate1d(
   img: Float64Array,
   h: number,
@@ -64,33 +74,85 @@ function correlate1d(
   kernel: Float64Array,
   axis: 0 | 1,
   mode: BorderMode,
+  out: Float64Array,
   cval = 0,
 ): Float64Array {
-  const out = new Float64Array(img.length);
-  const radius = (kernel.length - 1) / 2;
+  const radius = (kernel.length - 1) / 2, taps = kernel.length;
   const n = axis === 0 ? h : w;
   const index = new Int32Array(n + 2 * radius);
   for (let j = 0; j < index.length; j++) index[j] = borderIndex(j - radius, n, mode);
+  const stride = w * c, size = h * stride;
+  if (axis === 0) {
+    // Row by row: every value of an output row takes the same input row per tap.
+    out.fill(0, 0, size);
+    for (let y = 0; y < h; y++) {
+      const to = y * stride;
+      for (let k = 0; k < taps; k++) {
+        const source = index[y + k], weight = kernel[k];
+        if (source < 0) {
+          for (let j = 0; j < stride; j++) out[to + j] += weight * cval;
+        } else {
+          const from = source * stride;
+          for (let j = 0; j < stride; j++) out[to + j] += weight * img[from + j];
+        }
+      }
+    }
+    return out;
+  }
+  for (let j = 0; j < index.length; j++) index[j] = index[j] < 0 ? -1 : index[j] * c;
+  const constant = index.some((v) => v < 0);
+  if (c === 1 && !constant) return correlateColumnsGray(img, h, w, kernel, index, out);
   for (let y = 0; y < h; y++) {
+    const row = y * stride;
     for (let x = 0; x < w; x++) {
-      const along = axis === 0 ? y : x;
+      // Away from the border the taps read consecutive pixels: no index lookups.
+      const inside = !constant && x >= radius && x < w - radius;
       for (let ch = 0; ch < c; ch++) {
         let acc = 0;
-        for (let k = 0; k < kernel.length; k++) {
-          const source = index[along + k];
-          if (source < 0) {
-            acc += kernel[k] * cval;
-            continue;
+        if (inside) {
+          const from = row + (x - radius) * c + ch;
+          for (let k = 0; k < taps; k++) acc += kernel[k] * img[from + k * c];
+        } else {
+          for (let k = 0; k < taps; k++) {
+            const source = index[x + k];
+            acc += kernel[k] * (source < 0 ? cval : img[row + source + ch]);
           }
-          const at = axis === 0 ? (source * w + x) * c + ch : (y * w + source) * c + ch;
-          acc += kernel[k] * img[at];
         }
-        out[(y * w + x) * c + ch] = acc;
+        out[row + x * c + ch] = acc;
       }
     }
   }
   return out;
 }
+
+/** {@linkcode correlate1d} along the columns of a one-channel image without constant borders, the common case. */
+function correlateColumnsGray(
+  img: Float64Array,
+  h: number,
+  w: number,
+  kernel: Float64Array,
+  index: Int32Array,
+  out: Float64Array,
+): Float64Array {
+  const taps = kernel.length, radius = (taps - 1) / 2;
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      let acc = 0;
+      if (x >= radius && x < w - radius) {
+        const from = row + x - radius;
+        for (let k = 0; k < taps; k++) acc += kernel[k] * img[from + k];
+      } else {
+        for (let k = 0; k < taps; k++) acc += kernel[k] * img[row + index[x + k]];
+      }
+      out[row + x] = acc;
+    }
+  }
+  return out;
+}
+
+/** Module-wide float64 scratch images for {@linkcode gaussianFilter}'s passes (contents undefined between calls). */
+let blurScratch = [new Float64Array(0), new Float64Array(0)];
 
 /**
  * Gaussian blur of each channel: scipy.ndimage.gaussian_filter with sigma `sigma` on the two image axes and 0 on the
@@ -109,15 +171,21 @@ export function gaussianFilter(
   const [sigmaRows, sigmaCols] = typeof sigma === "number" ? [sigma, sigma] : sigma;
   const mode = options.mode ?? "nearest";
   const truncate = options.truncate ?? 4;
-  let data: Float64Array = Float64Array.from(img);
+  const size = h * w * c;
+  if (blurScratch[0].length < size) blurScratch = [new Float64Array(size), new Float64Array(size)];
+  let data: Float64Array = blurScratch[0], spare: Float64Array = blurScratch[1];
+  for (let k = 0; k < size; k++) data[k] = img[k];
   // scipy filters only the axes whose sigma exceeds 1e-15, first axis first.
-  if (sigmaRows > 1e-15) {
-    data = correlate1d(data, h, w, c, gaussianKernel1d(sigmaRows, Math.trunc(truncate * sigmaRows + 0.5)), 0, mode);
+  for (const [axis, axisSigma] of [[0, sigmaRows], [1, sigmaCols]] as const) {
+    if (!(axisSigma > 1e-15)) continue;
+    const kernel = gaussianKernel1d(axisSigma, Math.trunc(truncate * axisSigma + 0.5));
+    const blurred = correlate1d(data, h, w, c, kernel, axis, mode, spare);
+    spare = data;
+    data = blurred;
   }
-  if (sigmaCols > 1e-15) {
-    data = correlate1d(data, h, w, c, gaussianKernel1d(sigmaCols, Math.trunc(truncate * sigmaCols + 0.5)), 1, mode);
-  }
-  return Float32Array.from(data);
+  const out = new Float32Array(size);
+  for (let k = 0; k < size; k++) out[k] = data[k];
+  return out;
 }
 
 /**
@@ -301,7 +369,8 @@ export function diskKernel(radius: number, aliasBlur: number): { kernel: Float32
   // cv2.getGaussianKernel(ksize, σ > 0): normalised exp(−x²/2σ²) taps; applied to rows, then columns.
   const ksize = radius <= 8 ? 3 : 5;
   const taps = gaussianKernel1d(aliasBlur, (ksize - 1) / 2);
-  const blurred = correlate1d(correlate1d(disk, size, size, 1, taps, 0, "mirror"), size, size, 1, taps, 1, "mirror");
+  const across = correlate1d(disk, size, size, 1, taps, 0, "mirror", new Float64Array(disk.length));
+  const blurred = correlate1d(across, size, size, 1, taps, 1, "mirror", new Float64Array(disk.length));
   return { kernel: Float32Array.from(blurred), size };
 }
 
