@@ -8,8 +8,8 @@
  * Each corruption follows the function of the table's file; the kernels are in corruption_ops.ts. Where the files
  * call ImageMagick (make_cifar_c.py's motion blur and snow) the imagecorruptions port `_motion_blur` replaces it, as
  * imagecorruptions itself does; frost photos cannot ship, so frost is procedural (see {@linkcode PROCEDURAL_SUBSTITUTES});
- * JPEG uses jpeg-js, which does not subsample chroma as PIL does. {@linkcode CORRUPTION_NOTES} lists these per
- * corruption for a run's JSON.
+ * JPEG gives what a jpeg-js round trip gives, which does not subsample chroma as PIL does.
+ * {@linkcode CORRUPTION_NOTES} lists these per corruption for a run's JSON.
  *
  * Grayscale (c = 1) images take imagecorruptions' grayscale branches where it has one (brightness adds to the value,
  * saturate converts to RGB and keeps the red channel, which leaves gray pixels as they are, snow uses the image as its
@@ -644,16 +644,16 @@ export function corrupt(
   const quantize = opts.quantize ?? true;
   const firstIndex = opts.firstIndex ?? 0;
   const size = h * w * c;
+  if (name === "jpeg_compression") {
+    // JPEG draws nothing and works block by block on the whole batch; its bytes/255 are already clipped and on the
+    // 1/255 grid, so they are the values with or without `quantize`.
+    const quality = CORRUPTION_TABLES[table].jpeg_compression[severity - 1];
+    return { values: jpegBatch(images.values, images.n, h, w, c, quality), n: images.n, shape: [h, w, c] };
+  }
   const values = new Float32Array(images.n * size);
   const input = new CorruptionInput(h, w, c, severity - 1, table, opts.seed, name);
-  // JPEG draws nothing, and jpeg-js is far faster on one mosaic than on many small images (same bytes per image).
-  const batch = name === "jpeg_compression"
-    ? jpegBatch(images.values, images.n, h, w, c, CORRUPTION_TABLES[table].jpeg_compression[severity - 1])
-    : null;
   for (let i = 0; i < images.n; i++) {
-    const out = name === "jpeg_compression"
-      ? batch!.subarray(i * size, (i + 1) * size)
-      : CORRUPTIONS[name](input.next(images.values.subarray(i * size, (i + 1) * size), firstIndex + i));
+    const out = CORRUPTIONS[name](input.next(images.values.subarray(i * size, (i + 1) * size), firstIndex + i));
     storeClipped(out, values, i * size, quantize);
   }
   return { values, n: images.n, shape: [h, w, c] };

@@ -316,3 +316,51 @@ Deno.test("jpegBatch gives each image the bytes jpeg-js gives it alone (28×28 g
     }
   }
 });
+
+/** One image through jpeg-js alone (encode, decode), as bytes `[h, w, c]`; gray goes in as R = G = B. */
+function jpegJsRoundTrip(image: Float32Array, h: number, w: number, c: number, quality: number): number[] {
+  const rgba = new Uint8Array(h * w * 4).fill(255);
+  for (let p = 0; p < h * w; p++) {
+    for (let ch = 0; ch < 3; ch++) {
+      rgba[p * 4 + ch] = Math.round(Math.min(1, Math.max(0, image[p * c + (c === 1 ? 0 : ch)])) * 255);
+    }
+  }
+  const decoded =
+    jpegJs.decode(jpegJs.encode({ data: rgba, width: w, height: h }, quality).data, { useTArray: true }).data;
+  const bytes: number[] = [];
+  for (let p = 0; p < h * w; p++) {
+    if (c === 1) bytes.push(Math.round((decoded[p * 4] + decoded[p * 4 + 1] + decoded[p * 4 + 2]) / 3));
+    else for (let ch = 0; ch < 3; ch++) bytes.push(decoded[p * 4 + ch]);
+  }
+  return bytes;
+}
+
+Deno.test("jpegBatch gives jpeg-js's bytes at qualities 0–120 on noise, extremes and gradients, gray and colour", () => {
+  const rng = new Rng(21);
+  const shapes: [number, number, number][] = [[9, 13, 1], [17, 11, 3]];
+  // 0 means 50 to jpeg-js and 120 means 100; the step tables change form at 50.
+  for (const quality of [0, 1, 40, 58, 100, 120]) {
+    for (const [h, w, c] of shapes) {
+      const size = h * w * c;
+      // Uniform noise (values slightly outside [0, 1] are clipped first), a 0/1 checkerboard that drives the
+      // highest-frequency coefficients to their extremes, and a smooth colour gradient.
+      const noise = Float32Array.from({ length: size }, () => rng.uniform() * 1.1 - 0.05);
+      const checker = Float32Array.from({ length: size }, (_, k) => {
+        const p = Math.floor(k / c);
+        return (Math.floor(p / w) + (p % w) + (k % c)) % 2;
+      });
+      const gradient = Float32Array.from({ length: size }, (_, k) => {
+        const p = Math.floor(k / c);
+        return Math.round(255 * (0.5 + 0.45 * Math.sin(Math.floor(p / w) / 3 + (k % c)) * Math.cos((p % w) / 4))) / 255;
+      });
+      const images = [noise, checker, gradient];
+      const batch = jpegBatch(Float32Array.from(images.flatMap((image) => [...image])), 3, h, w, c, quality);
+      images.forEach((image, i) => {
+        const got = Array.from(batch.subarray(i * size, (i + 1) * size), (v) => Math.round(v * 255));
+        assertEquals(got, jpegJsRoundTrip(image, h, w, c, quality), `quality ${quality}, ${h}×${w}×${c}, image ${i}`);
+        // The values are the bytes over 255 exactly.
+        assertEquals(Array.from(batch.subarray(i * size, (i + 1) * size)), got.map((b) => Math.fround(b / 255)));
+      });
+    }
+  }
+});
