@@ -44,7 +44,9 @@ export type NormMode =
   | { kind: "batch" }
   /**
    * BayesianBatchNorm: each consecutive run of n images is normalised with λμ_s + (1−λ)μ_t and
-   * λσ²_s + (1−λ)σ²_t, λ = N/(N+n), σ²_t unbiased; N = Infinity means source.
+   * λσ²_s + (1−λ)σ²_t, λ = N/(N+n), σ²_t unbiased; N = Infinity means source. When n does not
+   * divide the batch, the last b mod n images are normalised on their own statistics with the
+   * same λ (the reference's last short DataLoader batch).
    */
   | { kind: "prior"; N: number; n: number }
   /** Given statistics. */
