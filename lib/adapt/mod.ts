@@ -1,8 +1,11 @@
 /**
- * Test-time adaptation (001_6f3482ea4494d2ce.md §2.1–2.3): BN statistics with a source prior
- * and the two-point model of self-learning collapse.
+ * Test-time adaptation (001_6f3482ea4494d2ce.md §2.1–2.3): BN statistics with a source prior,
+ * self-learning losses and their adaptation step, ETA and RDumb, and the two-point model of
+ * self-learning collapse.
  *
  * @module
  */
 export * from "./bn_adapt.ts";
+export * from "./self_learning.ts";
+export * from "./eta.ts";
 export * from "./two_point.ts";
