@@ -15,6 +15,7 @@ import { experiment as vaeCollapseToy } from "./vae_collapse_toy.ts";
 import { experiment as genBenchmark } from "./gen_benchmark.ts";
 import { experiment as absMnist } from "./abs_mnist.ts";
 import { experiment as noiseTrainMnist } from "./noise_training.ts";
+import { experiment as twoPoint } from "./two_point.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -27,6 +28,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   genBenchmark,
   absMnist,
   noiseTrainMnist,
+  twoPoint,
 ];
 
 /** The experiment called `name`, or undefined. */

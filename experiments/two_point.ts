@@ -19,7 +19,7 @@
  * boundary against steps shows it approach Prop. 1's value.
  */
 import { defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
-import { type ConfigOf, integer, real, reals } from "../lib/core/config.ts";
+import { type ConfigOf, integer, real } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import type { Image } from "../lib/core/png.ts";
 import {
@@ -48,7 +48,8 @@ const config = {
   steps: integer(1_000, "SGD steps per run (not stated in the thesis; ours)", { min: 1, max: 10_000_000 }),
   lr: real(0.1, "SGD learning rate"),
   momentum: real(0.9, "SGD momentum (PyTorch convention)", { min: 0, max: 0.999 }),
-  init: reals([0.5, 0.5], "initial w = w_s = w_t (App. B varies it: 0.6,0.3)", { repeats: true }),
+  w1: real(0.5, "initial w₁ (w = w_s = w_t; App. B varies it, e.g. 0.6)"),
+  w2: real(0.5, "initial w₂ (App. B varies it, e.g. 0.3)"),
   threshold: real(1e-2, "a run is collapsed when max_k |y_k| is below this"),
   log_every: integer(50, "steps between logged boundary estimates", { min: 1, max: 10_000_000 }),
 };
@@ -125,12 +126,11 @@ export const experiment = defineExperiment({
     }
     if (!(cfg.lr > 0)) throw new UsageError(`lr must be > 0, got ${cfg.lr}`);
     if (!(cfg.threshold > 0)) throw new UsageError(`threshold must be > 0, got ${cfg.threshold}`);
-    if (cfg.init.length !== 2) throw new UsageError(`init must be two numbers (w₁,w₂), got ${cfg.init.length}`);
   },
   run(ctx, cfg) {
     const taus = tauGrid(cfg.grid, cfg.tau_min, cfg.tau_max);
     const { tauT, tauS } = gridPairs(taus);
-    const options = { lr: cfg.lr, momentum: cfg.momentum, init: [cfg.init[0], cfg.init[1]] as const };
+    const options = { lr: cfg.lr, momentum: cfg.momentum, init: [cfg.w1, cfg.w2] as const };
     const runs = TWO_POINT_OBJECTIVES.map((objective) => new TwoPointDynamics(objective, tauT, tauS, options));
     const mapOf = (dynamics: TwoPointDynamics): CollapseMap => ({ taus, collapsed: dynamics.collapsed(cfg.threshold) });
     const progress = ctx.progress("two-point steps", cfg.steps);
