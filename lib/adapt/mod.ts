@@ -1,7 +1,8 @@
 /**
  * Test-time adaptation (001_6f3482ea4494d2ce.md §2.1–2.3): BN statistics with a source prior,
- * self-learning losses and their adaptation step, ETA and RDumb, and the two-point model of
- * self-learning collapse.
+ * self-learning losses and their adaptation step, ETA and RDumb, the two-point model of
+ * self-learning collapse, and the collapse toy model (as `collapseToy`: its names, `logits`,
+ * `corrupt`, `normalize`…, are the toy's own).
  *
  * @module
  */
@@ -9,3 +10,4 @@ export * from "./bn_adapt.ts";
 export * from "./self_learning.ts";
 export * from "./eta.ts";
 export * from "./two_point.ts";
+export * as collapseToy from "./collapse_toy.ts";
