@@ -631,8 +631,12 @@ export const experiment = defineExperiment({
       "Adam 1e-3 and batch 128 instead of the Madry CNN with SGD-M and batch 300; 4 pretraining epochs, then 5 per " +
       "regime (paper: 500–600 until convergence); ANT's generator at Adam 1e-3, restarted every 100 steps for 100 " +
       "steps; the 15 common corruptions with the CIFAR-10-C constants (28-px digits) and a procedural frost",
-    paper: "not run: the Madry CNN costs 3.4× the small CNN per step, and 500 epochs × 8 regimes on 8,000 digits " +
-      "at batch 300 are about 107,000 steps per regime",
+    paper: "estimated, not run: 11 regimes (vanilla, GNT at 8 σ, GNT_mult, ANT) × 500 epochs of the Madry CNN " +
+      "at batch 300 on 8,000 digits are 13,350 steps per regime; the bench's small-CNN step (304 ms at batch 128 on " +
+      "one wasm thread) scaled by the Madry CNN's 3.4× cost and the batch gives ≈ 2.4 s per step, so ≈ 9 h per " +
+      "regime and ≈ 2–3 days on 2 cores (ANT's generator steps included); on an NVIDIA H200 with WebGPU the small " +
+      "CNN step took 52 ms (bench/reports/webgpu-nvidia-h200.json), ≈ 0.4 s per Madry step, ≈ 17 h in all. ε*_AN " +
+      "from one generator seed (the paper: 4)",
   },
   targets,
   claims,
