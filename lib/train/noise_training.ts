@@ -164,21 +164,15 @@ export function clippingAwareRescale(
 }
 
 /**
- * clip(x + ηδ, low, high) with η from {@linkcode clippingAwareRescale}: each
- * row at L2 distance ε from x (less where full clipping cannot reach ε).
+ * clip(x + ηδ, low, high) with η from {@linkcode clippingAwareRescale}, which
+ * takes the same arguments: each row at L2 distance ε from x (less where full
+ * clipping cannot reach ε).
  *
  * @returns `[n, d]` the rescaled, clipped inputs
  */
-export function clippingAwareRescaled(
-  x: Float32Array,
-  delta: Float32Array,
-  n: number,
-  d: number,
-  eps: number,
-  low = 0,
-  high = 1,
-): Float32Array {
-  const eta = clippingAwareRescale(x, delta, n, d, eps, low, high);
+export function clippingAwareRescaled(...args: Parameters<typeof clippingAwareRescale>): Float32Array {
+  const eta = clippingAwareRescale(...args);
+  const [x, delta, n, d, , low = 0, high = 1] = args;
   const out = new Float32Array(n * d);
   for (let i = 0; i < n; i++) {
     for (let k = i * d; k < (i + 1) * d; k++) out[k] = Math.min(high, Math.max(low, x[k] + eta[i] * delta[k]));
