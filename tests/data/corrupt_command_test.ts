@@ -1,33 +1,15 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { exists, runCommand, writeNpy } from "../cli_helpers.ts";
 import { UsageError } from "../../lib/core/errors.ts";
-import { formatNpy, type NpyData, readNpy } from "../../lib/core/npy.ts";
+import { readNpy } from "../../lib/core/npy.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { CORRUPT_USAGE, corruptCommand } from "../../lib/data/corrupt_command.ts";
 import { corrupt } from "../../lib/data/corruptions.ts";
 import { mnistC } from "../../lib/data/mnist_c.ts";
 
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Runs corrupt in process; returns the exit code and the printed lines. */
-async function run(args: string[]): Promise<{ code: number; lines: string[] }> {
-  const lines: string[] = [];
-  const code = await corruptCommand(args, (line) => lines.push(line));
-  return { code, lines };
-}
-
-function writeNpy(dir: string, name: string, data: NpyData, shape: number[]): string {
-  const path = join(dir, name);
-  Deno.writeFileSync(path, formatNpy(data, shape));
-  return path;
-}
+const run = (args: string[]) => runCommand(corruptCommand, args);
 
 function randomBytes(count: number, seed: number): Uint8Array {
   const rng = new Rng(seed);

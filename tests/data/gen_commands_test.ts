@@ -1,25 +1,13 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { exists, runCommand } from "../cli_helpers.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { readNpy } from "../../lib/core/npy.ts";
 import { GEN_SPLIT_USAGE, genSplitCommand } from "../../lib/data/gen_commands.ts";
 import { makeSplit } from "../../lib/data/splits.ts";
 
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Runs gen-split in process; returns the exit code and the printed lines. */
-async function genSplit(args: string[]): Promise<{ code: number; lines: string[] }> {
-  const lines: string[] = [];
-  const code = await genSplitCommand(args, (line) => lines.push(line));
-  return { code, lines };
-}
+const genSplit = (args: string[]) => runCommand(genSplitCommand, args);
 
 Deno.test("gen-split writes int32 train.npy and test.npy of the split and prints the counts", async () => {
   const out = join(Deno.makeTempDirSync(), "new", "split");

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { assertAlmostEquals, assertEquals, assertRejects } from "../assert.ts";
+import { runCommand, writeNpy } from "../cli_helpers.ts";
 import { UsageError } from "../../lib/core/errors.ts";
-import { formatNpy, type NpyData } from "../../lib/core/npy.ts";
+import type { NpyData } from "../../lib/core/npy.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { makeSplit, sampleSplit } from "../../lib/data/splits.ts";
 import { GEN_EVAL_USAGE, genEvalCommand } from "../../lib/metrics/gen_eval.ts";
@@ -10,17 +11,7 @@ import { oodAnalysis, r2Scores } from "../../lib/metrics/r2.ts";
 const SIZES = [10, 10, 10, 8, 4, 15]; // Shapes3D
 
 /** Runs gen-eval in process; returns the exit code and the printed lines. */
-async function genEval(args: string[]): Promise<{ code: number; lines: string[] }> {
-  const lines: string[] = [];
-  const code = await genEvalCommand(args, (line) => lines.push(line));
-  return { code, lines };
-}
-
-function writeNpy(folder: string, name: string, data: NpyData, shape: number[]): string {
-  const path = join(folder, name);
-  Deno.writeFileSync(path, formatNpy(data, shape));
-  return path;
-}
+const genEval = (args: string[]) => runCommand(genEvalCommand, args);
 
 /** Test rows of Shapes3D interpolation with noisy predictions, written as .npy files. */
 function fixture() {
