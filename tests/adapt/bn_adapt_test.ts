@@ -1,10 +1,11 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
+import { blobDigits, trainedStatsModel } from "../models/bn_cnn_fixtures.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { fullStats, priorStats } from "../../lib/adapt/bn_adapt.ts";
-import { type BnCnn, bnCnn, normInput, type NormMode, type NormStats, sourceStats } from "../../lib/models/bn_cnn.ts";
+import { bnCnn, normInput, type NormMode, type NormStats, sourceStats } from "../../lib/models/bn_cnn.ts";
 
 await selectBackend("wasm");
 
@@ -73,35 +74,9 @@ Deno.test("priorStats: N = ∞ gives the source, N = 0 the target, exactly; bad 
   assertThrows(() => priorStats(source, narrow, 4, 2), UsageError, "channels");
 });
 
-/** Digit-like inputs: smooth blobs in [0, 1], `[b, 28, 28, 1]` flattened. */
-function images(b: number, seed: number): Float32Array {
-  const rng = new Rng(seed);
-  const values = new Float32Array(b * 784);
-  for (let i = 0; i < b; i++) {
-    const r0 = 8 + 12 * rng.uniform(), c0 = 8 + 12 * rng.uniform(), contrast = 0.3 + 0.7 * rng.uniform();
-    for (let r = 0; r < 28; r++) {
-      for (let c = 0; c < 28; c++) {
-        values[i * 784 + r * 28 + c] = contrast * Math.exp(-((r - r0) ** 2 + (c - c0) ** 2) / 30);
-      }
-    }
-  }
-  return values;
-}
-
-/** A BN model whose source statistics are not the initial 0 / 1 (a few training forwards). */
-function trainedStatsModel(seed: number): BnCnn {
-  const model = bnCnn(new Rng(seed), { norm: "batch" });
-  for (let i = 0; i < 3; i++) {
-    tf.tidy(() => {
-      model.trainLogits(tf.tensor4d(images(16, 100 + i), [16, 28, 28, 1]));
-    });
-  }
-  return model;
-}
-
 Deno.test("fullStats: stage-wise float64 statistics; batched = one batch = the prior forward with N 0, n all", async () => {
   const model = trainedStatsModel(1);
-  const n = 8, values = images(n, 2);
+  const n = 8, values = blobDigits(n, 2);
   const x = tf.tensor4d(values, [n, 28, 28, 1]);
   const before = tf.memory().numTensors;
   const whole = await fullStats(model, values, n, n);
@@ -149,7 +124,7 @@ Deno.test("fullStats: stage-wise float64 statistics; batched = one batch = the p
 Deno.test("fullStats: bad model, images, counts and batch sizes throw UsageError", async () => {
   const model = bnCnn(new Rng(3), { norm: "batch" });
   const group = bnCnn(new Rng(3), { norm: "group" });
-  const values = images(2, 4);
+  const values = blobDigits(2, 4);
   const cases: [() => Promise<unknown>, string][] = [
     [() => fullStats(group, values, 2), "BatchNorm model"],
     [() => fullStats(model, values, 3), "[3, 28, 28, 1]"],

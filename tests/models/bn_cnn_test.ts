@@ -1,5 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
+import { blobDigits, trainedStatsModel } from "./bn_cnn_fixtures.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
@@ -127,30 +128,9 @@ Deno.test("groupNorm matches torch GroupNorm(8, 16) (≤ 1e-5)", () => {
   assertClose(out, g.out, 1e-5, "group norm");
 });
 
-/** Digit-like inputs: smooth blobs in [0, 1], `[b, 28, 28, 1]`. */
+/** {@linkcode blobDigits} as a `[b, 28, 28, 1]` tensor. */
 function images(b: number, seed: number): tf.Tensor4D {
-  const rng = new Rng(seed);
-  const values = new Float32Array(b * 784);
-  for (let i = 0; i < b; i++) {
-    const r0 = 8 + 12 * rng.uniform(), c0 = 8 + 12 * rng.uniform(), contrast = 0.3 + 0.7 * rng.uniform();
-    for (let r = 0; r < 28; r++) {
-      for (let c = 0; c < 28; c++) {
-        values[i * 784 + r * 28 + c] = contrast * Math.exp(-((r - r0) ** 2 + (c - c0) ** 2) / 30);
-      }
-    }
-  }
-  return tf.tensor4d(values, [b, 28, 28, 1]);
-}
-
-/** A BN model whose source statistics are not the initial 0 / 1 (a few training forwards). */
-function trainedStatsModel(seed: number): BnCnn {
-  const model = bnCnn(new Rng(seed), { norm: "batch" });
-  for (let i = 0; i < 3; i++) {
-    tf.tidy(() => {
-      model.trainLogits(images(16, 100 + i));
-    });
-  }
-  return model;
+  return tf.tensor4d(blobDigits(b, seed), [b, 28, 28, 1]);
 }
 
 Deno.test("bnCnn keys per norm kind; norm 'none' has smallCnn's weights and logits", () => {
