@@ -25,6 +25,7 @@ import {
   type CollapseToyVariant,
   corrupt,
   initParams,
+  NOISE_ORIENTATIONS,
   NOISE_ROTATIONS,
   NOISE_SCALES,
   noiseCovariance,
@@ -62,6 +63,11 @@ const config = {
     NOISE_ROTATIONS,
     "noise covariance R_{−π/4}ᵀR_{−π/6}ᵀ D R_{−π/6}R_{−π/4} (the printed formula) or R_{−π/6}ᵀ D R_{−π/6}",
   ),
+  variant_noise_orientation: choice(
+    "as_printed",
+    NOISE_ORIENTATIONS,
+    "noise covariance Aᵀ D A as printed, or A D Aᵀ (noise drawn as A D^{½} ε: its axes turned the other way)",
+  ),
   variant_bn_affine: choice(
     "trained",
     BN_AFFINE_TRAINING,
@@ -74,6 +80,7 @@ type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
 const variantOf = (cfg: Cfg): CollapseToyVariant => ({
   noiseScale: cfg.variant_noise_scale,
   noiseRotation: cfg.variant_noise_rotation,
+  noiseOrientation: cfg.variant_noise_orientation,
   bnAffine: cfg.variant_bn_affine,
 });
 

@@ -15,7 +15,9 @@
  * What the document leaves open is a {@linkcode CollapseToyVariant}: whether
  * diag(0.25, s²) holds variances or standard deviations (the report writes
  * "Σ²_corrupt = R_{θc}ᵀ diag(0.25, 4) R_{θc}"), whether R_{−π/4} is part
- * of the noise covariance (the formula has it, that line does not), and
+ * of the noise covariance (the formula has it, that line does not), whether
+ * the covariance is Aᵀ D A as printed or A D Aᵀ (what code drawing the noise
+ * as A D^{½} ε makes; the two turn the noise axes in opposite senses), and
  * whether the BN affine parameters are trained on clean data with w
  * (PyTorch's affine BatchNorm1d) or fixed at γ = 1, β = 0.
  *
@@ -32,6 +34,8 @@ import { Rng } from "../core/rng.ts";
 export const NOISE_SCALES = ["variance", "std"] as const;
 /** Whether R_{−π/4} is part of the noise covariance. */
 export const NOISE_ROTATIONS = ["with_pi4", "without_pi4"] as const;
+/** Whether the noise covariance is Aᵀ D A as printed or A D Aᵀ (its axes turned the other way). */
+export const NOISE_ORIENTATIONS = ["as_printed", "transposed"] as const;
 /** Whether γ, β are trained on clean data with w or fixed at 1, 0 until Tent. */
 export const BN_AFFINE_TRAINING = ["trained", "fixed"] as const;
 
@@ -48,6 +52,12 @@ export interface CollapseToyVariant {
    * R_{−π/4}ᵀ R_{−π/6}ᵀ D R_{−π/6} R_{−π/4}; "without_pi4": R_{−π/6}ᵀ D R_{−π/6}.
    */
   noiseRotation: typeof NOISE_ROTATIONS[number];
+  /**
+   * "as_printed" (default): covariance Aᵀ D A with A the product above; "transposed": A D Aᵀ, the
+   * covariance of noise drawn as A D^{½} ε, as code that rotates standard draws by A would make it.
+   * R_θᵀ = R_{−θ}, so this turns the noise axes by the opposite angle relative to the class means.
+   */
+  noiseOrientation: typeof NOISE_ORIENTATIONS[number];
   /** "trained" (default): γ, β trained with w on clean data; "fixed": γ = 1, β = 0 until Tent. */
   bnAffine: typeof BN_AFFINE_TRAINING[number];
 }
@@ -56,6 +66,7 @@ export interface CollapseToyVariant {
 export const DEFAULT_VARIANT: CollapseToyVariant = {
   noiseScale: "variance",
   noiseRotation: "with_pi4",
+  noiseOrientation: "as_printed",
   bnAffine: "trained",
 };
 
@@ -151,23 +162,23 @@ export function sampleClean(rng: Rng, n: number): ToyData {
 }
 
 /**
- * The noise as Aᵀ D^{½} ε, ε ~ N(0, I), whose covariance is Aᵀ D A: A = R_{−π/6} R_{−π/4} (or R_{−π/6})
- * and D the variances along the noise axes.
+ * The noise as M D^{½} ε, ε ~ N(0, I), whose covariance is M D Mᵀ: M = Aᵀ as printed (M = A transposed),
+ * A = R_{−π/6} R_{−π/4} (or R_{−π/6}), D the variances along the noise axes.
  */
-function noiseFactors(s2: number, variant: CollapseToyVariant): { a: Mat2; variances: [number, number] } {
+function noiseFactors(s2: number, variant: CollapseToyVariant): { m: Mat2; variances: [number, number] } {
   const a = variant.noiseRotation === "with_pi4"
     ? matMul2(rotation(COLLAPSE_TOY.noiseAngle), rotation(COLLAPSE_TOY.cleanAngle))
     : rotation(COLLAPSE_TOY.noiseAngle);
   const d = COLLAPSE_TOY.noiseMinor;
   const variances: [number, number] = variant.noiseScale === "variance" ? [d, s2] : [d * d, s2 * s2];
-  return { a, variances };
+  return { m: variant.noiseOrientation === "as_printed" ? transpose2(a) : a, variances };
 }
 
 /** Covariance of the corruption noise around R_{−π/9} X_clean for noise level s² under `variant`. */
 export function noiseCovariance(s2: number, variant: CollapseToyVariant = DEFAULT_VARIANT): Mat2 {
   checkNoiseLevel(s2);
-  const { a, variances } = noiseFactors(s2, variant);
-  return matMul2(matMul2(transpose2(a), [variances[0], 0, 0, variances[1]]), a);
+  const { m, variances } = noiseFactors(s2, variant);
+  return matMul2(matMul2(m, [variances[0], 0, 0, variances[1]]), transpose2(m));
 }
 
 /**
@@ -182,15 +193,14 @@ export function corrupt(
 ): Float64Array {
   checkNoiseLevel(s2);
   const shift = rotation(COLLAPSE_TOY.shiftAngle);
-  const { a, variances } = noiseFactors(s2, variant);
+  const { m, variances } = noiseFactors(s2, variant);
   const sd1 = Math.sqrt(variances[0]), sd2 = Math.sqrt(variances[1]);
   const out = new Float64Array(2 * clean.n);
   for (let i = 0; i < clean.n; i++) {
     const x1 = clean.x[2 * i], x2 = clean.x[2 * i + 1];
     const e1 = sd1 * rng.normal(), e2 = sd2 * rng.normal();
-    // Aᵀ (e1, e2): column i of Aᵀ is row i of A.
-    out[2 * i] = shift[0] * x1 + shift[1] * x2 + a[0] * e1 + a[2] * e2;
-    out[2 * i + 1] = shift[2] * x1 + shift[3] * x2 + a[1] * e1 + a[3] * e2;
+    out[2 * i] = shift[0] * x1 + shift[1] * x2 + m[0] * e1 + m[1] * e2;
+    out[2 * i + 1] = shift[2] * x1 + shift[3] * x2 + m[2] * e1 + m[3] * e2;
   }
   return out;
 }

@@ -71,6 +71,8 @@ Deno.test("noise covariance has eigenvectors at the printed angles with eigenval
     [{}, 5 * Math.PI / 12, [0.25, 4]],
     [{ noiseRotation: "without_pi4" }, Math.PI / 6, [0.25, 4]],
     [{ noiseScale: "std" }, 5 * Math.PI / 12, [0.0625, 16]],
+    // A D Aᵀ: the s² axis is column 2 of A, (sin(−5π/12), cos(−5π/12)).
+    [{ noiseOrientation: "transposed" }, -5 * Math.PI / 12, [0.25, 4]],
   ];
   for (const [variant, angle, [minor, major]] of cases) {
     const c = noiseCovariance(4, { ...DEFAULT_VARIANT, ...variant });
@@ -134,7 +136,12 @@ Deno.test("clean and corrupted points have App. C's class means and covariances 
   const shift = rotation(COLLAPSE_TOY.shiftAngle);
   // Per class: mean R_{−π/9} μ, covariance R_{−π/9} Σ_clean R_{−π/9}ᵀ + noise covariance.
   const shiftedCov = matMul2(matMul2(shift, cleanCovariance()), transpose2(shift));
-  const variants: Partial<CollapseToyVariant>[] = [{}, { noiseRotation: "without_pi4" }, { noiseScale: "std" }];
+  const variants: Partial<CollapseToyVariant>[] = [
+    {},
+    { noiseRotation: "without_pi4" },
+    { noiseScale: "std" },
+    { noiseOrientation: "transposed" },
+  ];
   for (const s2 of [4, 25]) {
     for (const partial of variants) {
       const variant = { ...DEFAULT_VARIANT, ...partial };
