@@ -5,11 +5,12 @@
  *
  * Every kernel takes one image, a row-major `[h, w, c]` Float32Array in [0, 1], and returns a new array (inputs are
  * never mutated, outputs never clipped unless said). Randomness enters only through arguments, so the corruption
- * suite (lib/data/corruptions.ts) decides which generator draws what.
+ * suite (lib/data/corruptions.ts) decides which generator draws what. The two suites (corruptions.ts, mnist_c.ts)
+ * also share from here how they run a corruption over a batch ({@linkcode ImageCursor}, {@linkcode corruptEach}).
  *
  * @module
  */
-import type { Rng } from "../core/rng.ts";
+import { Rng } from "../core/rng.ts";
 
 /**
  * How samples beyond the image edge are found, after scipy.ndimage's `mode`: `nearest` repeats the edge pixel,
@@ -1169,6 +1170,68 @@ export function equalizeHist(img: ArrayLike<number>): Uint8Array {
     lut[v] = Math.min(255, Math.round(sum * scale));
   }
   return Uint8Array.from(img, (v) => lut[v]);
+}
+
+/**
+ * One image of a batch at a time, as a corruption suite hands it to its corruptions: a view of the image, scratch for
+ * a pointwise result, and the image's own generator, `Rng.derive(seed, ...labels, index)` with the image's global
+ * index, so results do not depend on batching. One object serves a whole batch, moved from image to image by `next`:
+ * a fresh object per image costs more than a pointwise corruption of a digit, and so does deriving a generator that a
+ * corruption never draws from.
+ */
+export class ImageCursor {
+  /** The current image, a view into the batch: read, never written. */
+  img: Float32Array = new Float32Array(0);
+  /** Scratch of one image's size that a pointwise corruption may fill and return; reused for the next image. */
+  readonly out: Float64Array;
+  #index = 0;
+  #rng: Rng | null = null;
+
+  /**
+   * @param size values per image
+   * @param seed the run's seed
+   * @param labels what the suite and the corruption add to the seed before the image's index
+   */
+  constructor(size: number, readonly seed: number, readonly labels: readonly (string | number)[]) {
+    this.out = new Float64Array(size);
+  }
+
+  /** Moves to image `img`, global index `index`. */
+  next(img: Float32Array, index: number): this {
+    this.img = img;
+    this.#index = index;
+    this.#rng = null;
+    return this;
+  }
+
+  /** The image's generator, `Rng.derive(seed, ...labels, index)`, derived on first use. */
+  get rng(): Rng {
+    return this.#rng ??= Rng.derive(this.seed, ...this.labels, this.#index);
+  }
+}
+
+/**
+ * `corruption` of each of the `n` images of a batch, image i given to it through `cursor` with global index
+ * `firstIndex + i`, clipped (and with `quantize` rounded) by {@linkcode storeClipped}.
+ *
+ * @param values `n` images of `cursor.out.length` values each, concatenated
+ * @returns the corrupted images, laid out as `values`
+ */
+export function corruptEach<Cursor extends ImageCursor>(
+  values: Float32Array,
+  n: number,
+  cursor: Cursor,
+  corruption: (input: Cursor) => Float64Array | Float32Array | Uint8Array,
+  firstIndex: number,
+  quantize: boolean,
+): Float32Array {
+  const size = cursor.out.length;
+  const batch = new Float32Array(n * size);
+  for (let i = 0; i < n; i++) {
+    const out = corruption(cursor.next(values.subarray(i * size, (i + 1) * size), firstIndex + i));
+    storeClipped(out, batch, i * size, quantize);
+  }
+  return batch;
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   clippedZoom,
   clippedZoomSize,
   convolve2d,
+  corruptEach,
   diskKernel,
   distanceTransform5,
   equalizeHist,
@@ -34,6 +35,7 @@ import {
   gaussianFilter,
   glassShuffle,
   hsvToRgb,
+  ImageCursor,
   jpegBatch,
   motionBlur,
   nearestResize,
@@ -41,7 +43,6 @@ import {
   poissonSample,
   rgbToHsv,
   sampleBilinear,
-  storeClipped,
 } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
 
@@ -177,18 +178,10 @@ export const CORRUPTION_NOTES: Partial<Record<CorruptionName, string>> = {
 };
 
 /**
- * Per-image input of a corruption: one `[h, w, c]` image, its table row and its own generator. One object serves a
- * whole batch, moved from image to image by `next`: a fresh object per image costs more than a pointwise corruption
- * of a digit, and so does deriving a generator that a corruption never draws from.
+ * Per-image input of a corruption: one `[h, w, c]` image, its table row and its own generator,
+ * `Rng.derive(seed, name, severity, index)`.
  */
-class CorruptionInput {
-  /** The current image, a view into the batch: read, never written. */
-  img: Float32Array = new Float32Array(0);
-  /** `h·w·c` scratch values a pointwise corruption may fill and return; reused for the next image. */
-  readonly out: Float64Array;
-  #index = 0;
-  #rng: Rng | null = null;
-
+class CorruptionInput extends ImageCursor {
   constructor(
     readonly h: number,
     readonly w: number,
@@ -196,23 +189,10 @@ class CorruptionInput {
     /** severity − 1 */
     readonly s: number,
     readonly table: CorruptionTableName,
-    readonly seed: number,
-    readonly name: CorruptionName,
+    seed: number,
+    name: CorruptionName,
   ) {
-    this.out = new Float64Array(h * w * c);
-  }
-
-  /** Moves to image `img`, global index `index`. */
-  next(img: Float32Array, index: number): this {
-    this.img = img;
-    this.#index = index;
-    this.#rng = null;
-    return this;
-  }
-
-  /** The image's generator, `Rng.derive(seed, name, severity, index)`, derived on first use. */
-  get rng(): Rng {
-    return this.#rng ??= Rng.derive(this.seed, this.name, this.s + 1, this.#index);
+    super(h * w * c, seed, [name, s + 1]);
   }
 }
 
@@ -643,19 +623,14 @@ export function corrupt(
   const table = opts.table ?? defaultTable(h, w);
   const quantize = opts.quantize ?? true;
   const firstIndex = opts.firstIndex ?? 0;
-  const size = h * w * c;
   if (name === "jpeg_compression") {
     // JPEG draws nothing and works block by block on the whole batch; its bytes/255 are already clipped and on the
     // 1/255 grid, so they are the values with or without `quantize`.
     const quality = CORRUPTION_TABLES[table].jpeg_compression[severity - 1];
     return { values: jpegBatch(images.values, images.n, h, w, c, quality), n: images.n, shape: [h, w, c] };
   }
-  const values = new Float32Array(images.n * size);
   const input = new CorruptionInput(h, w, c, severity - 1, table, opts.seed, name);
-  for (let i = 0; i < images.n; i++) {
-    const out = CORRUPTIONS[name](input.next(images.values.subarray(i * size, (i + 1) * size), firstIndex + i));
-    storeClipped(out, values, i * size, quantize);
-  }
+  const values = corruptEach(images.values, images.n, input, CORRUPTIONS[name], firstIndex, quantize);
   return { values, n: images.n, shape: [h, w, c] };
 }
 

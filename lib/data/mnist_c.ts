@@ -14,12 +14,13 @@ import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import {
   affineWarp,
+  corruptEach,
   firstOutsideUnitInterval,
   gaussianFilter,
+  ImageCursor,
   motionBlur,
   plasmaFractal,
   poissonSample,
-  storeClipped,
 } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
 
@@ -67,12 +68,8 @@ export function mnistC(
   checkInput(images, name, opts);
   const firstIndex = opts.firstIndex ?? 0;
   const corruption = CORRUPTIONS[name];
-  const values = new Float32Array(images.n * PIXELS);
-  const input = new DigitInput(opts.seed, name);
-  for (let i = 0; i < images.n; i++) {
-    const out = corruption(input.next(images.values.subarray(i * PIXELS, (i + 1) * PIXELS), firstIndex + i));
-    storeClipped(out, values, i * PIXELS, true);
-  }
+  const input = new ImageCursor(PIXELS, opts.seed, ["mnist_c", name]);
+  const values = corruptEach(images.values, images.n, input, corruption, firstIndex, true);
   return { values, n: images.n, shape: [SIDE, SIDE, 1] };
 }
 
@@ -98,60 +95,32 @@ function checkInput(images: Observations, name: string, opts: { seed: number; fi
   }
 }
 
-/**
- * Per-digit input of a corruption. One object serves a whole batch, moved from digit to digit by `next`: a fresh
- * object per digit costs more than a pointwise corruption, and so does deriving a generator that is never drawn from.
- */
-class DigitInput {
-  /** The current `[28, 28]` digit, a view into the batch: read, never written. */
-  image: Float32Array = new Float32Array(0);
-  /** Scratch a pointwise corruption may fill and return; reused for the next digit. */
-  readonly out = new Float64Array(PIXELS);
-  #index = 0;
-  #rng: Rng | null = null;
-
-  constructor(readonly seed: number, readonly name: MnistCName) {}
-
-  /** Moves to digit `image`, global index `index`. */
-  next(image: Float32Array, index: number): this {
-    this.image = image;
-    this.#index = index;
-    this.#rng = null;
-    return this;
-  }
-
-  /** The digit's generator, `Rng.derive(seed, "mnist_c", name, index)`, derived on first use. */
-  get rng(): Rng {
-    return this.#rng ??= Rng.derive(this.seed, "mnist_c", this.name, this.#index);
-  }
-}
-
 /** One corruption of one `[28, 28]` image in [0, 1] (not yet clipped or rounded). */
-type Corruption = (input: DigitInput) => Float64Array | Float32Array | Uint8Array;
+type Corruption = (input: ImageCursor) => Float64Array | Float32Array | Uint8Array;
 
 const CORRUPTIONS: Record<MnistCName, Corruption> = {
   shot_noise: shotNoise,
   impulse_noise: impulseNoise,
   glass_blur: glassBlur,
   motion_blur: motionBlurred,
-  shear: ({ image, rng }) => warp(image, shearMatrix(0.4 * randomSign(rng))),
-  scale: ({ image }) => warp(image, scaleMatrix(1 / 0.7)),
-  rotate: ({ image, rng }) => warp(image, rotationMatrix(0.4 * randomSign(rng))),
+  shear: ({ img, rng }) => warp(img, shearMatrix(0.4 * randomSign(rng))),
+  scale: ({ img }) => warp(img, scaleMatrix(1 / 0.7)),
+  rotate: ({ img, rng }) => warp(img, rotationMatrix(0.4 * randomSign(rng))),
   brightness: brightness,
-  translate: ({ image, rng }) => {
+  translate: ({ img, rng }) => {
     // np.random.choice([-1, 1], 2): dx (columns) first, then dy (rows).
     const dx = 3 * randomSign(rng), dy = 3 * randomSign(rng);
-    return warp(image, [1, 0, dx, 0, 1, dy]);
+    return warp(img, [1, 0, dx, 0, 1, dy]);
   },
   stripe: stripe,
   fog: fog,
   spatter: spatter,
-  dotted_line: ({ image, rng, out }) => addOverlay(image, mnistCOverlay("dotted_line", rng.int(27), rng.int(27)), out),
-  zigzag: ({ image, rng, out }) => {
+  dotted_line: ({ img, rng, out }) => addOverlay(img, mnistCOverlay("dotted_line", rng.int(27), rng.int(27)), out),
+  zigzag: ({ img, rng, out }) => {
     const r0 = rng.int(27);
-    return addOverlay(image, mnistCOverlay("zigzag", r0, r0 - 5 + rng.int(10)), out);
+    return addOverlay(img, mnistCOverlay("zigzag", r0, r0 - 5 + rng.int(10)), out);
   },
-  canny_edges: ({ image }) => cannyEdges(image, SIDE, SIDE),
+  canny_edges: ({ img }) => cannyEdges(img, SIDE, SIDE),
 };
 
 /** np.random.choice([-1, 1]). */
@@ -160,10 +129,10 @@ function randomSign(rng: Rng): number {
 }
 
 /** Severity 5 (c = 3): Poisson(x·c)/c. */
-function shotNoise({ image, rng, out }: DigitInput): Float64Array {
+function shotNoise({ img, rng, out }: ImageCursor): Float64Array {
   const c = 3;
   // Plain loops into `out` here and below: TypedArray.from with a map function costs more than these corruptions.
-  for (let p = 0; p < PIXELS; p++) out[p] = poissonSample(image[p] * c, rng) / c;
+  for (let p = 0; p < PIXELS; p++) out[p] = poissonSample(img[p] * c, rng) / c;
   return out;
 }
 
@@ -171,12 +140,12 @@ function shotNoise({ image, rng, out }: DigitInput): Float64Array {
  * Severity 4 (amount 0.17): skimage `random_noise(mode="s&p")` since 0.12.4, each pixel flipped with probability
  * `amount`, a flipped pixel becoming 1 or 0 (low_clip of a non-negative image) with equal probability.
  */
-function impulseNoise({ image, rng, out }: DigitInput): Float64Array {
+function impulseNoise({ img, rng, out }: ImageCursor): Float64Array {
   const amount = 0.17, saltVsPepper = 0.5;
   for (let p = 0; p < PIXELS; p++) {
     const flipped = rng.uniform() < amount;
     const salted = rng.uniform() < saltVsPepper;
-    out[p] = flipped ? (salted ? 1 : 0) : image[p];
+    out[p] = flipped ? (salted ? 1 : 0) : img[p];
   }
   return out;
 }
@@ -188,11 +157,11 @@ function impulseNoise({ image, rng, out }: DigitInput): Float64Array {
  * every pixel (h, w), both from 27 down to 2, is swapped with probability 1/2 with (h + dy, w + dx), dx and dy from
  * np.random.randint(−1, 1): −1 or 0.
  */
-function glassBlur({ image, rng }: DigitInput): Float32Array {
+function glassBlur({ img, rng }: ImageCursor): Float32Array {
   const sigma = 0.7, maxDelta = 1, iterations = 2;
-  const blurRows = (img: Float32Array) => gaussianFilter(img, SIDE, 1, SIDE, sigma);
+  const blurRows = (values: Float32Array) => gaussianFilter(values, SIDE, 1, SIDE, sigma);
   // uint8 truncation; the 1e-4 absorbs float32 round-off so that a blurred constant 1 stays 255, as in float64.
-  const x = Float32Array.from(blurRows(image), (v) => Math.floor(v * 255 + 1e-4) / 255);
+  const x = Float32Array.from(blurRows(img), (v) => Math.floor(v * 255 + 1e-4) / 255);
   for (let iteration = 0; iteration < iterations; iteration++) {
     for (let h = SIDE - maxDelta; h > maxDelta; h--) {
       for (let w = SIDE - maxDelta; w > maxDelta; w--) {
@@ -213,9 +182,9 @@ function glassBlur({ image, rng }: DigitInput): Float32Array {
  * MagickMotionBlurImage through Wand; this uses imagecorruptions' numpy `_motion_blur` (corruption_ops `motionBlur`)
  * instead, as the ImageNet-C suite here does, since ImageMagick is not available.
  */
-function motionBlurred({ image, rng }: DigitInput): Float32Array {
+function motionBlurred({ img, rng }: ImageCursor): Float32Array {
   const angle = -45 + 90 * rng.uniform();
-  return motionBlur(image, SIDE, SIDE, 1, 10, 3, angle);
+  return motionBlur(img, SIDE, SIDE, 1, 10, 3, angle);
 }
 
 /**
@@ -264,16 +233,16 @@ function scaleMatrix(scale: number): number[] {
  * Severity 5 (c = 0.5): gray → RGB → HSV, V + c clipped, → RGB → gray. A gray pixel has S = 0 and V = x, and
  * rgb2gray's weights (0.2125, 0.7154, 0.0721) sum to 1, so this is clip(x + c).
  */
-function brightness({ image, out }: DigitInput): Float64Array {
-  for (let p = 0; p < PIXELS; p++) out[p] = Math.min(1, image[p] + 0.5);
+function brightness({ img, out }: ImageCursor): Float64Array {
+  for (let p = 0; p < PIXELS; p++) out[p] = Math.min(1, img[p] + 0.5);
   return out;
 }
 
 /** Columns 0–6 and 21–27 inverted (x[:, :7] and x[:, 21:]). */
-function stripe({ image, out }: DigitInput): Float64Array {
+function stripe({ img, out }: ImageCursor): Float64Array {
   for (let p = 0; p < PIXELS; p++) {
     const col = p % SIDE;
-    out[p] = col < 7 || col >= 21 ? 1 - image[p] : image[p];
+    out[p] = col < 7 || col >= 21 ? 1 - img[p] : img[p];
   }
   return out;
 }
@@ -282,15 +251,15 @@ function stripe({ image, out }: DigitInput): Float64Array {
  * Severity 5 ((c0, decay) = (3.0, 1.4)): clip((x + c0·plasma)·max x / (max x + c0)), the plasma a 256-map (the
  * reference's default mapsize) cropped to its top-left 28×28.
  */
-function fog({ image, rng, out }: DigitInput): Float64Array {
+function fog({ img, rng, out }: ImageCursor): Float64Array {
   const strength = 3.0, decay = 1.4, mapSize = 256;
   const plasma = plasmaFractal(mapSize, decay, rng);
   let maxVal = 0;
-  for (const v of image) maxVal = Math.max(maxVal, v);
+  for (const v of img) maxVal = Math.max(maxVal, v);
   const gain = maxVal / (maxVal + strength);
   for (let p = 0; p < PIXELS; p++) {
     const row = Math.floor(p / SIDE), col = p % SIDE;
-    out[p] = (image[p] + strength * plasma[row * mapSize + col]) * gain;
+    out[p] = (img[p] + strength * plasma[row * mapSize + col]) * gain;
   }
   return out;
 }
@@ -299,7 +268,7 @@ function fog({ image, rng, out }: DigitInput): Float64Array {
  * Severity 4 ((loc, scale, σ, threshold, σ_mud, mud) = (0.65, 0.3, 1, 0.65, 1.5, 1)): a N(0.65, 0.3²) liquid layer,
  * blurred (σ 1), cut at 0.65; its mask blurred (σ 1.5) and cut below 0.8 gives m; x·(1 − m) + (63/255)·m.
  */
-function spatter({ image, rng, out }: DigitInput): Float64Array {
+function spatter({ img, rng, out }: ImageCursor): Float64Array {
   const loc = 0.65, scale = 0.3, sigma = 1, threshold = 0.65, maskSigma = 1.5, mud = 63 / 255;
   const liquid = new Float32Array(PIXELS);
   for (let p = 0; p < PIXELS; p++) liquid[p] = loc + scale * rng.normal();
@@ -310,7 +279,7 @@ function spatter({ image, rng, out }: DigitInput): Float64Array {
   const m = gaussianFilter(mask, SIDE, SIDE, 1, maskSigma);
   for (let p = 0; p < PIXELS; p++) {
     const weight = m[p] < 0.8 ? 0 : m[p];
-    out[p] = image[p] * (1 - weight) + mud * weight;
+    out[p] = img[p] * (1 - weight) + mud * weight;
   }
   return out;
 }
