@@ -213,7 +213,7 @@ export const experiment = defineExperiment({
       acc_final: metrics[`${prefix(s2)}/acc`],
       gamma_norm_final: metrics[`${prefix(s2)}/gamma_norm`],
     }));
-    console.log(table);
+    console.table(table);
     return {
       metrics,
       details: {
