@@ -713,113 +713,66 @@ const IDCT_COS6 = 1567, IDCT_SIN6 = 3784, IDCT_SQRT2 = 5793, IDCT_SQRT1D2 = 2896
 function jpegDequantizeInverse(coefficients: Int32Array, quantizer: Int32Array, p: Int32Array, samples: Uint8Array) {
   for (let i = 0; i < 64; i++) p[i] = coefficients[i] * quantizer[i];
   let v0, v1, v2, v3, v4, v5, v6, v7, t;
-  for (let row = 0; row < 64; row += 8) {
-    if (
-      p[1 + row] === 0 && p[2 + row] === 0 && p[3 + row] === 0 && p[4 + row] === 0 && p[5 + row] === 0 &&
-      p[6 + row] === 0 && p[7 + row] === 0
-    ) {
-      t = (IDCT_SQRT2 * p[row] + 512) >> 10;
-      for (let j = 0; j < 8; j++) p[row + j] = t;
-      continue;
+  for (let pass = 0; pass < 2; pass++) {
+    // Pass 0 transforms the rows (elements 1 apart, rows 8 apart), pass 1 the columns. The row pass keeps 4 more
+    // fraction bits: its rounding shifts are 4 shorter, and it scales the two odd inputs it does not multiply by 16.
+    const step = pass === 0 ? 1 : 8, next = pass === 0 ? 8 : 1;
+    const shift = pass === 0 ? 8 : 12, half = 1 << (shift - 1), oddScale = pass === 0 ? 4 : 0;
+    const dcShift = shift + 2, dcHalf = 1 << (dcShift - 1);
+    for (let i = 0, at = 0; i < 8; i++, at += next) {
+      if (
+        p[at + step] === 0 && p[at + 2 * step] === 0 && p[at + 3 * step] === 0 && p[at + 4 * step] === 0 &&
+        p[at + 5 * step] === 0 && p[at + 6 * step] === 0 && p[at + 7 * step] === 0
+      ) {
+        t = (IDCT_SQRT2 * p[at] + dcHalf) >> dcShift;
+        for (let j = 0; j < 8; j++) p[at + j * step] = t;
+        continue;
+      }
+      // Stage 4.
+      v0 = (IDCT_SQRT2 * p[at] + half) >> shift;
+      v1 = (IDCT_SQRT2 * p[at + 4 * step] + half) >> shift;
+      v2 = p[at + 2 * step];
+      v3 = p[at + 6 * step];
+      v4 = (IDCT_SQRT1D2 * (p[at + step] - p[at + 7 * step]) + half) >> shift;
+      v7 = (IDCT_SQRT1D2 * (p[at + step] + p[at + 7 * step]) + half) >> shift;
+      v5 = p[at + 3 * step] << oddScale;
+      v6 = p[at + 5 * step] << oddScale;
+      // Stage 3.
+      t = (v0 - v1 + 1) >> 1;
+      v0 = (v0 + v1 + 1) >> 1;
+      v1 = t;
+      t = (v2 * IDCT_SIN6 + v3 * IDCT_COS6 + half) >> shift;
+      v2 = (v2 * IDCT_COS6 - v3 * IDCT_SIN6 + half) >> shift;
+      v3 = t;
+      t = (v4 - v6 + 1) >> 1;
+      v4 = (v4 + v6 + 1) >> 1;
+      v6 = t;
+      t = (v7 + v5 + 1) >> 1;
+      v5 = (v7 - v5 + 1) >> 1;
+      v7 = t;
+      // Stage 2.
+      t = (v0 - v3 + 1) >> 1;
+      v0 = (v0 + v3 + 1) >> 1;
+      v3 = t;
+      t = (v1 - v2 + 1) >> 1;
+      v1 = (v1 + v2 + 1) >> 1;
+      v2 = t;
+      t = (v4 * IDCT_SIN3 + v7 * IDCT_COS3 + 2048) >> 12;
+      v4 = (v4 * IDCT_COS3 - v7 * IDCT_SIN3 + 2048) >> 12;
+      v7 = t;
+      t = (v5 * IDCT_SIN1 + v6 * IDCT_COS1 + 2048) >> 12;
+      v5 = (v5 * IDCT_COS1 - v6 * IDCT_SIN1 + 2048) >> 12;
+      v6 = t;
+      // Stage 1.
+      p[at] = v0 + v7;
+      p[at + 7 * step] = v0 - v7;
+      p[at + step] = v1 + v6;
+      p[at + 6 * step] = v1 - v6;
+      p[at + 2 * step] = v2 + v5;
+      p[at + 5 * step] = v2 - v5;
+      p[at + 3 * step] = v3 + v4;
+      p[at + 4 * step] = v3 - v4;
     }
-    // Stage 4.
-    v0 = (IDCT_SQRT2 * p[0 + row] + 128) >> 8;
-    v1 = (IDCT_SQRT2 * p[4 + row] + 128) >> 8;
-    v2 = p[2 + row];
-    v3 = p[6 + row];
-    v4 = (IDCT_SQRT1D2 * (p[1 + row] - p[7 + row]) + 128) >> 8;
-    v7 = (IDCT_SQRT1D2 * (p[1 + row] + p[7 + row]) + 128) >> 8;
-    v5 = p[3 + row] << 4;
-    v6 = p[5 + row] << 4;
-    // Stage 3.
-    t = (v0 - v1 + 1) >> 1;
-    v0 = (v0 + v1 + 1) >> 1;
-    v1 = t;
-    t = (v2 * IDCT_SIN6 + v3 * IDCT_COS6 + 128) >> 8;
-    v2 = (v2 * IDCT_COS6 - v3 * IDCT_SIN6 + 128) >> 8;
-    v3 = t;
-    t = (v4 - v6 + 1) >> 1;
-    v4 = (v4 + v6 + 1) >> 1;
-    v6 = t;
-    t = (v7 + v5 + 1) >> 1;
-    v5 = (v7 - v5 + 1) >> 1;
-    v7 = t;
-    // Stage 2.
-    t = (v0 - v3 + 1) >> 1;
-    v0 = (v0 + v3 + 1) >> 1;
-    v3 = t;
-    t = (v1 - v2 + 1) >> 1;
-    v1 = (v1 + v2 + 1) >> 1;
-    v2 = t;
-    t = (v4 * IDCT_SIN3 + v7 * IDCT_COS3 + 2048) >> 12;
-    v4 = (v4 * IDCT_COS3 - v7 * IDCT_SIN3 + 2048) >> 12;
-    v7 = t;
-    t = (v5 * IDCT_SIN1 + v6 * IDCT_COS1 + 2048) >> 12;
-    v5 = (v5 * IDCT_COS1 - v6 * IDCT_SIN1 + 2048) >> 12;
-    v6 = t;
-    // Stage 1.
-    p[0 + row] = v0 + v7;
-    p[7 + row] = v0 - v7;
-    p[1 + row] = v1 + v6;
-    p[6 + row] = v1 - v6;
-    p[2 + row] = v2 + v5;
-    p[5 + row] = v2 - v5;
-    p[3 + row] = v3 + v4;
-    p[4 + row] = v3 - v4;
-  }
-  for (let col = 0; col < 8; col++) {
-    if (
-      p[8 + col] === 0 && p[16 + col] === 0 && p[24 + col] === 0 && p[32 + col] === 0 && p[40 + col] === 0 &&
-      p[48 + col] === 0 && p[56 + col] === 0
-    ) {
-      t = (IDCT_SQRT2 * p[col] + 8192) >> 14;
-      for (let j = 0; j < 64; j += 8) p[col + j] = t;
-      continue;
-    }
-    // Stage 4.
-    v0 = (IDCT_SQRT2 * p[0 + col] + 2048) >> 12;
-    v1 = (IDCT_SQRT2 * p[32 + col] + 2048) >> 12;
-    v2 = p[16 + col];
-    v3 = p[48 + col];
-    v4 = (IDCT_SQRT1D2 * (p[8 + col] - p[56 + col]) + 2048) >> 12;
-    v7 = (IDCT_SQRT1D2 * (p[8 + col] + p[56 + col]) + 2048) >> 12;
-    v5 = p[24 + col];
-    v6 = p[40 + col];
-    // Stage 3.
-    t = (v0 - v1 + 1) >> 1;
-    v0 = (v0 + v1 + 1) >> 1;
-    v1 = t;
-    t = (v2 * IDCT_SIN6 + v3 * IDCT_COS6 + 2048) >> 12;
-    v2 = (v2 * IDCT_COS6 - v3 * IDCT_SIN6 + 2048) >> 12;
-    v3 = t;
-    t = (v4 - v6 + 1) >> 1;
-    v4 = (v4 + v6 + 1) >> 1;
-    v6 = t;
-    t = (v7 + v5 + 1) >> 1;
-    v5 = (v7 - v5 + 1) >> 1;
-    v7 = t;
-    // Stage 2.
-    t = (v0 - v3 + 1) >> 1;
-    v0 = (v0 + v3 + 1) >> 1;
-    v3 = t;
-    t = (v1 - v2 + 1) >> 1;
-    v1 = (v1 + v2 + 1) >> 1;
-    v2 = t;
-    t = (v4 * IDCT_SIN3 + v7 * IDCT_COS3 + 2048) >> 12;
-    v4 = (v4 * IDCT_COS3 - v7 * IDCT_SIN3 + 2048) >> 12;
-    v7 = t;
-    t = (v5 * IDCT_SIN1 + v6 * IDCT_COS1 + 2048) >> 12;
-    v5 = (v5 * IDCT_COS1 - v6 * IDCT_SIN1 + 2048) >> 12;
-    v6 = t;
-    // Stage 1.
-    p[0 + col] = v0 + v7;
-    p[56 + col] = v0 - v7;
-    p[8 + col] = v1 + v6;
-    p[48 + col] = v1 - v6;
-    p[16 + col] = v2 + v5;
-    p[40 + col] = v2 - v5;
-    p[24 + col] = v3 + v4;
-    p[32 + col] = v3 - v4;
   }
   for (let i = 0; i < 64; i++) {
     const sample = 128 + ((p[i] + 8) >> 4);
