@@ -10,7 +10,9 @@
  *
  * @module
  */
+import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
+import type { Observations } from "./ground_truth.ts";
 
 /**
  * How samples beyond the image edge are found, after scipy.ndimage's `mode`: `nearest` repeats the edge pixel,
@@ -1185,6 +1187,31 @@ export function corruptEach<Cursor extends ImageCursor>(
     storeClipped(out, batch, i * size, quantize);
   }
   return batch;
+}
+
+/**
+ * What both suites require of a batch once its image shape is accepted: `n` whole images, values in [0, 1], an
+ * integer `seed` and a non-negative integer `firstIndex` (default 0). Throws a UsageError whose message starts with
+ * `caller`.
+ */
+export function checkCorruptionBatch(
+  caller: string,
+  images: Observations,
+  opts: { seed: number; firstIndex?: number },
+): void {
+  const [h, w, c] = images.shape;
+  if (!Number.isInteger(images.n) || images.n < 0 || images.values.length !== images.n * h * w * c) {
+    throw new UsageError(`${caller}: ${images.values.length} values do not make ${images.n} images of ${h}×${w}×${c}`);
+  }
+  const outside = firstOutsideUnitInterval(images.values);
+  if (outside >= 0) {
+    throw new UsageError(`${caller}: pixel values must lie in [0, 1], got ${images.values[outside]} at ${outside}`);
+  }
+  if (!Number.isInteger(opts.seed)) throw new UsageError(`${caller}: seed must be an integer, got ${opts.seed}`);
+  const first = opts.firstIndex ?? 0;
+  if (!Number.isInteger(first) || first < 0) {
+    throw new UsageError(`${caller}: firstIndex must be a non-negative integer, got ${first}`);
+  }
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   boxBlur3,
   boxResize,
   cannyCv2,
+  checkCorruptionBatch,
   clippedZoom,
   clippedZoomSize,
   convolve2d,
@@ -31,7 +32,6 @@ import {
   diskKernel,
   distanceTransform5,
   equalizeHist,
-  firstOutsideUnitInterval,
   gaussianFilter,
   glassShuffle,
   hsvToRgb,
@@ -587,18 +587,7 @@ function checkArguments(
   if (!(Number.isInteger(h) && Number.isInteger(w) && h >= 8 && w >= 8)) {
     throw new UsageError(`corrupt needs images of at least 8×8 pixels, got ${h}×${w}`);
   }
-  if (!Number.isInteger(images.n) || images.n < 0 || images.values.length !== images.n * h * w * c) {
-    throw new UsageError(`corrupt: ${images.values.length} values do not make ${images.n} images of ${h}×${w}×${c}`);
-  }
-  const outside = firstOutsideUnitInterval(images.values);
-  if (outside >= 0) {
-    throw new UsageError(`corrupt: pixel values must lie in [0, 1], got ${images.values[outside]} at ${outside}`);
-  }
-  if (!Number.isInteger(opts.seed)) throw new UsageError(`corrupt: seed must be an integer, got ${opts.seed}`);
-  const first = opts.firstIndex ?? 0;
-  if (!Number.isInteger(first) || first < 0) {
-    throw new UsageError(`corrupt: firstIndex must be a non-negative integer, got ${first}`);
-  }
+  checkCorruptionBatch("corrupt", images, opts);
 }
 
 /**

@@ -14,8 +14,8 @@ import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import {
   affineWarp,
+  checkCorruptionBatch,
   corruptEach,
-  firstOutsideUnitInterval,
   gaussianFilter,
   ImageCursor,
   motionBlur,
@@ -81,18 +81,7 @@ function checkInput(images: Observations, name: string, opts: { seed: number; fi
   if (h !== SIDE || w !== SIDE || c !== 1) {
     throw new UsageError(`mnistC: images must be [n, 28, 28, 1], got [${images.n}, ${images.shape.join(", ")}]`);
   }
-  if (!Number.isInteger(images.n) || images.n < 0 || images.values.length !== images.n * PIXELS) {
-    throw new UsageError(`mnistC: ${images.values.length} values do not make ${images.n} images of 28×28×1`);
-  }
-  const outside = firstOutsideUnitInterval(images.values);
-  if (outside >= 0) {
-    throw new UsageError(`mnistC: pixel values must lie in [0, 1], got ${images.values[outside]} at ${outside}`);
-  }
-  if (!Number.isInteger(opts.seed)) throw new UsageError(`mnistC: seed must be an integer, got ${opts.seed}`);
-  const first = opts.firstIndex ?? 0;
-  if (!Number.isInteger(first) || first < 0) {
-    throw new UsageError(`mnistC: firstIndex must be a non-negative integer, got ${first}`);
-  }
+  checkCorruptionBatch("mnistC", images, opts);
 }
 
 /** One corruption of one `[28, 28]` image in [0, 1] (not yet clipped or rounded). */
