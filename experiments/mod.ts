@@ -16,6 +16,7 @@ import { experiment as genBenchmark } from "./gen_benchmark.ts";
 import { experiment as absMnist } from "./abs_mnist.ts";
 import { experiment as noiseTrainMnist } from "./noise_training.ts";
 import { experiment as twoPoint } from "./two_point.ts";
+import { experiment as collapseToy } from "./collapse_toy.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -29,6 +30,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   absMnist,
   noiseTrainMnist,
   twoPoint,
+  collapseToy,
 ];
 
 /** The experiment called `name`, or undefined. */
