@@ -168,6 +168,46 @@ export const METRICS = defineRegistry(
         "lower_bound_l2_mean",
       ],
     },
+    {
+      name: "corruption_accuracy",
+      description: "accuracy on corrupted test inputs: the mean over the 15 MNIST-C corruptions (and per " +
+        "corruption), the mean over the 15 common corruptions × 5 severities",
+      source: "000_306f4209a39c5a17.md §4.3, §5.3 App. E Table 6 (Paper C; lib/data/corruptions.ts)",
+      kind: "classifier",
+      outputs: ["mnist_c", "common_mean"],
+    },
+    {
+      name: "corruption_error",
+      description: "Corruption Error per corruption (errors summed over severities over a reference model's) and " +
+        "their mean, mCE; relative: the reference is the run's vanilla model, not AlexNet",
+      source: "000_306f4209a39c5a17.md §4.3, App. D Table 5 (Paper C; lib/metrics/corruption_error.ts)",
+      kind: "classifier",
+      outputs: ["relative_mce", "relative_ce"],
+    },
+    {
+      name: "noise_perturbation_size",
+      description: "ε*: the median L2 size at which Gaussian (gn), uniform (un) or learned adversarial (an) noise " +
+        "along a random direction flips the decision (Eq. 4), and ε*_AN / ε*_GN",
+      source: "000_306f4209a39c5a17.md §2.7, Table 2 (Paper C; lib/attacks/noise.ts zeroAccuracyPerturbation)",
+      kind: "classifier",
+      outputs: ["eps_gn", "eps_un", "eps_an", "eps_an_over_gn"],
+    },
+    {
+      name: "adversarial_accuracy",
+      description: "share of test inputs still classified correctly after a fixed-budget attack: DDN at L2 ε 1.5, " +
+        "PGD at L∞ ε 0.1 (100 steps each)",
+      source: "000_306f4209a39c5a17.md §4.3, App. F Table 7 (Paper C)",
+      kind: "classifier",
+      outputs: ["l2_acc_1.5", "linf_acc_0.1"],
+    },
+    {
+      name: "collapse_boundary",
+      description: "two-point model of self-learning: the median over τt of the smallest τs/τt above which " +
+        "entropy minimisation (ent) or pseudo-labelling (pl) no longer collapses",
+      source: "001_6f3482ea4494d2ce.md Prop. 1, Fig. 3.2 (lib/adapt/two_point.ts)",
+      kind: "models",
+      outputs: ["ent_boundary", "pl_boundary"],
+    },
   ] as const satisfies readonly MetricEntry[],
 );
 
