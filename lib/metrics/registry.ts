@@ -208,6 +208,30 @@ export const METRICS = defineRegistry(
       kind: "models",
       outputs: ["ent_boundary", "pl_boundary"],
     },
+    {
+      name: "bn_adaptation_gain",
+      description: "BatchNorm adaptation: 1 − mCE_adapted/mCE_unadapted with full (all test images) or partial " +
+        "(n = 8) target statistics, and log₂ of the best source-prior N at n = 1",
+      source: "001_6f3482ea4494d2ce.md §2.1, Table 2.1, Table A.7 (lib/adapt/bn_adapt.ts)",
+      kind: "classifier",
+      outputs: ["rel_gain_full", "rel_gain_partial8", "log2_best_N_n1"],
+    },
+    {
+      name: "self_learning_gain",
+      description: "test-time self-learning on the BN affine parameters: 1 − mCE_method/mCE_BN-adapted for " +
+        "entropy minimisation (ENT) and robust pseudo-labelling (RPL)",
+      source: "001_6f3482ea4494d2ce.md §3, Table 3.4 (lib/adapt/self_learning.ts)",
+      kind: "classifier",
+      outputs: ["ent_gain_over_bn", "rpl_gain_over_bn"],
+    },
+    {
+      name: "continual_adaptation_accuracy",
+      description: "online accuracy (predict, then adapt) on a continually changing corruption stream (CCC), " +
+        "and RDumb's accuracy over BN adaptation's",
+      source: "001_6f3482ea4494d2ce.md §4, Table 4.1 (lib/data/ccc.ts, lib/adapt/eta.ts)",
+      kind: "classifier",
+      outputs: ["online_accuracy", "rdumb_over_bn"],
+    },
   ] as const satisfies readonly MetricEntry[],
 );
 
