@@ -11,3 +11,4 @@ export * from "./self_learning.ts";
 export * from "./eta.ts";
 export * from "./two_point.ts";
 export * as collapseToy from "./collapse_toy.ts";
+export * from "./source_model.ts";

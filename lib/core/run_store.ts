@@ -567,7 +567,7 @@ export function loadSavedModel(dir: string, name: string): { arrays: Record<stri
  * state.json into `folder`, through a temp folder and a rename, so that a
  * reader sees the whole folder or none of it.
  */
-function writeArrayFolder(
+export function writeArrayFolder(
   folder: string,
   arrays: Record<string, { data: NpyData; shape: number[] }>,
   json: Record<string, unknown>,
@@ -586,11 +586,17 @@ function writeArrayFolder(
     throw error;
   }
   removeIfPresent(folder);
-  Deno.renameSync(temp, folder);
+  try {
+    Deno.renameSync(temp, folder);
+  } catch (error) {
+    // Another writer's folder landed between the removal and the rename: leave no temp folder behind.
+    removeIfPresent(temp);
+    throw error;
+  }
 }
 
 /** Reads a folder written by {@linkcode writeArrayFolder}. */
-function readArrayFolder(folder: string): { arrays: Record<string, NpyArray>; json: Record<string, unknown> } {
+export function readArrayFolder(folder: string): { arrays: Record<string, NpyArray>; json: Record<string, unknown> } {
   const json = JSON.parse(Deno.readTextFileSync(join(folder, "state.json")));
   if (!isObject(json) || !Array.isArray(json.names) || !json.names.every(isString)) {
     throw new Error(`${join(folder, "state.json")} lacks the list of array names`);
