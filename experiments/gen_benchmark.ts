@@ -756,7 +756,8 @@ export const experiment = defineExperiment({
     quick: "6,000 steps per regressor at 32×32 against App. H.3's 500,000 at 64×64, the oracles 2 epochs of " +
       "the training part against 8, one seed, dsprites-rot only, no encoders. Measured at commit 89574d8 (2,025 s " +
       "with 2 workers while other runs kept the load of the 2 cores near 5.5; again 2,064 s at 8638f4d with the load " +
-      "near 3.5, over the 25-minute budget; 3,000 steps took 1,074 s at load ≈ 6 " +
+      "near 3.5; 1,391 s, within the 25-minute budget, at 45cd1ee with the run's process group favoured by the " +
+      "scheduler over the other work that kept the load near 6; 3,000 steps took 1,074 s at load ≈ 6 " +
       "and left the CNN's random-split R² 0.968 below its interpolation R² 0.970, both still rising): the OOD errors " +
       "anti-correlate with the truth less than published (ρ −0.329 CNN, −0.460 MLP against ≤ −0.48)",
     long: "dsprites-rot only: the β-VAE and SlowVAE (+ readout) on the random and extrapolation splits, 2 seeds, " +
