@@ -35,6 +35,20 @@
  * the same process; goal: the ratio of their medians ≤ 3. It is not in the default model list, so a plain
  * `deno task bench` times what it always did; `--models ant-step` or `--corruptions` adds it.
  *
+ * The `tta` group (issue 20, Speed; `--only tta`, or by name with `--models`) times lib/models/bn_cnn.ts `bnCnn({norm:
+ * "batch"})` on uniform-pixel digits, each entry beside the same network in bench/torch_reference.py on our weights,
+ * whose first results are compared with ours before timing: `tent-step-128` is one Tent step at batch 128
+ * (lib/adapt/self_learning.ts `adaptStep` with `entropy` on the "affine" parameters: BN on the batch's own
+ * statistics, gradients on γ, β only, SGD 1e-3 momentum 0.9), paired round by round with PyTorch's Tent step
+ * (DequanWang/tent) and with a plain training step of a second bnCnn (`bncnn-train-step-128`: `trainLogits`,
+ * cross-entropy, every parameter, the same SGD) in the same process; goals: ≤ 1.2× the training step and ≤ 2.5×
+ * PyTorch, each on the median paired ratio. `prior-forward-n1` is a forward of 256 digits in prior mode (N 16, n 1:
+ * every image on its own statistics mixed with the source's, one pass) beside PyTorch's BayesianBatchNorm
+ * (bethgelab/robustness `robusta/batchnorm/bn.py`, the runs of n normalised in one pass too) and paired with a
+ * source-mode forward of the same model and digits (`source-forward`); goal: its throughput ≥ 0.7× the source
+ * forward's, on the median paired ratio. `bncnn-train-step-128` and `source-forward` are also timed alone beside
+ * PyTorch.
+ *
  * `--corruptions` (issue 19, Speed) adds a section: images/s of each of the 15 MNIST-C corruptions
  * (lib/data/mnist_c.ts) and of the 15 common ones with table `cifar` at severity 3 (lib/data/corruptions.ts) on
  * real digits (lib/data/mnist.ts `loadMnist`, 1,000 by default), each paired round by round (one pass over the
@@ -59,12 +73,12 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--json path] [--write-readme]
+ *        [--mnist_c_images N] [--only tta] [--json path] [--write-readme]
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { version_wasm } from "@tensorflow/tfjs-backend-wasm";
+import { setWasmPaths, version_wasm } from "@tensorflow/tfjs-backend-wasm";
 import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { selectBackend } from "../lib/core/backend.ts";
@@ -81,6 +95,8 @@ import {
   type RegressorOptions,
 } from "../lib/models/regressors.ts";
 import { type Classifier, smallCnn } from "../lib/models/small_cnn.ts";
+import { type BnCnn, bnCnn, type NormMode, priorWeight } from "../lib/models/bn_cnn.ts";
+import { adaptedParams, adaptStep, entropy } from "../lib/adapt/self_learning.ts";
 import { Abs, classVae } from "../lib/models/abs.ts";
 import { absCnn, absCnnModel } from "../lib/models/abs_cnn.ts";
 import { crossEntropy, lossGradient } from "../lib/attacks/attack.ts";
@@ -119,12 +135,29 @@ export const MODEL_NAMES = [
   "abs-cnn-input-grad",
   "splits",
   "r2-scores",
+  "tent-step-128",
+  "bncnn-train-step-128",
+  "prior-forward-n1",
+  "source-forward",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
 
-/** What a plain `deno task bench` times: every model but `ant-step`, which `--corruptions` or `--models` adds. */
-export const DEFAULT_MODELS: ModelName[] = MODEL_NAMES.filter((name) => name !== "ant-step");
+/** Entries timed as one group with `--only <group>`: the speed goals of one issue. */
+export const BENCH_GROUPS = {
+  tta: ["tent-step-128", "bncnn-train-step-128", "prior-forward-n1", "source-forward"],
+} as const satisfies Record<string, readonly ModelName[]>;
+/** A group name. */
+export type GroupName = keyof typeof BENCH_GROUPS;
+const GROUP_NAMES = Object.keys(BENCH_GROUPS) as GroupName[];
+
+/**
+ * What a plain `deno task bench` times: every model but `ant-step`, which `--corruptions` or `--models` adds, and
+ * the groups' entries, which `--only` or `--models` adds.
+ */
+export const DEFAULT_MODELS: ModelName[] = MODEL_NAMES.filter((name) =>
+  name !== "ant-step" && !Object.values(BENCH_GROUPS).some((group) => (group as readonly string[]).includes(name))
+);
 
 /** Ceiling on an ANT step's median over a plain smallCnn step's (issue 19, Speed). */
 export const ANT_STEP_RATIO_GOAL = 3;
@@ -134,6 +167,21 @@ export const CORRUPTION_SPEED_GOAL = 0.5;
 
 /** Ceiling in seconds on the 15 MNIST-C corruptions of 10,000 digits, ours (issue 19, Speed). */
 export const MNIST_C_SECONDS_GOAL = 60;
+
+/** Images per Tent step and training step of the `tta` group (the issue's batch). */
+export const TTA_STEP_BATCH = 128;
+/** Images per forward of `prior-forward-n1` and `source-forward`. */
+export const TTA_FORWARD_BATCH = 256;
+/** SGD learning rate and momentum of the `tta` steps, both sides (Tent's optimizer; lr from the issue's grid). */
+export const TTA_SGD = { lr: 1e-3, momentum: 0.9 };
+/** The prior mode of `prior-forward-n1`: each image on its own statistics (n 1), N 16 (the issue's best N for n 1). */
+export const TTA_PRIOR_MODE: NormMode = { kind: "prior", N: 16, n: 1 };
+/** Ceiling on a Tent step over a bnCnn training step, median paired ratio (issue 20, Speed). */
+export const TENT_STEP_RATIO_GOAL = 1.2;
+/** Ceiling on a Tent step over PyTorch's, median paired ratio (issue 20, Speed). */
+export const TENT_TORCH_RATIO_GOAL = 2.5;
+/** Floor on the prior-mode forward's throughput over the source-mode forward's, median paired ratio (issue 20). */
+export const PRIOR_THROUGHPUT_GOAL = 0.7;
 
 /** Severity of the `cifar` corruptions timed by `--corruptions`. */
 export const CORRUPTION_SEVERITY = 3;
@@ -172,6 +220,7 @@ const OPTIONS = {
     min: 0,
     max: 10_000,
   }),
+  only: choices([], GROUP_NAMES, "time only these groups' entries instead of --models, and no dataset throughput"),
 };
 
 /** Summary of a sample: median, quartiles and range. */
@@ -188,6 +237,9 @@ export interface Round {
   ours_ms: number;
   reference_ms: number | null;
   ratio: number | null;
+  /** An entry with a baseline step of ours: its median step in the round and ours_ms over it. */
+  baseline_ms?: number;
+  baseline_ratio?: number;
 }
 
 /** One model on one backend. */
@@ -215,12 +267,16 @@ export interface ModelResult {
   reference_library?: "torch" | "numpy" | "none";
   /**
    * The entry's absolute goal per step and whether the median step meets it (data-path and ABS
-   * entries); `ratio`: the ceiling on the median paired ratio, `ratio_met` null without a reference.
+   * entries; absent where the goal is a ratio only); `ratio`: the ceiling on the median paired ratio
+   * to the reference, `ratio_met` null without a reference.
    */
-  goal?: { ms: number; met: boolean; ratio?: number; ratio_met?: boolean | null; source?: string };
+  goal?: { ms?: number; met?: boolean; ratio?: number; ratio_met?: boolean | null; source?: string };
   /** Agreement of the two sides' results (data-path and ABS entries); `ok` false fails the entry. */
   check?: { ok: boolean; detail: string };
-  /** An entry timed against a step of ours (`ant-step` against a smallCnn step), round by round in ABBA order. */
+  /**
+   * An entry timed against a step of ours (`ant-step` against a smallCnn step, the Tent step against a training
+   * step, the prior forward against the source forward), round by round, the order alternating.
+   */
   baseline?: BaselineComparison;
 }
 
@@ -233,10 +289,18 @@ export interface BaselineComparison {
   paired_ratio: Spread;
   /** Median entry step over median baseline step. */
   ratio_of_medians: number;
-  /** The ceiling on `ratio_of_medians` and whether it is met. */
+  /** The ceiling on the judged ratio (`judged_on`) and whether it is met. */
   ceiling: number;
   met: boolean;
   source: string;
+  /** Which ratio the goal judges; absent (older reports): `ratio_of_medians`. */
+  judged_on?: "ratio_of_medians" | "paired_ratio";
+  /**
+   * A goal on throughput: of the per-round ratios baseline ms / entry ms (the entry's images/s over the baseline's),
+   * the floor on their median (1 / `ceiling`), which then decides `met`.
+   */
+  throughput_ratio?: Spread;
+  throughput_floor?: number;
 }
 
 /** One corruption timed beside its NumPy reference (`--corruptions`). */
@@ -374,6 +438,8 @@ export interface BenchReport {
     backends: string[];
     /** `--corruptions` was given; absent in older reports. */
     corruptions?: boolean;
+    /** The `--only` groups; absent in older reports. */
+    only?: string[];
   };
   machine: {
     cpu: string;
@@ -418,6 +484,8 @@ interface WorkloadState {
 interface PairedWork {
   name: string;
   build(rng: Rng): WorkloadState | Promise<WorkloadState>;
+  /** Paired with the reference worker as well when its state has a `baselineStep` (otherwise the baseline only). */
+  alsoReference?: boolean;
 }
 
 /** One timed workload: builds its state once, then runs a step that resolves when the result is read. */
@@ -426,10 +494,14 @@ interface Workload extends PairedWork {
   batch: number;
   /** Data-path entries: plain JS against NumPy, timed once rather than per backend. */
   plain?: { goalMs: number };
-  /** A model entry's goal: ≤ `ms` per step and a median paired ratio ≤ `ratio`, and where the goal comes from. */
-  goal?: { ms: number; ratio: number; source: string };
-  /** Paired with `baselineStep` of its state, not the reference worker: the ceiling on the ratio of medians. */
-  baseline?: { model: ModelName; ratio: number; source: string };
+  /** A model entry's goal: ≤ `ms` per step (if given) and a median paired ratio ≤ `ratio`, and its source. */
+  goal?: { ms?: number; ratio: number; source: string };
+  /**
+   * Paired with `baselineStep` of its state (and with the reference worker too under `alsoReference`): the
+   * ceiling `ratio` on entry ms / baseline ms, or `throughputFloor` on baseline ms / entry ms, judged on the ratio
+   * of medians, or on the median paired ratio under `paired`.
+   */
+  baseline?: { model: ModelName; ratio?: number; throughputFloor?: number; paired?: boolean; source: string };
 }
 
 function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
@@ -867,6 +939,219 @@ function absCnnGradientWorkload(): Workload {
   };
 }
 
+/** Compares several named results with the reference's (`{name: values}`), each to its own relative tolerance. */
+function compareParts(
+  ours: Record<string, Float32Array>,
+  reference: unknown,
+  tolerances: Record<string, number>,
+): { ok: boolean; detail: string } {
+  const names = Object.keys(ours);
+  if (!reference) {
+    return {
+      ok: true,
+      detail: `${names.map((name) => name.replaceAll("_", " ")).join(", ")} computed (no PyTorch to compare)`,
+    };
+  }
+  const theirs = reference as Record<string, number[] | undefined>;
+  const parts = names.map((name) =>
+    compareValues(name.replaceAll("_", " "), ours[name], { values: theirs[name] }, tolerances[name])
+  );
+  return { ok: parts.every((part) => part.ok), detail: parts.map((part) => part.detail).join("; ") };
+}
+
+/** The variables' values, concatenated in order. */
+async function readFlat(variables: tf.Tensor[]): Promise<Float32Array> {
+  const parts = await Promise.all(variables.map((v) => v.data() as Promise<Float32Array>));
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+const difference = (after: Float32Array, before: Float32Array) => after.map((v, i) => v - before[i]);
+
+/** bnCnn's one-dimensional parameters, whose layout is the same in PyTorch: biases and BN γ, β, in key order. */
+const BN_CNN_VECTORS = ["conv0/b", "bn0/gamma", "bn0/beta", "conv1/b", "bn1/gamma", "bn1/beta", "fc0/b", "fc1/b"];
+const BN_CNN_STATS = ["bn0/mean", "bn0/var", "bn1/mean", "bn1/var"];
+
+/**
+ * A bnCnn (norm "batch") and `batch` uniform-pixel digits, with its weights, statistics, the digits and `extra`
+ * written as .npy into a new folder for the reference. Five training-mode forwards of the digits first move the
+ * source statistics off 0 and 1, so that a wrong mixing or variance would show in the check.
+ */
+async function ttaModel(rng: Rng, batch: number, prefix: string, extra: Record<string, tf.Tensor> = {}) {
+  const model = bnCnn(rng, { norm: "batch" });
+  const x = uniformDigits(rng, batch);
+  for (let i = 0; i < 5; i++) tf.dispose(model.trainLogits(x));
+  const directory = Deno.makeTempDirSync({ prefix: `latentlab-bench-${prefix}-` });
+  await writeTensors(directory, { ...model.params.entries(""), ...model.stats.entries(""), x, ...extra });
+  return { model, x, directory };
+}
+
+/** A training step of `model` on `x` and `classes`: `trainLogits`, softmax cross-entropy, every parameter, SGD. */
+function bnCnnTrainer(model: BnCnn, x: tf.Tensor4D, classes: tf.Tensor1D) {
+  const labels = tf.oneHot(classes, 10);
+  const optimizer = tf.train.momentum(TTA_SGD.lr, TTA_SGD.momentum);
+  return {
+    /** One step; returns the loss (the caller disposes it). */
+    minimize: (): tf.Scalar =>
+      optimizer.minimize(
+        () => tf.losses.softmaxCrossEntropy(labels, model.trainLogits(x)) as tf.Scalar,
+        true,
+        model.allParams(),
+      )!,
+    dispose() {
+      optimizer.dispose();
+      labels.dispose();
+    },
+  };
+}
+
+/** `[n]` int32 random classes. */
+const randomClasses = (rng: Rng, n: number) => tf.tensor1d(Int32Array.from({ length: n }, () => rng.int(10)), "int32");
+
+/**
+ * `bncnn-train-step-128`: one training step of bnCnn at batch {@linkcode TTA_STEP_BATCH}; the check compares the
+ * first step's logits (batch statistics), the update of the biases and BN affine parameters and the running
+ * statistics after it with PyTorch's.
+ */
+function bnCnnTrainWorkload(): Workload {
+  return {
+    name: "bncnn-train-step-128",
+    batch: TTA_STEP_BATCH,
+    async build(rng) {
+      const classes = randomClasses(rng, TTA_STEP_BATCH);
+      const { model, x, directory } = await ttaModel(rng, TTA_STEP_BATCH, "bncnn-train", { labels: classes });
+      const trainer = bnCnnTrainer(model, x, classes);
+      const vectors = () => BN_CNN_VECTORS.map((key) => model.params.get(key));
+      // The training forward normalises with the batch's statistics: its logits are the batch-mode ones.
+      const first = model.logits(x, { kind: "batch" });
+      const logits = await first.data() as Float32Array;
+      first.dispose();
+      const before = await readFlat(vectors());
+      await readLoss(trainer.minimize());
+      const update = difference(await readFlat(vectors()), before);
+      const stats = await readFlat(BN_CNN_STATS.map((key) => model.stats.get(key)));
+      return {
+        parameters: model.params.count(),
+        step: () => readLoss(trainer.minimize()),
+        dispose() {
+          trainer.dispose();
+          model.dispose();
+          tf.dispose([x, classes]);
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: { directory },
+        check: (reference) =>
+          compareParts(
+            { logits, bias_affine_update: update, running_stats: stats },
+            reference,
+            { logits: 1e-4, bias_affine_update: 1e-3, running_stats: 1e-4 },
+          ),
+      };
+    },
+  };
+}
+
+/**
+ * `tent-step-128`: one Tent step (`adaptStep`, entropy, "affine") at batch {@linkcode TTA_STEP_BATCH}, paired with
+ * PyTorch's and with a `bncnn-train-step-128` step of a second bnCnn on the same digits. The check compares the
+ * first step's logits and its update of γ, β with PyTorch's.
+ */
+function tentStepWorkload(): Workload {
+  return {
+    name: "tent-step-128",
+    batch: TTA_STEP_BATCH,
+    alsoReference: true,
+    goal: { ratio: TENT_TORCH_RATIO_GOAL, source: "issue 20, Speed: a Tent step (batch 128) ≤ 2.5× PyTorch's" },
+    baseline: {
+      model: "bncnn-train-step-128",
+      ratio: TENT_STEP_RATIO_GOAL,
+      paired: true,
+      source: "issue 20, Speed: a Tent step (batch 128) ≤ 1.2× a bnCnn training step",
+    },
+    async build(rng) {
+      const { model, x, directory } = await ttaModel(rng, TTA_STEP_BATCH, "tent");
+      const optimizer = tf.train.momentum(TTA_SGD.lr, TTA_SGD.momentum);
+      const plain = bnCnn(rng, { norm: "batch" }), classes = randomClasses(rng, TTA_STEP_BATCH);
+      const trainer = bnCnnTrainer(plain, x, classes);
+      const affine = adaptedParams(model, "affine");
+      const before = await readFlat(affine);
+      const logits = await adaptStep(model, x, entropy, optimizer, "affine");
+      const update = difference(await readFlat(affine), before);
+      return {
+        parameters: model.params.count(),
+        async step() {
+          await adaptStep(model, x, entropy, optimizer, "affine");
+        },
+        baselineStep: () => readLoss(trainer.minimize()),
+        dispose() {
+          optimizer.dispose();
+          trainer.dispose();
+          model.dispose();
+          plain.dispose();
+          tf.dispose([x, classes]);
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: { directory },
+        check: (reference) =>
+          compareParts({ logits, affine_update: update }, reference, { logits: 1e-4, affine_update: 1e-3 }),
+      };
+    },
+  };
+}
+
+/**
+ * A forward of {@linkcode TTA_FORWARD_BATCH} digits under `mode`, logits read back. The prior mode's entry is
+ * paired with the source-mode forward of the same model and digits, its goal a floor on the throughput ratio.
+ */
+function forwardWorkload(name: "prior-forward-n1" | "source-forward", mode: NormMode): Workload {
+  const prior = mode.kind === "prior" ? mode : null;
+  return {
+    name,
+    batch: TTA_FORWARD_BATCH,
+    alsoReference: true,
+    ...(prior
+      ? {
+        baseline: {
+          model: "source-forward" as const,
+          throughputFloor: PRIOR_THROUGHPUT_GOAL,
+          paired: true,
+          source: `issue 20, Speed: the n = 1 prior forward (N ${prior.N}) ≥ 0.7× the throughput of a source-mode ` +
+            "forward, no per-image loop",
+        },
+      }
+      : {}),
+    async build(rng) {
+      const { model, x, directory } = await ttaModel(rng, TTA_FORWARD_BATCH, name);
+      const forward = async (m: NormMode) => {
+        const out = model.logits(x, m);
+        const values = await out.data() as Float32Array;
+        out.dispose();
+        return values;
+      };
+      const logits = await forward(mode);
+      return {
+        parameters: model.params.count(),
+        async step() {
+          await forward(mode);
+        },
+        ...(prior ? { baselineStep: async () => void await forward({ kind: "source" }) } : {}),
+        dispose() {
+          model.dispose();
+          x.dispose();
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: { directory, ...(prior ? { prior: priorWeight(prior.N, prior.n), n: prior.n } : {}) },
+        check: (reference) => compareParts({ logits }, reference, { logits: 1e-4 }),
+      };
+    },
+  };
+}
+
 const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
@@ -910,6 +1195,10 @@ const WORKLOADS: Workload[] = [
   absCnnGradientWorkload(),
   splitsWorkload(),
   r2Workload(),
+  tentStepWorkload(),
+  bnCnnTrainWorkload(),
+  forwardWorkload("prior-forward-n1", TTA_PRIOR_MODE),
+  forwardWorkload("source-forward", { kind: "source" }),
 ];
 
 /** Median, quartiles (linear interpolation) and range of `values`. */
@@ -1059,9 +1348,10 @@ interface PairedTiming {
   state: WorkloadState;
   referenceParameters: number | null;
   check: { ok: boolean; detail: string } | undefined;
-  /** Every timed step of ours and of the other side. */
+  /** Every timed step of ours, of the reference and of the baseline step (empty where that side is absent). */
   ours: number[];
   theirs: number[];
+  baseline: number[];
   rounds: Round[];
   /** The reference's minor page faults over its timed steps. */
   faults: number;
@@ -1070,10 +1360,18 @@ interface PairedTiming {
   peakRss: number;
 }
 
+/** One side of a round: times `steps` steps. */
+type Side = {
+  kind: "ours" | "reference" | "baseline";
+  time(steps: number): Promise<{ times: number[]; faults: number }>;
+};
+
 /**
- * Rounds of one piece of work: ours and the other side alternate in ABBA order, each timing `steps` steps per
- * round. The other side is the state's `baselineStep` when it has one, else the reference worker's builder of the
- * same name (none without a worker). The state is disposed before returning.
+ * Rounds of one piece of work: ours and the other sides take turns, each timing `steps` steps per round, the
+ * order reversed every other round (ABBA with one other side, ABC CBA with two), which cancels a linear drift in
+ * machine load from every ratio. The other sides: the state's `baselineStep` when it has one, and the reference
+ * worker's builder of the same name when there is no baseline step or `work.alsoReference` (none without a
+ * worker). The state is disposed before returning.
  */
 async function timeRounds(
   work: PairedWork,
@@ -1081,7 +1379,7 @@ async function timeRounds(
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<PairedTiming> {
   const state = await work.build(new Rng(0));
-  const remote = state.baselineStep ? null : worker;
+  const remote = state.baselineStep && !work.alsoReference ? null : worker;
   const built = remote
     ? await remote.request({
       op: "build",
@@ -1097,34 +1395,38 @@ async function timeRounds(
       `${work.name}: ${state.parameters} parameters here, ${referenceParameters} in PyTorch: not the same network`,
     );
   }
-  const baseline = state.baselineStep;
-  const timeOther = baseline
-    ? async (steps: number) => ({ times: await timeOurs(baseline, steps), faults: 0 })
-    : remote
-    ? (steps: number) => timeReference(remote, work.name, steps)
-    : null;
+  const local = (kind: Side["kind"], step: () => Promise<void>): Side => ({
+    kind,
+    time: async (steps) => ({ times: await timeOurs(step, steps), faults: 0 }),
+  });
+  const sides: Side[] = [local("ours", state.step)];
+  if (state.baselineStep) sides.push(local("baseline", state.baselineStep));
+  if (remote) sides.push({ kind: "reference", time: (steps) => timeReference(remote, work.name, steps) });
   const loadBefore = loadavg()[0];
-  await timeOurs(state.step, cfg.warmup);
-  if (timeOther && cfg.warmup) await timeOther(cfg.warmup);
-  const ours: number[] = [], theirs: number[] = [], rounds: Round[] = [];
+  for (const side of cfg.warmup ? sides : []) await side.time(cfg.warmup);
+  const ours: number[] = [], theirs: number[] = [], baseline: number[] = [], rounds: Round[] = [];
   let peakRss = Deno.memoryUsage().rss, faults = 0;
   for (let r = 0; r < cfg.rounds; r++) {
-    let a: number[], other: { times: number[]; faults: number } | null = null;
-    if (timeOther && r % 2 === 1) {
-      other = await timeOther(cfg.steps);
-      a = await timeOurs(state.step, cfg.steps);
-    } else {
-      a = await timeOurs(state.step, cfg.steps);
-      if (timeOther) other = await timeOther(cfg.steps);
+    const measured = new Map<Side["kind"], number[]>();
+    for (const side of r % 2 === 1 ? [...sides].reverse() : sides) {
+      const { times, faults: sideFaults } = await side.time(cfg.steps);
+      measured.set(side.kind, times);
+      faults += sideFaults;
     }
     peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
+    const a = measured.get("ours")!, reference = measured.get("reference"), base = measured.get("baseline");
     ours.push(...a);
-    if (other) {
-      theirs.push(...other.times);
-      faults += other.faults;
-    }
-    const oursMs = spread(a).median, otherMs = other ? spread(other.times).median : null;
-    rounds.push({ ours_ms: oursMs, reference_ms: otherMs, ratio: otherMs ? oursMs / otherMs : null });
+    if (reference) theirs.push(...reference);
+    if (base) baseline.push(...base);
+    const oursMs = spread(a).median;
+    const referenceMs = reference ? spread(reference).median : null;
+    const baselineMs = base ? spread(base).median : null;
+    rounds.push({
+      ours_ms: oursMs,
+      reference_ms: referenceMs,
+      ratio: referenceMs ? oursMs / referenceMs : null,
+      ...(baselineMs ? { baseline_ms: baselineMs, baseline_ratio: oursMs / baselineMs } : {}),
+    });
   }
   state.dispose();
   if (remote) await remote.request({ op: "dispose", model: work.name });
@@ -1134,11 +1436,38 @@ async function timeRounds(
     check,
     ours,
     theirs,
+    baseline,
     rounds,
     faults,
     loadBefore,
     loadAfter: loadavg()[0],
     peakRss,
+  };
+}
+
+/** The baseline comparison of an entry that has one, with its goal's verdict. */
+function baselineComparison(spec: NonNullable<Workload["baseline"]>, t: PairedTiming): BaselineComparison {
+  const paired = spread(t.rounds.map((r) => r.baseline_ratio!));
+  const ratioOfMedians = spread(t.ours).median / spread(t.baseline).median;
+  const judged = spec.paired ? paired.median : ratioOfMedians;
+  const common = {
+    model: spec.model,
+    ms_per_step: spread(t.baseline),
+    paired_ratio: paired,
+    ratio_of_medians: ratioOfMedians,
+    source: spec.source,
+    judged_on: spec.paired ? "paired_ratio" as const : "ratio_of_medians" as const,
+  };
+  const floor = spec.throughputFloor;
+  if (floor === undefined) return { ...common, ceiling: spec.ratio!, met: judged <= spec.ratio! };
+  const throughput = spread(t.rounds.map((r) => r.baseline_ms! / r.ours_ms));
+  const judgedThroughput = spec.paired ? throughput.median : 1 / ratioOfMedians;
+  return {
+    ...common,
+    ceiling: 1 / floor,
+    met: judgedThroughput >= floor,
+    throughput_ratio: throughput,
+    throughput_floor: floor,
   };
 }
 
@@ -1150,13 +1479,11 @@ async function timeModel(
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<ModelResult> {
   const t = await timeRounds(workload, worker, cfg);
-  const baseline = workload.baseline && t.theirs.length ? workload.baseline : null;
-  const withReference = !workload.baseline && t.theirs.length > 0;
+  const withReference = t.theirs.length > 0;
   const goalMs = workload.plain?.goalMs ?? workload.goal?.ms;
   const ratio = withReference ? spread(t.rounds.map((r) => r.ratio!)) : null;
-  const goal = goalMs === undefined ? undefined : {
-    ms: goalMs,
-    met: spread(t.ours).median <= goalMs,
+  const goal = goalMs === undefined && !workload.goal ? undefined : {
+    ...(goalMs === undefined ? {} : { ms: goalMs, met: spread(t.ours).median <= goalMs }),
     ...(workload.goal
       ? {
         ratio: workload.goal.ratio,
@@ -1165,7 +1492,7 @@ async function timeModel(
       }
       : {}),
   };
-  const ratioOfMedians = baseline ? spread(t.ours).median / spread(t.theirs).median : NaN;
+  const baseline = workload.baseline && t.baseline.length ? baselineComparison(workload.baseline, t) : null;
   return {
     model: workload.name,
     backend,
@@ -1180,54 +1507,67 @@ async function timeModel(
     load_before: t.loadBefore,
     load_after: t.loadAfter,
     peak_rss_mb: Math.round(t.peakRss / 2 ** 20),
-    reference_library: workload.plain ? "numpy" : workload.baseline ? "none" : "torch",
+    reference_library: workload.plain ? "numpy" : workload.baseline && !workload.alsoReference ? "none" : "torch",
     ...(goal ? { goal } : {}),
     ...(t.check ? { check: t.check } : {}),
-    ...(baseline
-      ? {
-        baseline: {
-          model: baseline.model,
-          ms_per_step: spread(t.theirs),
-          paired_ratio: spread(t.rounds.map((r) => r.ratio!)),
-          ratio_of_medians: ratioOfMedians,
-          ceiling: baseline.ratio,
-          met: ratioOfMedians <= baseline.ratio,
-          source: baseline.source,
-        },
-      }
-      : {}),
+    ...(baseline ? { baseline } : {}),
   };
 }
 
 /**
- * One line on an entry with a goal, a check or a baseline (data-path, ABS and ANT entries): absolute
- * times, the paired ratio, the goal, the load and the check.
+ * One line on an entry with a goal, a check or a baseline (data-path, ABS, ANT and `tta` entries): absolute
+ * times, the paired ratios to the reference and to the baseline step, their goals, the load and the check.
  */
 export function dataEntryLine(r: ModelResult): string {
-  const f = (v: number) => v.toFixed(v >= 100 ? 0 : 1), q = r.ratio, ref = r.reference_ms_per_step;
-  const b = r.baseline;
-  if (b) {
-    return `${r.model} (${r.backend}): ours ${f(r.ms_per_step.median)} ms (IQR ${f(r.ms_per_step.q1)}–` +
-      `${f(r.ms_per_step.q3)}), ${b.model} step ${f(b.ms_per_step.median)} ms (IQR ${f(b.ms_per_step.q1)}–` +
-      `${f(b.ms_per_step.q3)}); ratio of medians ${b.ratio_of_medians.toFixed(2)}, paired ratio ` +
-      `${b.paired_ratio.median.toFixed(2)} (IQR ${b.paired_ratio.q1.toFixed(2)}–${b.paired_ratio.q3.toFixed(2)}, ` +
-      `min–max ${b.paired_ratio.min.toFixed(2)}–${b.paired_ratio.max.toFixed(2)}); goal ≤ ${b.ceiling}× ` +
-      `${b.met ? "met" : "NOT met"}; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}`;
-  }
+  const f = (v: number) => v.toFixed(v >= 100 ? 0 : 1), x = (v: number) => v.toFixed(2);
+  const iqr = (s: Spread, g = f) => `IQR ${g(s.q1)}–${g(s.q3)}`;
+  const range = (s: Spread) => `${iqr(s, x)}, min–max ${x(s.min)}–${x(s.max)}`;
+  const verdict = (met: boolean | null | undefined) => met === null ? "not measured" : met ? "met" : "NOT met";
+  const q = r.ratio, ref = r.reference_ms_per_step, b = r.baseline;
   const name = r.reference_library === "numpy" ? "NumPy" : "PyTorch";
-  const ratioGoal = r.goal?.ratio === undefined
-    ? ""
-    : `, ratio ≤ ${r.goal.ratio} ${r.goal.ratio_met === null ? "not measured" : r.goal.ratio_met ? "met" : "NOT met"}`;
-  return `${r.model}${r.backend === "js" ? "" : ` (${r.backend})`}: ours ${f(r.ms_per_step.median)} ms ` +
-    `(IQR ${f(r.ms_per_step.q1)}–${f(r.ms_per_step.q3)})` +
-    (ref ? `, ${name} ${f(ref.median)} ms (IQR ${f(ref.q1)}–${f(ref.q3)})` : `, no ${name}`) +
-    (q
-      ? `, ratio ours/${name} ${q.median.toFixed(2)} (IQR ${q.q1.toFixed(2)}–${q.q3.toFixed(2)}, ` +
-        `min–max ${q.min.toFixed(2)}–${q.max.toFixed(2)})`
-      : "") +
-    (r.goal ? `; goal ≤ ${r.goal.ms} ms ${r.goal.met ? "met" : "NOT met"}${ratioGoal}` : "") +
+  const parts = [`ours ${f(r.ms_per_step.median)} ms (${iqr(r.ms_per_step)})`];
+  if (b) {
+    parts.push(
+      `${b.model} step ${f(b.ms_per_step.median)} ms (${iqr(b.ms_per_step)}); ratio of medians ` +
+        `${x(b.ratio_of_medians)}, paired ratio ${x(b.paired_ratio.median)} (${range(b.paired_ratio)})` +
+        (b.throughput_ratio && b.throughput_floor !== undefined
+          ? `, throughput ratio ${x(b.throughput_ratio.median)} (${range(b.throughput_ratio)}); goal ≥ ` +
+            `${b.throughput_floor}× throughput ${verdict(b.met)}`
+          : `; goal ≤ ${b.ceiling}× ${verdict(b.met)}` +
+            (b.judged_on === "paired_ratio" ? " (on the paired ratio)" : "")),
+    );
+  }
+  if (r.reference_library !== "none") {
+    parts.push(
+      (ref ? `${name} ${f(ref.median)} ms (${iqr(ref)})` : `no ${name}`) +
+        (q ? `, ratio ours/${name} ${x(q.median)} (${range(q)})` : ""),
+    );
+  }
+  const goal = r.goal;
+  if (goal) {
+    const goals = [
+      ...(goal.ms === undefined ? [] : [`≤ ${goal.ms} ms ${verdict(goal.met)}`]),
+      ...(goal.ratio === undefined ? [] : [`ratio ≤ ${goal.ratio} ${verdict(goal.ratio_met)}`]),
+    ];
+    parts[parts.length - 1] += `; goal ${goals.join(", ")}`;
+  }
+  return `${r.model}${r.backend === "js" ? "" : ` (${r.backend})`}: ${parts.join(", ")}` +
     `; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}` +
     (r.check ? `; check ${r.check.ok ? "ok" : "FAILED"}: ${r.check.detail}` : "");
+}
+
+/** The PyTorch worker in words: versions, threads, the BLAS it loaded and the environment it got. */
+export function torchProcessLine(info: ReferenceInfo): string {
+  const openblas = info.blas.openblas as { config: string; core: string; threads: number } | null;
+  const blas = openblas
+    ? `${openblas.config} (core ${openblas.core}, ${openblas.threads} thread(s))`
+    : `${info.blas.blas_info ?? "unknown"} (torch build setting)`;
+  const removed = Object.keys(info.removed_env);
+  return `PyTorch ${info.torch} in ${info.python} on ${info.threads} thread(s), BLAS ${blas}; ` +
+    (info.env === "clean"
+      ? removed.length ? `${removed.join(" and ")} unset in its process` : `no ${BLAS_OVERRIDES.join(" or ")} to unset`
+      : "inheriting the bench's OPENBLAS_* settings") +
+    `; set there: ${Object.entries(info.set_env).map(([k, v]) => `${k}=${v}`).join(" ")}`;
 }
 
 /**
@@ -1567,7 +1907,37 @@ async function machineInfo(): Promise<BenchReport["machine"]> {
   };
 }
 
+/** The wasm binaries tfjs-backend-wasm may load; a bundle of this file needs them beside it. */
+export const WASM_BINARIES = ["tfjs-backend-wasm-simd.wasm", "tfjs-backend-wasm.wasm"];
+
+/**
+ * Lets a `deno bundle` of this file run the wasm backend without node_modules: the backend's Emscripten glue reads
+ * the CommonJS `__dirname`, which a bundle lacks (the backend then fails to initialise), and the .wasm binaries are
+ * not bundled, so both point at the bundle's folder, where {@linkcode WASM_BINARIES} must be copied. Running from
+ * source, node_modules serves them and nothing changes.
+ */
+function prepareBundledWasm(): void {
+  if (new URL(import.meta.url).pathname.endsWith(".ts")) return;
+  const folder = fileURLToPath(new URL(".", import.meta.url));
+  (globalThis as { __dirname?: string }).__dirname ??= folder;
+  setWasmPaths(folder);
+  const missing = WASM_BINARIES.filter((name) => {
+    try {
+      return !Deno.statSync(folder + name).isFile;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length) {
+    console.error(
+      `bundled run: ${missing.join(", ")} not found in ${folder}; copy them from ` +
+        "node_modules/@tensorflow/tfjs-backend-wasm/dist/ for the wasm backend",
+    );
+  }
+}
+
 async function main(args: string[]): Promise<void> {
+  prepareBundledWasm();
   const { flags, positionals } = parseCommandLine(args);
   const jsonPath = flags.get("json"), writeReadme = flags.get("write-readme");
   flags.delete("json");
@@ -1576,9 +1946,10 @@ async function main(args: string[]): Promise<void> {
     console.log(
       "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N] [--steps N] " +
         "[--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit] [--torch_malloc keep|default] " +
-        "[--profile] [--corruptions] [--corruption_images N] [--mnist_c_images N] [--json path] " +
+        "[--profile] [--corruptions] [--corruption_images N] [--mnist_c_images N] [--only group] [--json path] " +
         "[--write-readme]\n" +
-        `models: ${MODEL_NAMES.join(", ")} (default: all but ant-step, which --corruptions adds)`,
+        `models: ${MODEL_NAMES.join(", ")} (default: all but ant-step, which --corruptions adds, and the groups')\n` +
+        `groups: ${Object.entries(BENCH_GROUPS).map(([name, group]) => `${name} = ${group.join(", ")}`).join("; ")}`,
     );
     return;
   }
@@ -1588,14 +1959,23 @@ async function main(args: string[]): Promise<void> {
     if (jsonPath === true) throw new UsageError("--json needs a path");
     if (writeReadme !== undefined && writeReadme !== true) throw new UsageError("--write-readme takes no value");
     cfg = resolveConfig(OPTIONS, {}, flags, ["json", "write-readme"]);
+    if (cfg.only.length && flags.has("models")) {
+      throw new UsageError("give --models or --only, not both: --only times its groups' entries instead");
+    }
+    if (cfg.only.length && writeReadme) {
+      throw new UsageError("--write-readme rewrites the whole speed table, which --only would cut to its groups");
+    }
   } catch (error) {
     if (error instanceof UsageError) exitWithUsageError(error.message);
     throw error;
   }
-  // The issue's speed goals come as one: the corruption section brings the ANT step with it.
-  const models: string[] = cfg.corruptions && !cfg.models.includes("ant-step")
-    ? MODEL_NAMES.filter((name) => cfg.models.includes(name) || name === "ant-step")
+  const chosenModels: readonly string[] = cfg.only.length
+    ? MODEL_NAMES.filter((name) => cfg.only.some((group) => (BENCH_GROUPS[group] as readonly string[]).includes(name)))
     : cfg.models;
+  // The issue's speed goals come as one: the corruption section brings the ANT step with it.
+  const models: string[] = cfg.corruptions && !chosenModels.includes("ant-step")
+    ? MODEL_NAMES.filter((name) => chosenModels.includes(name) || name === "ant-step")
+    : [...chosenModels];
   const backends = await availableBackends(cfg.backend);
   const machine = await machineInfo();
   const started = cfg.torch === "auto"
@@ -1607,6 +1987,8 @@ async function main(args: string[]): Promise<void> {
     )
     : null;
   if (!started && cfg.torch === "auto") console.error("no python3 with torch found: running without the reference");
+  if (started) console.error(`reference: ${torchProcessLine(started.info)}`);
+  console.error(`1-minute load average at the start: ${machine.load_start[0].toFixed(2)} on ${machine.cores} cores`);
   const worker = started?.worker ?? null;
   const report: BenchReport = {
     schema: "latentlab-bench/1",
@@ -1622,6 +2004,7 @@ async function main(args: string[]): Promise<void> {
       models,
       backends,
       corruptions: cfg.corruptions,
+      only: cfg.only,
     },
     machine,
     reference: started?.info ?? null,
@@ -1670,7 +2053,8 @@ async function main(args: string[]): Promise<void> {
     await worker?.close();
   }
   const convStep = report.results.find((r) => r.model === "conv-vae-64" && r.backend === backends[0]);
-  report.datasets = datasetThroughput(convStep?.ms_per_step.median ?? null);
+  // --only times its groups and nothing else.
+  if (!cfg.only.length) report.datasets = datasetThroughput(convStep?.ms_per_step.median ?? null);
   report.machine.load_end = loadavg();
   // The same tables README.md shows, so what the terminal says is what the README will say.
   console.log(`\n${speedSection(report)}`);

@@ -11,7 +11,8 @@ Protocol: one JSON object per line each way. On start the worker prints
 and exits at end of input. Errors come back as {"error": "..."}. `args` (optional) go to the model's
 builder; `check` is present for the NumPy data-path entries of bench/numpy_reference.py, which this
 worker serves too, so that they run in the same process with the same environment, and for the ABS
-entries, whose builders load our weights from .npy files and return their first result to compare.
+and test-time adaptation entries, whose builders load our weights from .npy files and return their
+first result to compare.
 
 usage: /usr/bin/python3 bench/torch_reference.py --threads 1
 """
@@ -40,6 +41,11 @@ ABS_CNN_LAYERS = [(5, 1, 20), (4, 2, 70), (3, 2, 256), (5, 1, 10)]
 ABS_LATENTS = 8
 ABS_PIXELS = 28 * 28
 BN_EPSILON = 1e-5
+
+# Test-time adaptation entries (issue 20), as bench/bench.ts: Tent and the training step at batch 128 (SGD, momentum
+# 0.9), the forwards at batch 256, the prior of BayesianBatchNorm from N source and n target images.
+TTA_LR = 1e-3
+TTA_MOMENTUM = 0.9
 
 
 def conv_encoder(size, head=2 * LATENTS):
@@ -275,6 +281,183 @@ def abs_cnn_gradient_step_fn(directory):
     return step
 
 
+def bn_cnn():
+    """lib/models/bn_cnn.ts `bnCnn({norm: "batch"})`: the MNIST CNN above (lib/models/small_cnn.ts) with a
+    BatchNorm2d (eps 1e-5, momentum 0.1) after each convolution, before its ReLU."""
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32, eps=BN_EPSILON), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64, eps=BN_EPSILON), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(7 * 7 * 64, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def load_bn_cnn(directory):
+    """`bn_cnn()` with our weights and source statistics. Our convolution filters are [k, k, in, out] (torch: [out, in,
+    k, k]); our flatten runs over (h, w, c) and torch's over (c, h, w), so fc0's input rows are reordered to match."""
+    model = bn_cnn()
+    convs = [m for m in model if isinstance(m, nn.Conv2d)]
+    norms = [m for m in model if isinstance(m, nn.BatchNorm2d)]
+    fc0, fc1 = [m for m in model if isinstance(m, nn.Linear)]
+    with torch.no_grad():
+        for i, (conv, bn) in enumerate(zip(convs, norms)):
+            conv.weight.copy_(load_npy(directory, f"conv{i}_w").permute(3, 2, 0, 1))
+            conv.bias.copy_(load_npy(directory, f"conv{i}_b"))
+            bn.weight.copy_(load_npy(directory, f"bn{i}_gamma"))
+            bn.bias.copy_(load_npy(directory, f"bn{i}_beta"))
+            bn.running_mean.copy_(load_npy(directory, f"bn{i}_mean"))
+            bn.running_var.copy_(load_npy(directory, f"bn{i}_var"))
+        fc0.weight.copy_(load_npy(directory, "fc0_w").reshape(7, 7, 64, 128).permute(3, 2, 0, 1).reshape(128, -1))
+        fc0.bias.copy_(load_npy(directory, "fc0_b"))
+        fc1.weight.copy_(load_npy(directory, "fc1_w").t())
+        fc1.bias.copy_(load_npy(directory, "fc1_b"))
+    return model
+
+
+def bn_cnn_inputs(directory):
+    """The batch the bench wrote, [b, 28, 28, 1] as NCHW, and its int32 classes when present."""
+    x = load_npy(directory, "x").permute(0, 3, 1, 2).contiguous()
+    labels = load_npy(directory, "labels").long() if os.path.exists(os.path.join(directory, "labels.npy")) else None
+    return x, labels
+
+
+def one_dimensional_parameters(model):
+    """Biases and BN affine parameters in our key order (conv0/b, bn0/gamma, bn0/beta, conv1/b, bn1/…, fc0/b, fc1/b):
+    their layout is the same on both sides, so their updates compare value by value."""
+    tensors = []
+    for module in model:
+        if isinstance(module, nn.BatchNorm2d):
+            tensors += [module.weight, module.bias]
+        elif isinstance(module, (nn.Conv2d, nn.Linear)):
+            tensors.append(module.bias)
+    return tensors
+
+
+def flat(tensors):
+    return torch.cat([t.detach().flatten() for t in tensors]).tolist()
+
+
+def softmax_entropy(x):
+    """DequanWang/tent `softmax_entropy`."""
+    return -(x.softmax(1) * x.log_softmax(1)).sum(1)
+
+
+def tent_step_fn(directory):
+    """One Tent step (DequanWang/tent `configure_model`, `collect_params`, `forward_and_adapt`): train mode, BN on the
+    batch's own statistics with no running statistics, only the BN affine parameters require grad; the mean softmax
+    entropy, one SGD momentum 0.9 step; returns the logits of that forward (the predictions)."""
+    model = load_bn_cnn(directory)
+    x, _ = bn_cnn_inputs(directory)
+    model.train()
+    model.requires_grad_(False)
+    params = []
+    for module in model.modules():
+        if isinstance(module, nn.BatchNorm2d):
+            module.requires_grad_(True)
+            module.track_running_stats = False
+            module.running_mean = None
+            module.running_var = None
+            params += [module.weight, module.bias]
+    optimizer = torch.optim.SGD(params, lr=TTA_LR, momentum=TTA_MOMENTUM)
+
+    def adapt():
+        outputs = model(x)
+        loss = softmax_entropy(outputs).mean(0)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return outputs.detach()
+
+    def step():
+        adapt().numpy()
+
+    before = torch.tensor(flat(params))
+    logits = adapt()
+    step.parameters = parameter_count(model)
+    step.check = {"logits": logits.flatten().tolist(), "affine_update": (torch.tensor(flat(params)) - before).tolist()}
+    return step
+
+
+def bn_cnn_train_step_fn(directory):
+    """A plain training step of the same network: train mode (batch statistics normalise, running statistics move),
+    cross-entropy, every parameter, SGD momentum 0.9."""
+    model = load_bn_cnn(directory)
+    x, labels = bn_cnn_inputs(directory)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=TTA_LR, momentum=TTA_MOMENTUM)
+
+    def train():
+        logits = model(x)
+        loss = F.cross_entropy(logits, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        loss.item()
+        return logits.detach()
+
+    before = torch.tensor(flat(one_dimensional_parameters(model)))
+    logits = train()
+    step = train
+    step.parameters = parameter_count(model)
+    step.check = {
+        "logits": logits.flatten().tolist(),
+        "bias_affine_update": (torch.tensor(flat(one_dimensional_parameters(model))) - before).tolist(),
+        "running_stats": flat([t for m in model if isinstance(m, nn.BatchNorm2d) for t in (m.running_mean,
+                                                                                            m.running_var)]),
+    }
+    return step
+
+
+class BayesianBatchNorm(nn.Module):
+    """bethgelab/robustness `robusta/batchnorm/bn.py` BayesianBatchNorm, applied to each run of n images of the batch
+    in one pass: the reference normalises each batch of n it is given by prior * source + (1 - prior) * that batch's
+    statistics (a BatchNorm2d with momentum 1: mean and unbiased variance over n·h·w values per channel), with the
+    source layer's weight, bias and eps. When n does not divide the batch, the last b mod n images form a run of their
+    own (a DataLoader's last short batch)."""
+
+    def __init__(self, layer, prior, n):
+        assert 0 <= prior <= 1
+        super().__init__()
+        self.layer = layer.eval()
+        self.prior = prior
+        self.n = n
+
+    def normalize(self, part, size):
+        channels, height, width = part.shape[1:]
+        runs = part.reshape(-1, size, channels, height, width)
+        var, mean = torch.var_mean(runs, dim=(1, 3, 4), unbiased=True)
+        mean = self.prior * self.layer.running_mean + (1 - self.prior) * mean
+        var = self.prior * self.layer.running_var + (1 - self.prior) * var
+        scale = self.layer.weight / torch.sqrt(var + self.layer.eps)
+        shift = self.layer.bias - mean * scale
+        return (runs * scale[:, None, :, None, None] + shift[:, None, :, None, None]).reshape(part.shape)
+
+    def forward(self, x):
+        full = x.shape[0] // self.n * self.n
+        parts = ([self.normalize(x[:full], self.n)] if full else []) + \
+            ([self.normalize(x[full:], x.shape[0] - full)] if full < x.shape[0] else [])
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
+
+
+def forward_step_fn(directory, prior=None, n=None):
+    """Eval-mode logits of the batch without gradient: on the source statistics, or with every BatchNorm2d wrapped in
+    BayesianBatchNorm (prior = N / (N + n), runs of n images)."""
+    model = load_bn_cnn(directory).eval()
+    x, _ = bn_cnn_inputs(directory)
+    if prior is not None:
+        model = nn.Sequential(*[BayesianBatchNorm(m, prior, n) if isinstance(m, nn.BatchNorm2d) else m
+                                for m in model]).eval()
+
+    def forward():
+        with torch.no_grad():
+            return model(x)
+
+    def step():
+        forward().numpy()
+
+    step.parameters = parameter_count(model)
+    step.check = {"logits": forward().flatten().tolist()}
+    return step
+
+
 BUILDERS = {
     "conv-vae-64": lambda: vae_step_fn(conv_encoder(64), conv_decoder(64), 64),
     "conv-vae-32": lambda: vae_step_fn(conv_encoder(32), conv_decoder(32), 32),
@@ -285,6 +468,10 @@ BUILDERS = {
     "mlp-regressor-32": lambda: regression_step_fn(mlp_regressor(32 * 32)),
     "abs-inference": abs_inference_step_fn,
     "abs-cnn-input-grad": abs_cnn_gradient_step_fn,
+    "tent-step-128": tent_step_fn,
+    "bncnn-train-step-128": bn_cnn_train_step_fn,
+    "prior-forward-n1": forward_step_fn,
+    "source-forward": forward_step_fn,
     **numpy_reference.BUILDERS,
 }
 
