@@ -355,8 +355,9 @@ if (import.meta.main) {
     const readme = flags.get("readme");
     if (readme === true) exitWithUsageError("--readme needs a path");
     const section = flags.get("section") ?? "bench";
-    if (section !== "bench" && section !== "bench-webgpu") {
-      exitWithUsageError(`--section must be bench or bench-webgpu, got ${section}`);
+    const sections = ["bench", "bench-webgpu", "bench-webgpu-tta"];
+    if (typeof section !== "string" || !sections.includes(section)) {
+      exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
     }
     const report = JSON.parse(Deno.readTextFileSync(positionals[0])) as BenchReport;
     writeSpeedTable(report, readme ?? README_PATH, section as string);
