@@ -78,7 +78,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { setWasmPaths, version_wasm } from "@tensorflow/tfjs-backend-wasm";
+import { version_wasm } from "@tensorflow/tfjs-backend-wasm";
 import { cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { selectBackend } from "../lib/core/backend.ts";
@@ -1907,37 +1907,7 @@ async function machineInfo(): Promise<BenchReport["machine"]> {
   };
 }
 
-/** The wasm binaries tfjs-backend-wasm may load; a bundle of this file needs them beside it. */
-export const WASM_BINARIES = ["tfjs-backend-wasm-simd.wasm", "tfjs-backend-wasm.wasm"];
-
-/**
- * Lets a `deno bundle` of this file run the wasm backend without node_modules: the backend's Emscripten glue reads
- * the CommonJS `__dirname`, which a bundle lacks (the backend then fails to initialise), and the .wasm binaries are
- * not bundled, so both point at the bundle's folder, where {@linkcode WASM_BINARIES} must be copied. Running from
- * source, node_modules serves them and nothing changes.
- */
-function prepareBundledWasm(): void {
-  if (new URL(import.meta.url).pathname.endsWith(".ts")) return;
-  const folder = fileURLToPath(new URL(".", import.meta.url));
-  (globalThis as { __dirname?: string }).__dirname ??= folder;
-  setWasmPaths(folder);
-  const missing = WASM_BINARIES.filter((name) => {
-    try {
-      return !Deno.statSync(folder + name).isFile;
-    } catch {
-      return true;
-    }
-  });
-  if (missing.length) {
-    console.error(
-      `bundled run: ${missing.join(", ")} not found in ${folder}; copy them from ` +
-        "node_modules/@tensorflow/tfjs-backend-wasm/dist/ for the wasm backend",
-    );
-  }
-}
-
 async function main(args: string[]): Promise<void> {
-  prepareBundledWasm();
   const { flags, positionals } = parseCommandLine(args);
   const jsonPath = flags.get("json"), writeReadme = flags.get("write-readme");
   flags.delete("json");

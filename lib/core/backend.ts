@@ -10,8 +10,9 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import "@tensorflow/tfjs-backend-wasm";
+import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 import "@tensorflow/tfjs-backend-webgpu";
+import { fileURLToPath } from "node:url";
 import { UsageError } from "./errors.ts";
 import { registerWasmKernels } from "./kernels/mod.ts";
 
@@ -143,6 +144,7 @@ async function probeAdapter(): Promise<AdapterInfo | null> {
 
 /** Activates `name`; false when TF.js cannot initialise it. */
 async function activate(name: BackendName): Promise<boolean> {
+  if (name === "wasm") prepareBundledWasm();
   // setBackend can report success while initialisation failed; confirm with getBackend.
   if (!(await tf.setBackend(name)) || tf.getBackend() !== name) return false;
   if (name === "wasm") registerWasmKernels();
@@ -170,5 +172,34 @@ export async function selectBackend(requested: BackendChoice): Promise<BackendIn
       };
     }
     unavailable.add(name);
+  }
+}
+
+/** The wasm binaries tfjs-backend-wasm may load; a bundle needs them beside it. */
+export const WASM_BINARIES = ["tfjs-backend-wasm-simd.wasm", "tfjs-backend-wasm.wasm"];
+
+/**
+ * Lets a `deno bundle` (of the bench or an experiment) run the wasm backend without node_modules: the backend's Emscripten glue reads
+ * the CommonJS `__dirname`, which a bundle lacks (the backend then fails to initialise), and the .wasm binaries are
+ * not bundled, so both point at the bundle's folder, where {@linkcode WASM_BINARIES} must be copied. Running from
+ * source, node_modules serves them and nothing changes.
+ */
+export function prepareBundledWasm(): void {
+  if (new URL(import.meta.url).pathname.endsWith(".ts")) return;
+  const folder = fileURLToPath(new URL(".", import.meta.url));
+  (globalThis as { __dirname?: string }).__dirname ??= folder;
+  setWasmPaths(folder);
+  const missing = WASM_BINARIES.filter((name) => {
+    try {
+      return !Deno.statSync(folder + name).isFile;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length) {
+    console.error(
+      `bundled run: ${missing.join(", ")} not found in ${folder}; copy them from ` +
+        "node_modules/@tensorflow/tfjs-backend-wasm/dist/ for the wasm backend",
+    );
   }
 }
