@@ -40,7 +40,15 @@ import {
 import { type BnCnn, type BnCnnSnapshot } from "../lib/models/bn_cnn.ts";
 import { loadSourceModel, SOURCE_TRAINING_DEFAULTS } from "../lib/adapt/source_model.ts";
 import { adaptStep, entropy } from "../lib/adapt/self_learning.ts";
-import { E0_RULES, entropyMargin, Eta, ETA_MOMENTUM, RDumb, RDUMB_RESET_EVERY } from "../lib/adapt/eta.ts";
+import {
+  E0_RULES,
+  entropyMargin,
+  Eta,
+  ETA_COSINE_MARGIN,
+  ETA_MOMENTUM,
+  RDumb,
+  RDUMB_RESET_EVERY,
+} from "../lib/adapt/eta.ts";
 
 const SOURCE = "001_6f3482ea4494d2ce.md §4, Table 4.1 (CCC-Hard), App. C (oripress/CCC generate.py, models/rdumb.py)";
 
@@ -91,6 +99,11 @@ const config = {
     max: 100_000_000,
   }),
   e0_rule: choice("thesis", E0_RULES, "ETA/RDumb entropy margin E0: thesis 0.4 ln C, code ln C / 2 − 1"),
+  cosine_margin: real(
+    ETA_COSINE_MARGIN,
+    "ETA/RDumb redundancy filter ε, |cos(p, p̄)| < ε (thesis and rdumb.py: 0.05, set for 1,000 classes)",
+    { min: 0, max: 1 },
+  ),
   log_every: integer(50, "batches between logged points of each method's curve", { min: 1, max: 100_000_000 }),
 };
 
@@ -212,7 +225,7 @@ function methodOn(method: Method, net: BnCnn, cfg: Cfg): StreamMethod {
     }
     case "eta":
     case "rdumb": {
-      const options = { e0Rule: cfg.e0_rule, learningRate: cfg.lr };
+      const options = { e0Rule: cfg.e0_rule, learningRate: cfg.lr, cosineMargin: cfg.cosine_margin };
       const adapter = method === "eta"
         ? new Eta(net, options)
         : new RDumb(net, { ...options, resetEvery: cfg.reset_every });
@@ -366,6 +379,7 @@ export const experiment = defineExperiment({
     if (!(cfg.lr > 0) || !Number.isFinite(cfg.lr)) {
       throw new UsageError(`lr must be a finite number > 0, got ${cfg.lr}`);
     }
+    if (!(cfg.cosine_margin > 0)) throw new UsageError(`cosine_margin must lie in (0, 1], got ${cfg.cosine_margin}`);
   },
   async run(ctx, cfg) {
     const corruptions = cfg.corruptions as CorruptionName[];
@@ -437,6 +451,7 @@ export const experiment = defineExperiment({
         details: {
           methods: cfg.methods,
           e0: { rule: cfg.e0_rule, nats: entropyMargin(cfg.e0_rule, MNIST_CLASSES) },
+          cosine_margin: cfg.cosine_margin,
           source_model: source.key,
           time_compression: {
             factor: RDUMB_RESET_EVERY / cfg.reset_every,
@@ -457,7 +472,8 @@ export const experiment = defineExperiment({
             "identity) from the `table` constants on 28-px digits; images stay float in [0, 1] (the reference " +
             "writes JPEG, quality 85, after the corruptions)",
             "one stream per run (one target, speed and order); the paper averages 9 streams per difficulty",
-            "ETA without EATA's Fisher anchor; E0 by `e0_rule`",
+            "ETA without EATA's Fisher anchor; E0 by `e0_rule`; the redundancy filter's ε (0.05 in the thesis and " +
+            "rdumb.py, for 1,000 classes) by `cosine_margin`",
           ],
         },
       };
