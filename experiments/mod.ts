@@ -17,6 +17,9 @@ import { experiment as absMnist } from "./abs_mnist.ts";
 import { experiment as noiseTrainMnist } from "./noise_training.ts";
 import { experiment as twoPoint } from "./two_point.ts";
 import { experiment as collapseToy } from "./collapse_toy.ts";
+import { experiment as bnAdapt } from "./bn_adapt.ts";
+import { experiment as selfLearning } from "./self_learning.ts";
+import { experiment as cccMini } from "./ccc_mini.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -31,6 +34,9 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   noiseTrainMnist,
   twoPoint,
   collapseToy,
+  bnAdapt,
+  selfLearning,
+  cccMini,
 ];
 
 /** The experiment called `name`, or undefined. */
