@@ -16,6 +16,7 @@ Deno.test("ccc-mini refuses bad input with exit code 2 before writing anything",
       [["--step", "0"], "divide 5"],
       [["--speed", "0"], "speed must be"],
       [["--calibration_digits", "300"], "calibration_digits = 300 exceeds test_digits = 256"],
+      [["--cosine_margin", "0"], "cosine_margin must lie in (0, 1]"],
     ] as [string[], string][]
   ) {
     const out = await scriptCommand(SCRIPT, root, ["--preset", "smoke", ...args]).output();
