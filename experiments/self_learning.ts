@@ -399,6 +399,8 @@ interface DevResult {
   reference: number;
   none: number;
   bn: number;
+  /** BN alone on each epoch's batches (their composition changes with the reshuffle): the noise floor of the curves. */
+  bnByEpoch: number[];
   /** `${loss}@${lr}` → online accuracy per epoch. */
   curves: Record<string, number[]>;
 }
@@ -409,6 +411,8 @@ interface TestResult {
   accuracy: Record<string, number>;
   ece: Record<string, number>;
   clean?: Record<string, number>;
+  /** Per swept loss, BN alone on the batches of that loss's last epoch: the baseline without the reshuffle's luck. */
+  sameOrderBn: Record<Swept, number>;
 }
 
 /** The dev-chosen lr and epochs of a loss. */
@@ -497,10 +501,12 @@ function corruptedSet(cfg: Cfg, seed: number, r: Resources, corruption: Corrupti
 
 /** Dev set: none, BN, and every (loss, lr) for `max_epochs` epochs (epoch e's online accuracy is candidate e). */
 async function devPhase(ctx: RunContext, cfg: Cfg, r: Resources, set: TestSet): Promise<DevResult> {
+  const bnByEpoch = (await adaptOnline(ctx, cfg, r.net, set, { ...BN_ONLY, epochs: cfg.max_epochs })).accuracy;
   const result: DevResult = {
     reference: accuracyOf(r.reference.model, set.images, set.labels),
     none: accuracyOf(r.source.model, set.images, set.labels),
-    bn: (await adaptOnline(ctx, cfg, r.net, set, BN_ONLY)).accuracy[0],
+    bn: bnByEpoch[0],
+    bnByEpoch,
     curves: {},
   };
   for (const method of SWEPT) {
@@ -524,10 +530,15 @@ async function testPhase(
 ): Promise<TestResult> {
   const noneProbs = probabilitiesOf(r.source.model, set.images);
   const bn = await adaptOnline(ctx, cfg, r.net, set, BN_ONLY);
+  const epochs = Math.max(...SWEPT.map((m) => chosen[m].epochs));
+  const bnByEpoch = epochs === 1
+    ? bn.accuracy
+    : (await adaptOnline(ctx, cfg, r.net, set, { ...BN_ONLY, epochs })).accuracy;
   const result: TestResult = {
     reference: accuracyOf(r.reference.model, set.images, set.labels),
     accuracy: { none: accuracyOfProbs(noneProbs, set.labels), bn: bn.accuracy[0] },
     ece: { none: ece(noneProbs, set.labels, CLASSES, ECE_BINS), bn: ece(bn.probs, set.labels, CLASSES, ECE_BINS) },
+    sameOrderBn: { ent: bnByEpoch[chosen.ent.epochs - 1], rpl: bnByEpoch[chosen.rpl.epochs - 1] },
   };
   for (const method of testMethods(cfg)) {
     if (method.ablation && !cfg.ablation_severities.includes(set.severity)) continue;
@@ -609,6 +620,9 @@ function devSelection(cfg: Cfg, dev: Record<string, DevResult>) {
   }
   metrics["dev/none/mce"] = mceOf((key) => dev[key].none);
   metrics["dev/bn/mce"] = mceOf((key) => dev[key].bn);
+  for (let epoch = 1; epoch <= cfg.max_epochs; epoch++) {
+    metrics[`dev/bn/epoch${epoch}/mce`] = mceOf((key) => dev[key].bnByEpoch[epoch - 1]);
+  }
   return { metrics, chosen };
 }
 
@@ -637,6 +651,13 @@ function testMetrics(cfg: Cfg, test: Record<string, TestResult>, corruptions: re
   metrics["test/mlp/error"] = mean(keys.map((k) => 1 - reference(k)));
   metrics["sl/ent_gain_over_bn"] = 1 - metrics[mceKey("ent")] / metrics[mceKey("bn")];
   metrics["sl/rpl_gain_over_bn"] = 1 - metrics[mceKey("rpl")] / metrics[mceKey("bn")];
+  // The gain over BN on the same batches as the method's last epoch: what adapting adds beyond the reshuffle.
+  const all = sorted(cfg.severities);
+  for (const method of SWEPT) {
+    const mce = mceOver(corruptions, all, (key) => test[key].sameOrderBn[method], reference);
+    metrics[`control/bn_same_order_as_${method}/mce`] = mce;
+    metrics[`control/${method}_gain_over_same_order_bn`] = 1 - metrics[mceKey(method)] / mce;
+  }
   return metrics;
 }
 
@@ -758,6 +779,7 @@ export const experiment = defineExperiment({
             values[`dev/${method}/lr${lr}/error`] = mean(devKeys.map((key) => 1 - accuracy(key)));
           }
         }
+        values["dev/bn/mce"] = selection.metrics[`dev/bn/epoch${Math.max(epoch, 1)}/mce`];
         ctx.log(epoch, values);
       }
 
@@ -822,7 +844,9 @@ export const experiment = defineExperiment({
             "several epochs the digits are reshuffled each epoch and the reported error is the last epoch's online " +
             "error (Tent's convention; the thesis' gce.py counts the online predictions of all epochs together)",
             "BN in batch mode (biased variance) under every method; the BN baseline is that forward without a " +
-            "step, on the same shuffled batches (= ENT with lr 0), not BN adaptation on the whole set",
+            "step, on the first epoch's shuffled batches (= ENT with lr 0), not BN adaptation on the whole set; " +
+            "control/* repeats it on the batches of each loss's last epoch, since a reshuffle alone changes the " +
+            "BN error (dev/bn/epoch*/mce)",
             "teacher: the same forward without gradient (instant update, as RPL in Table 3.9)",
             "hard PL and soft PL use RPL's dev-chosen lr and epochs; ENT on all parameters or the last layer uses " +
             "ENT's (the thesis tunes each)",
@@ -861,7 +885,10 @@ function summaryTable(cfg: Cfg, m: Record<string, number>, chosen: Record<Swept,
     `dev choice: ${choices}`,
     header,
     ...lines,
-    `gain over BN: ENT ${cell("sl/ent_gain_over_bn")}, RPL ${cell("sl/rpl_gain_over_bn")}; clean error: source ` +
+    `gain over BN: ENT ${cell("sl/ent_gain_over_bn")}, RPL ${cell("sl/rpl_gain_over_bn")}; over BN on the same ` +
+    `batches as their last epoch: ENT ${cell("control/ent_gain_over_same_order_bn")}, RPL ` +
+    `${cell("control/rpl_gain_over_same_order_bn")}`,
+    `clean error: source ` +
     `${cell("forgetting/none/clean_error")}, after ENT ${cell("forgetting/ent/clean_error")}, after RPL ` +
     `${cell("forgetting/rpl/clean_error")}`,
   ].join("\n");

@@ -54,6 +54,8 @@ Deno.test("self-learning: the test set equal to the dev set gives the dev sweep'
     assert([1e-2, 1].includes(lr) && epochs >= 1 && epochs <= 3, JSON.stringify(m));
     assertEquals(m[`test/${method}/mce`], m[`dev/${method}/lr${lr}/epoch${epochs}/mce`], method);
     assertEquals(m[`test/${method}/mce`], m[`dev/${method}/chosen_mce`], method);
+    // BN alone on the batches of the chosen last epoch: the dev sweep's BN curve at that epoch.
+    assertEquals(m[`control/bn_same_order_as_${method}/mce`], m[`dev/bn/epoch${epochs}/mce`], method);
     // The chosen setting is the lowest dev mCE of the grid.
     for (const l of [1e-2, 1]) {
       for (let e = 1; e <= 3; e++) assert(m[`dev/${method}/chosen_mce`] <= m[`dev/${method}/lr${l}/epoch${e}/mce`]);
