@@ -39,7 +39,7 @@ import {
 } from "../lib/data/ccc.ts";
 import { type BnCnn, type BnCnnSnapshot } from "../lib/models/bn_cnn.ts";
 import { loadSourceModel, SOURCE_TRAINING_DEFAULTS } from "../lib/adapt/source_model.ts";
-import { adaptStep, entropy } from "../lib/adapt/self_learning.ts";
+import { adaptStep, disposeOptimizer, entropy } from "../lib/adapt/self_learning.ts";
 import {
   E0_RULES,
   entropyMargin,
@@ -193,15 +193,6 @@ interface StreamMethod {
   dispose(): void;
 }
 
-/**
- * Frees a momentum optimizer. tfjs 4.22's MomentumOptimizer.dispose leaves the learning-rate scalar `c` of its SGD
- * base class (kept, so no scope frees it); disposing it twice is harmless.
- */
-function disposeMomentum(optimizer: tf.Optimizer): void {
-  optimizer.dispose();
-  (optimizer as unknown as { c?: tf.Tensor }).c?.dispose();
-}
-
 function methodOn(method: Method, net: BnCnn, cfg: Cfg): StreamMethod {
   switch (method) {
     case "pretrained":
@@ -220,7 +211,7 @@ function methodOn(method: Method, net: BnCnn, cfg: Cfg): StreamMethod {
       return {
         predict: (x) => adaptStep(net, x, entropy, optimizer, "affine"),
         extra: () => ({}),
-        dispose: () => disposeMomentum(optimizer),
+        dispose: () => disposeOptimizer(optimizer),
       };
     }
     case "eta":

@@ -23,7 +23,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { BnCnn, BnCnnSnapshot } from "../models/bn_cnn.ts";
-import { adaptGradients, detached, sampleEntropy } from "./self_learning.ts";
+import { adaptGradients, detached, disposeOptimizer, sampleEntropy } from "./self_learning.ts";
 
 /** The two entropy margins: the thesis' 0.4 ln C and the CCC code's ln C / 2 − 1. */
 export const E0_RULES = ["thesis", "code"] as const;
@@ -267,15 +267,6 @@ function cosineToMean(probs: tf.Tensor2D, mean: tf.Tensor1D): tf.Tensor1D {
     const norms = tf.mul(tf.norm(probs, 2, 1), tf.norm(mean));
     return tf.div(dot, tf.maximum(norms, 1e-8)) as tf.Tensor1D;
   });
-}
-
-/**
- * Frees an optimizer. tfjs 4.22's MomentumOptimizer.dispose frees its momentum scalar but not
- * the learning-rate scalar `c` of its SGD base class; disposing it twice is harmless.
- */
-function disposeOptimizer(optimizer: tf.Optimizer): void {
-  optimizer.dispose();
-  (optimizer as unknown as { c?: tf.Tensor }).c?.dispose();
 }
 
 function sum(values: ArrayLike<number>): number {

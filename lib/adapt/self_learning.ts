@@ -199,3 +199,12 @@ function checkSameShape(a: tf.Tensor, b: tf.Tensor): void {
     throw new UsageError(`teacher and student logits must both be [batch, classes], got [${a.shape}] and [${b.shape}]`);
   }
 }
+
+/**
+ * Frees an optimizer. tfjs 4.22's MomentumOptimizer.dispose frees its momentum scalar but not
+ * the learning-rate scalar `c` of its SGD base class; disposing it twice is harmless.
+ */
+export function disposeOptimizer(optimizer: tf.Optimizer): void {
+  optimizer.dispose();
+  (optimizer as unknown as { c?: tf.Tensor }).c?.dispose();
+}
