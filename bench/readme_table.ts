@@ -355,7 +355,7 @@ if (import.meta.main) {
     const readme = flags.get("readme");
     if (readme === true) exitWithUsageError("--readme needs a path");
     const section = flags.get("section") ?? "bench";
-    const sections = ["bench", "bench-webgpu", "bench-webgpu-tta"];
+    const sections = ["bench", "bench-tta", "bench-webgpu", "bench-webgpu-tta"];
     if (typeof section !== "string" || !sections.includes(section)) {
       exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
     }
