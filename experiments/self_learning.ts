@@ -56,6 +56,7 @@ import {
   type AdaptLoss,
   type AdaptParams,
   adaptStep,
+  disposeOptimizer,
   entropy,
   gce,
   hardPseudoLabel,
@@ -364,15 +365,6 @@ async function adaptOnline(
     if (optimizer) disposeOptimizer(optimizer);
   }
   return { accuracy, probs };
-}
-
-/**
- * Frees an optimizer: tfjs 4.22's MomentumOptimizer.dispose frees its momentum scalar but not the learning-rate
- * scalar of its SGD base class (as lib/adapt/eta.ts does).
- */
-function disposeOptimizer(optimizer: tf.Optimizer): void {
-  optimizer.dispose();
-  (optimizer as unknown as { c?: tf.Tensor }).c?.dispose();
 }
 
 /** Accuracy of `net`, BN on batch statistics, over the clean digits in a fixed shuffled order. */
