@@ -11,12 +11,10 @@
 import { choices, type ConfigOf, flag, integer, integers, real, reals } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
-import { correlationMatrix } from "../lib/core/matrix.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { stopPoint } from "../lib/core/run_guard.ts";
 import { fullStats } from "../lib/adapt/bn_adapt.ts";
 import {
-  accuracyOf,
   type LoadedSourceModel,
   loadSourceModel,
   SOURCE_ARCHS,
@@ -35,9 +33,20 @@ import {
 } from "../lib/data/corruptions.ts";
 import { checkMnistParts, loadMnist, MNIST_PARTS_CONFIG, MNIST_SIDE } from "../lib/data/mnist.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
-import { relativeCorruptionError } from "../lib/metrics/corruption_error.ts";
+import {
+  type Cell,
+  devMetrics,
+  gridCellKey,
+  gridKey,
+  gridPriors,
+  groupedAccuracy,
+  relativeMceOf,
+  TEST_MODES,
+  testMetrics,
+  type TestMode,
+} from "../lib/adapt/bn_adapt_study.ts";
 import { w2, w2Normalized } from "../lib/metrics/robustness.ts";
-import { type NormMode, type NormStats, sourceStats } from "../lib/models/bn_cnn.ts";
+import { type NormStats, sourceStats } from "../lib/models/bn_cnn.ts";
 
 const SOURCE =
   "001_6f3482ea4494d2ce.md §2.1, §4.1–4.2, §5.1 (Tables 2.1, 2.3, 2.4, A.7; App. A), §8 (§2 BN adaptation)";
@@ -45,7 +54,6 @@ const SOURCE =
 const PIXELS = MNIST_SIDE * MNIST_SIDE;
 const IMAGE_SHAPE: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
 /** Images per forward pass; under the prior it is rounded down to a multiple of n (at least n). */
-const EVAL_BATCH = 512;
 /** The dev corruptions of §3 (speckle, Gaussian blur, spatter); saturate leaves grey pixels as they are. */
 const DEV_CORRUPTIONS = ["speckle_noise", "gaussian_blur", "spatter"] as const;
 
@@ -161,28 +169,7 @@ const claims: Claim<Cfg>[] = [
 // ---------------------------------------------------------------------------------------------
 // Evaluation
 
-/** Metric key of a grid point: N = ∞ is "Ninf". */
-function gridKey(n: number, N: number): string {
-  return `bn/dev_mce/n${n}/N${N === Infinity ? "inf" : N}`;
-}
-
-/** The modes of the test corruptions; "gn" and "mlp" are the twin and the reference model. */
-const TEST_MODES = ["none", "partial", "full", "adhoc", "gn", "mlp"] as const;
-type TestMode = typeof TEST_MODES[number];
-
-/** One (corruption, severity) evaluated: accuracies per mode, and for BN the distance of its full statistics. */
-export interface Cell {
-  split: "test" | "dev";
-  corruption: CorruptionName;
-  severity: number;
-  /** The run's step of this cell: its place in the plan (test cells, then dev cells), from 1. */
-  step: number;
-  /** Mode (or grid key `n<n>/N<N>`) → top-1 accuracy. */
-  accuracy: Record<string, number>;
-  /** W₂² and W̃₂² between source and full target statistics, averaged over the two BN layers. */
-  w2: number;
-  w2_normalized: number;
-}
+const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /**
  * A phase of the run: one test or dev corruption at every severity, or a control. `step` is the run's step before
@@ -211,37 +198,6 @@ function planOf(cfg: Cfg): Unit[] {
   if (cfg.mixed_digits > 0) units.push({ kind: "mixed", step: step++ });
   if (cfg.clean) units.push({ kind: "clean", step: step++ });
   return units;
-}
-
-/**
- * Top-1 accuracy of `model` under `mode`. Under the prior, the images (already shuffled) form consecutive groups
- * of n; the last count mod n images form a short group of their own with the same λ = N/(N+n), as the reference's
- * last DataLoader batch. Each forward holds whole groups and the short group gets its own: one that holds both
- * takes several times longer on wasm.
- */
-export function groupedAccuracy(
-  model: SourceClassifier,
-  images: Float32Array,
-  labels: Int32Array,
-  mode?: NormMode,
-): number {
-  const count = labels.length;
-  if (mode?.kind !== "prior") return accuracyOf(model, images, labels, mode, EVAL_BATCH);
-  const n = mode.n;
-  const whole = Math.floor(count / n) * n;
-  let correct = 0;
-  if (whole > 0) {
-    const batch = n * Math.max(1, Math.floor(EVAL_BATCH / n));
-    const part = accuracyOf(model, images.subarray(0, whole * PIXELS), labels.subarray(0, whole), mode, batch);
-    correct += Math.round(part * whole);
-  }
-  if (whole < count) {
-    const rest = count - whole;
-    correct += Math.round(
-      accuracyOf(model, images.subarray(whole * PIXELS), labels.subarray(whole), mode, rest) * rest,
-    );
-  }
-  return correct / count;
 }
 
 /** W₂² and W̃₂² between two sets of BN statistics, each averaged over the layers. */
@@ -288,85 +244,6 @@ function corruptDigits(
     stopPoint();
   }
   return out;
-}
-
-/** Per test corruption, the accuracies of `mode` at each severity evaluated so far. */
-function byCorruption(cells: readonly Cell[], key: string): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const cell of cells) (out[cell.corruption] ??= []).push(cell.accuracy[key]);
-  return out;
-}
-
-/** Relative mCE of `key` against the MLP over `cells` (CE_c = Σ_s err / Σ_s err_mlp; mean over corruptions). */
-function relativeMceOf(cells: readonly Cell[], key: string) {
-  return relativeCorruptionError(byCorruption(cells, key), byCorruption(cells, "mlp"));
-}
-
-const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-
-/** The test-corruption metrics of the cells so far: relative mCE per mode, the gains, W₂ against the error. */
-export function testMetrics(cells: readonly Cell[], cfg: Cfg): Record<string, number> {
-  const m: Record<string, number> = {};
-  if (cells.length === 0) return m;
-  for (const mode of TEST_MODES) {
-    const prefix = mode === "gn" ? "gn" : mode === "mlp" ? "mlp" : "bn";
-    const suffix = mode === "gn" || mode === "mlp" ? "mce" : `mce_${mode}`;
-    const { mce } = relativeMceOf(cells, mode);
-    m[`${prefix}/${suffix}`] = mce;
-    m[`${prefix === "bn" ? `bn/err_${mode}` : `${prefix}/err`}`] = 1 - mean(cells.map((c) => c.accuracy[mode]));
-  }
-  m["bn/rel_gain_full"] = 1 - m["bn/mce_full"] / m["bn/mce_none"];
-  m["bn/rel_gain_adhoc"] = 1 - m["bn/mce_adhoc"] / m["bn/mce_none"];
-  const partialKey = cfg.partial_n === 8 && cfg.partial_N === 0 ? "bn/rel_gain_partial8" : "bn/rel_gain_partial";
-  m[partialKey] = 1 - m["bn/mce_partial"] / m["bn/mce_none"];
-  m["bn/per_corruption_gain"] = m["bn/err_none"] - m["bn/err_full"];
-  if (cells.length >= 2) {
-    const errors = cells.map((c) => 1 - c.accuracy.none);
-    const r = (values: number[]) => {
-      const matrix = (data: number[]) => ({ data, rows: data.length, cols: 1 });
-      return correlationMatrix(matrix(values), matrix(errors), "pearson")[0][0];
-    };
-    m["bn/r_w2_error"] = r(cells.map((c) => c.w2));
-    m["bn/r_w2n_error"] = r(cells.map((c) => c.w2_normalized));
-  }
-  return m;
-}
-
-/** The dev grid's relative mCE per (n, N) over the dev cells so far, and the best finite N ≥ 1 at n = 1. */
-export function devMetrics(cells: readonly Cell[], cfg: Cfg): Record<string, number> {
-  const m: Record<string, number> = {};
-  if (cells.length === 0) return m;
-  m["bn/dev_mce_none"] = relativeMceOf(cells, "none").mce;
-  m["bn/dev_mce_full"] = relativeMceOf(cells, "full").mce;
-  for (const n of cfg.grid_n) {
-    for (const N of gridPriors(cfg)) m[gridKey(n, N)] = relativeMceOf(cells, gridCellKey(n, N)).mce;
-  }
-  const best = cfg.grid_n.includes(1) ? bestFinitePrior(cfg.grid_N, (N) => m[gridKey(1, N)]) : undefined;
-  if (best !== undefined) {
-    m["bn/best_N_n1"] = best;
-    m["bn/log2_best_N_n1"] = Math.log2(best);
-    m["bn/best_N_n1_beats_none"] = m[gridKey(1, best)] < m["bn/dev_mce_none"] ? 1 : 0;
-  }
-  return m;
-}
-
-/**
- * The N ≥ 1 (finite) of `priors` with the lowest `mce(N)`, ties to the smaller N; undefined when there is none.
- * N = 0 is left out (no log₂, and Table A.7 starts at N = 1), N = ∞ too: it is the unadapted model.
- */
-export function bestFinitePrior(priors: readonly number[], mce: (N: number) => number): number | undefined {
-  const finite = priors.filter((N) => N >= 1 && Number.isFinite(N)).sort((a, b) => a - b);
-  return finite.length ? finite.reduce((a, b) => (mce(b) < mce(a) ? b : a)) : undefined;
-}
-
-/** The grid's N values: the finite ones, then ∞ when asked for. */
-function gridPriors(cfg: Cfg): number[] {
-  return [...cfg.grid_N, ...(cfg.grid_source ? [Infinity] : [])];
-}
-
-/** A cell's accuracy key for a grid point. */
-function gridCellKey(n: number, N: number): string {
-  return `n${n}/N${N === Infinity ? "inf" : N}`;
 }
 
 // ---------------------------------------------------------------------------------------------

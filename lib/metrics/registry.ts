@@ -212,7 +212,7 @@ export const METRICS = defineRegistry(
       name: "bn_adaptation_gain",
       description: "BatchNorm adaptation: 1 − mCE_adapted/mCE_unadapted with full (all test images) or partial " +
         "(n = 8) target statistics, and log₂ of the best source-prior N at n = 1",
-      source: "001_6f3482ea4494d2ce.md §2.1, Table 2.1, Table A.7 (lib/adapt/bn_adapt.ts)",
+      source: "001_6f3482ea4494d2ce.md §2.1, Table 2.1, Table A.7 (lib/adapt/bn_adapt_study.ts)",
       kind: "classifier",
       outputs: ["rel_gain_full", "rel_gain_partial8", "log2_best_N_n1"],
     },

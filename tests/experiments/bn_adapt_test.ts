@@ -9,15 +9,19 @@ import {
   bestFinitePrior,
   type Cell,
   devMetrics,
-  experiment,
+  type GridOptions,
   groupedAccuracy,
+  type PartialOptions,
   testMetrics,
-} from "../../experiments/bn_adapt.ts";
+} from "../../lib/adapt/bn_adapt_study.ts";
+import { findExperiment } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation } from "../../lib/core/experiment.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { accuracyOf, type SourceClassifier } from "../../lib/adapt/source_model.ts";
+
+const experiment = findExperiment("bn-adapt")!;
 import { corrupt, type Severity } from "../../lib/data/corruptions.ts";
 import { loadMnist } from "../../lib/data/mnist.ts";
 import { bnCnn } from "../../lib/models/bn_cnn.ts";
@@ -28,7 +32,7 @@ await selectBackend("wasm");
 const smokeConfig = () => {
   const invocation = parseInvocation(experiment, ["--preset", "smoke", "--runs", Deno.makeTempDirSync()]);
   assert(invocation !== "help");
-  return invocation.cfg;
+  return invocation.cfg as unknown as PartialOptions & GridOptions;
 };
 
 Deno.test("bn-adapt: bad input is a UsageError that names what is allowed, before any run directory", async () => {

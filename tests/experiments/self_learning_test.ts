@@ -5,11 +5,13 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
-import { experiment } from "../../experiments/self_learning.ts";
+import { findExperiment } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { projectPath, scriptCommand } from "./cli.ts";
+
+const experiment = findExperiment("self-learning")!;
 
 await selectBackend("wasm");
 
