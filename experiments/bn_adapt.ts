@@ -18,6 +18,7 @@ import {
   type LoadedSourceModel,
   loadSourceModel,
   SOURCE_ARCHS,
+  SOURCE_EPOCHS_CONFIG,
   type SourceArch,
   type SourceClassifier,
   type SourceTraining,
@@ -70,7 +71,7 @@ const config = {
     min: 1,
     max: 9_980,
   }),
-  epochs: integer(3, "source training epochs (Adam; bn, gn and mlp alike)", { min: 1, max: 1_000 }),
+  epochs: SOURCE_EPOCHS_CONFIG,
   lr: real(1e-3, "source training Adam learning rate", { min: 0, max: 10 }),
   batch: integer(128, "source training minibatch", { min: 2, max: 4_096 }),
   partial_n: integer(8, "partial adaptation: images per statistics group (Table 2.1: 8)", { min: 1, max: 9_980 }),
@@ -337,18 +338,18 @@ async function evaluateCell(
   const { bn, mlp } = models;
   const acc: Record<string, number> = {};
   const step = () => ctx.stopRequested.throwIfAborted();
-  acc.none = groupedAccuracy(bn, images, labels);
-  acc.mlp = groupedAccuracy(mlp, images, labels);
+  acc.none = await groupedAccuracy(bn, images, labels);
+  acc.mlp = await groupedAccuracy(mlp, images, labels);
   step();
   const stats = await fullStats(bn.net!, images, count);
-  acc.full = groupedAccuracy(bn, images, labels, { kind: "fixed", stats });
+  acc.full = await groupedAccuracy(bn, images, labels, { kind: "fixed", stats });
   step();
   if (split === "test") {
-    acc.partial = groupedAccuracy(bn, images, labels, { kind: "prior", N: cfg.partial_N, n: cfg.partial_n });
+    acc.partial = await groupedAccuracy(bn, images, labels, { kind: "prior", N: cfg.partial_N, n: cfg.partial_n });
     step();
-    acc.adhoc = groupedAccuracy(bn, images, labels, { kind: "prior", N: cfg.adhoc_N, n: cfg.adhoc_n });
+    acc.adhoc = await groupedAccuracy(bn, images, labels, { kind: "prior", N: cfg.adhoc_N, n: cfg.adhoc_n });
     step();
-    acc.gn = groupedAccuracy(models.gn, images, labels);
+    acc.gn = await groupedAccuracy(models.gn, images, labels);
   } else {
     for (const n of cfg.grid_n) {
       for (const N of gridPriors(cfg)) {
@@ -356,7 +357,7 @@ async function evaluateCell(
         // N = ∞ is the source statistics: the unadapted model's numbers.
         acc[gridCellKey(n, N)] = N === Infinity
           ? acc.none
-          : groupedAccuracy(bn, images, labels, { kind: "prior", N, n });
+          : await groupedAccuracy(bn, images, labels, { kind: "prior", N, n });
       }
     }
   }
@@ -395,10 +396,10 @@ async function mixedControl(
       labels[slot] = digits.labels[digit];
     });
   }
-  const none = groupedAccuracy(models.bn, images, labels);
+  const none = await groupedAccuracy(models.bn, images, labels);
   ctx.stopRequested.throwIfAborted();
   const stats = await fullStats(models.bn.net!, images, drawn.length);
-  const full = groupedAccuracy(models.bn, images, labels, { kind: "fixed", stats });
+  const full = await groupedAccuracy(models.bn, images, labels, { kind: "fixed", stats });
   return {
     "bn/mixed/err_none": 1 - none,
     "bn/mixed/err_full": 1 - full,
@@ -419,14 +420,14 @@ async function cleanControl(
   const stats = await fullStats(models.bn.net!, images, labels.length);
   ctx.stopRequested.throwIfAborted();
   const out: Record<string, number> = {
-    "clean/bn_err_none": 1 - groupedAccuracy(models.bn, images, labels),
-    "clean/bn_err_full": 1 - groupedAccuracy(models.bn, images, labels, { kind: "fixed", stats }),
+    "clean/bn_err_none": 1 - await groupedAccuracy(models.bn, images, labels),
+    "clean/bn_err_full": 1 - await groupedAccuracy(models.bn, images, labels, { kind: "fixed", stats }),
     "clean/bn_err_partial": 1 -
-      groupedAccuracy(models.bn, images, labels, { kind: "prior", N: cfg.partial_N, n: cfg.partial_n }),
+      await groupedAccuracy(models.bn, images, labels, { kind: "prior", N: cfg.partial_N, n: cfg.partial_n }),
     "clean/bn_err_adhoc": 1 -
-      groupedAccuracy(models.bn, images, labels, { kind: "prior", N: cfg.adhoc_N, n: cfg.adhoc_n }),
-    "clean/gn_err": 1 - groupedAccuracy(models.gn, images, labels),
-    "clean/mlp_err": 1 - groupedAccuracy(models.mlp, images, labels),
+      await groupedAccuracy(models.bn, images, labels, { kind: "prior", N: cfg.adhoc_N, n: cfg.adhoc_n }),
+    "clean/gn_err": 1 - await groupedAccuracy(models.gn, images, labels),
+    "clean/mlp_err": 1 - await groupedAccuracy(models.mlp, images, labels),
     "clean/w2": distances(models.source, stats).w2,
   };
   return out;

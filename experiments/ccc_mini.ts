@@ -38,7 +38,7 @@ import {
   severityLevels,
 } from "../lib/data/ccc.ts";
 import { type BnCnn, type BnCnnSnapshot } from "../lib/models/bn_cnn.ts";
-import { loadSourceModel, SOURCE_TRAINING_DEFAULTS } from "../lib/adapt/source_model.ts";
+import { loadSourceModel, SOURCE_EPOCHS_CONFIG, SOURCE_TRAINING_DEFAULTS } from "../lib/adapt/source_model.ts";
 import { adaptStep, disposeOptimizer, entropy } from "../lib/adapt/self_learning.ts";
 import {
   E0_RULES,
@@ -61,10 +61,7 @@ const PAPER_LR = 2.5e-4;
 
 const config = {
   ...MNIST_PARTS_CONFIG,
-  source_epochs: integer(SOURCE_TRAINING_DEFAULTS.epochs, "Adam epochs of the source BN CNN (cached)", {
-    min: 1,
-    max: 1_000,
-  }),
+  source_epochs: SOURCE_EPOCHS_CONFIG,
   corruptions: choices(
     [...CCC_HARD_CORRUPTIONS],
     CORRUPTION_NAMES,

@@ -49,6 +49,7 @@ import {
   type LoadedSourceModel,
   loadSourceModel,
   probabilitiesOf,
+  SOURCE_EPOCHS_CONFIG,
   SOURCE_TRAINING_DEFAULTS,
 } from "../lib/adapt/source_model.ts";
 import {
@@ -97,10 +98,7 @@ const QUICK_CORRUPTIONS: CorruptionName[] = [
 
 const config = {
   ...MNIST_PARTS_CONFIG,
-  source_epochs: integer(SOURCE_TRAINING_DEFAULTS.epochs, "Adam epochs of the source BN CNN and the MLP (cached)", {
-    min: 1,
-    max: 1_000,
-  }),
+  source_epochs: SOURCE_EPOCHS_CONFIG,
   corruptions: choices(
     [...COMMON_CORRUPTIONS],
     CORRUPTION_NAMES,
@@ -495,8 +493,8 @@ function corruptedSet(cfg: Cfg, seed: number, r: Resources, corruption: Corrupti
 async function devPhase(ctx: RunContext, cfg: Cfg, r: Resources, set: TestSet): Promise<DevResult> {
   const bnByEpoch = (await adaptOnline(ctx, cfg, r.net, set, { ...BN_ONLY, epochs: cfg.max_epochs })).accuracy;
   const result: DevResult = {
-    reference: accuracyOf(r.reference.model, set.images, set.labels),
-    none: accuracyOf(r.source.model, set.images, set.labels),
+    reference: await accuracyOf(r.reference.model, set.images, set.labels),
+    none: await accuracyOf(r.source.model, set.images, set.labels),
     bn: bnByEpoch[0],
     bnByEpoch,
     curves: {},
@@ -520,14 +518,14 @@ async function testPhase(
   set: TestSet,
   chosen: Record<Swept, Choice>,
 ): Promise<TestResult> {
-  const noneProbs = probabilitiesOf(r.source.model, set.images);
+  const noneProbs = await probabilitiesOf(r.source.model, set.images);
   const bn = await adaptOnline(ctx, cfg, r.net, set, BN_ONLY);
   const epochs = Math.max(...SWEPT.map((m) => chosen[m].epochs));
   const bnByEpoch = epochs === 1
     ? bn.accuracy
     : (await adaptOnline(ctx, cfg, r.net, set, { ...BN_ONLY, epochs })).accuracy;
   const result: TestResult = {
-    reference: accuracyOf(r.reference.model, set.images, set.labels),
+    reference: await accuracyOf(r.reference.model, set.images, set.labels),
     accuracy: { none: accuracyOfProbs(noneProbs, set.labels), bn: bn.accuracy[0] },
     ece: { none: ece(noneProbs, set.labels, CLASSES, ECE_BINS), bn: ece(bn.probs, set.labels, CLASSES, ECE_BINS) },
     sameOrderBn: { ent: bnByEpoch[chosen.ent.epochs - 1], rpl: bnByEpoch[chosen.rpl.epochs - 1] },
@@ -805,7 +803,7 @@ export const experiment = defineExperiment({
         }
       }
       // Forgetting (Table 3.14): clean error after adapting on each severity-5 set, against the source model's.
-      const sourceClean = accuracyOf(r.source.model, r.clean.images, r.clean.labels);
+      const sourceClean = await accuracyOf(r.source.model, r.clean.images, r.clean.labels);
       metrics["forgetting/none/clean_error"] = 1 - sourceClean;
       metrics["forgetting/bn/clean_error"] = 1 - await cleanBatchAccuracy(ctx, cfg, r.net, r.clean);
       if (severities.includes(5)) {
@@ -818,7 +816,7 @@ export const experiment = defineExperiment({
       }
       metrics["source/clean_train_accuracy"] = r.source.cleanTrainAccuracy;
       metrics["mlp/clean_train_accuracy"] = r.reference.cleanTrainAccuracy;
-      metrics["mlp/clean_error"] = 1 - accuracyOf(r.reference.model, r.clean.images, r.clean.labels);
+      metrics["mlp/clean_error"] = 1 - await accuracyOf(r.reference.model, r.clean.images, r.clean.labels);
       console.log(summaryTable(cfg, metrics, selection.chosen));
       return {
         metrics,

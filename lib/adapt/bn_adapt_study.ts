@@ -59,27 +59,27 @@ export interface Cell {
  * last DataLoader batch. Each forward holds whole groups and the short group gets its own: one that holds both
  * takes several times longer on wasm.
  */
-export function groupedAccuracy(
+export async function groupedAccuracy(
   model: SourceClassifier,
   images: Float32Array,
   labels: Int32Array,
   mode?: NormMode,
   evalBatch = EVAL_BATCH,
-): number {
+): Promise<number> {
   const count = labels.length;
-  if (mode?.kind !== "prior") return accuracyOf(model, images, labels, mode, evalBatch);
+  if (mode?.kind !== "prior") return await accuracyOf(model, images, labels, mode, evalBatch);
   const n = mode.n;
   const whole = Math.floor(count / n) * n;
   let correct = 0;
   if (whole > 0) {
     const batch = n * Math.max(1, Math.floor(evalBatch / n));
-    const part = accuracyOf(model, images.subarray(0, whole * PIXELS), labels.subarray(0, whole), mode, batch);
+    const part = await accuracyOf(model, images.subarray(0, whole * PIXELS), labels.subarray(0, whole), mode, batch);
     correct += Math.round(part * whole);
   }
   if (whole < count) {
     const rest = count - whole;
     correct += Math.round(
-      accuracyOf(model, images.subarray(whole * PIXELS), labels.subarray(whole), mode, rest) * rest,
+      await accuracyOf(model, images.subarray(whole * PIXELS), labels.subarray(whole), mode, rest) * rest,
     );
   }
   return correct / count;

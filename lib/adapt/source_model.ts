@@ -11,6 +11,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { join } from "node:path";
+import { integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import { readArrayFolder, writeArrayFolder } from "../core/run_store.ts";
@@ -41,6 +42,16 @@ export interface SourceTraining {
 
 /** The quick preset's training (issue 20: 3 epochs, Adam 1e-3, batch 128). */
 export const SOURCE_TRAINING_DEFAULTS = { epochs: 3, lr: 1e-3, batch: 128 } as const;
+
+/**
+ * The config entry of the source models' epochs, shared by every experiment that adapts them, so that the same
+ * setting reaches the same cache key everywhere.
+ */
+export const SOURCE_EPOCHS_CONFIG = integer(
+  SOURCE_TRAINING_DEFAULTS.epochs,
+  "Adam epochs of the source models (trained once per setting, then cached)",
+  { min: 1, max: 1_000 },
+);
 
 /** Bumped whenever training or the stored layout changes, so older entries are never read. */
 export const SOURCE_CACHE_VERSION = 1;
@@ -283,7 +294,7 @@ export async function loadSourceModel(
     const started = performance.now();
     await train(built, images, labels, training, options);
     const trainSeconds = (performance.now() - started) / 1000;
-    const cleanTrainAccuracy = accuracyOf(built.model, images, labels);
+    const cleanTrainAccuracy = await accuracyOf(built.model, images, labels);
     // Another process may have stored this key while we trained: keep its entry rather than replace it.
     if (!readEntry(folder, built, key)) {
       const arrays: Record<string, { data: Float32Array; shape: number[] }> = {};
@@ -314,21 +325,30 @@ function checkEvaluation(images: Float32Array, batch: number): number {
   return images.length / PIXELS;
 }
 
-/** Calls `each(logits, start, rows)` for the model's logits over consecutive batches of the images. */
-function forEachBatch(
+/**
+ * Calls `each(values, start, rows)` with the values of `read(logits)` over consecutive batches of the images. The
+ * values are read with `data()`, never `dataSync()`, which the WebGPU backend does not offer.
+ */
+async function forEachBatch(
   model: SourceClassifier,
   images: Float32Array,
   mode: NormMode | undefined,
   batch: number,
-  each: (logits: tf.Tensor2D, start: number, rows: number) => void,
-): void {
+  read: (logits: tf.Tensor2D) => tf.Tensor,
+  each: (values: tf.TypedArray, start: number, rows: number) => void,
+): Promise<void> {
   const n = images.length / PIXELS;
   for (let start = 0; start < n; start += batch) {
     const rows = Math.min(batch, n - start);
-    tf.tidy(() => {
+    const out = tf.tidy(() => {
       const x = tf.tensor4d(images.subarray(start * PIXELS, (start + rows) * PIXELS), [rows, 28, 28, 1]);
-      each(model.logits(x, mode), start, rows);
+      return read(model.logits(x, mode));
     });
+    try {
+      each(await out.data(), start, rows);
+    } finally {
+      out.dispose();
+    }
   }
 }
 
@@ -337,36 +357,35 @@ function forEachBatch(
  * labels `[n]`, in batches of `batch` (default 500). Under a "prior" mode with n images per group,
  * pass a batch that is a multiple of n.
  */
-export function accuracyOf(
+export async function accuracyOf(
   model: SourceClassifier,
   images: Float32Array,
   labels: Int32Array,
   mode?: NormMode,
   batch = 500,
-): number {
+): Promise<number> {
   const n = checkEvaluation(images, batch);
   if (!(labels instanceof Int32Array) || labels.length !== n) {
     throw new UsageError(`labels must be an Int32Array of ${n} classes, got ${labels?.length}`);
   }
   let correct = 0;
-  forEachBatch(model, images, mode, batch, (logits, start, rows) => {
-    const predicted = tf.argMax(logits, 1).dataSync();
+  await forEachBatch(model, images, mode, batch, (logits) => tf.argMax(logits, 1), (predicted, start, rows) => {
     for (let i = 0; i < rows; i++) if (predicted[i] === labels[start + i]) correct++;
   });
   return correct / n;
 }
 
 /** Softmax probabilities `[n, 10]` (row-major) of the model over images `[n*784]`, in batches (default 500). */
-export function probabilitiesOf(
+export async function probabilitiesOf(
   model: SourceClassifier,
   images: Float32Array,
   mode?: NormMode,
   batch = 500,
-): Float32Array {
+): Promise<Float32Array> {
   const n = checkEvaluation(images, batch);
   const out = new Float32Array(n * MNIST_CLASSES);
-  forEachBatch(model, images, mode, batch, (logits, start) => {
-    out.set(tf.softmax(logits).dataSync() as Float32Array, start * MNIST_CLASSES);
+  await forEachBatch(model, images, mode, batch, (logits) => tf.softmax(logits), (values, start) => {
+    out.set(values as Float32Array, start * MNIST_CLASSES);
   });
   return out;
 }

@@ -1,6 +1,6 @@
 import * as tf from "@tensorflow/tfjs";
 import { join } from "node:path";
-import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
+import { assert, assertAlmostEquals, assertEquals, assertRejects, assertThrows } from "../assert.ts";
 import { blobDigits } from "../models/bn_cnn_fixtures.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
@@ -208,7 +208,7 @@ Deno.test("accuracyOf and probabilitiesOf: batched results agree with one forwar
     const { model } = await loadSourceModel("bn", SMALL, { cacheRoot: root });
     const { images, labels } = loadMnist({ seed: 11, train: 60, test: 10 }).train;
     const before = tf.memory().numTensors;
-    const probs = probabilitiesOf(model, images, undefined, 25);
+    const probs = await probabilitiesOf(model, images, undefined, 25);
     const whole = tf.tidy(() => tf.softmax(model.logits(tf.tensor4d(images, [60, 28, 28, 1]))).dataSync());
     for (let i = 0; i < probs.length; i++) assertAlmostEquals(probs[i], whole[i], 1e-6);
     for (let r = 0; r < 60; r++) {
@@ -219,15 +219,18 @@ Deno.test("accuracyOf and probabilitiesOf: batched results agree with one forwar
       const row = Array.from(probs.subarray(r * 10, r * 10 + 10));
       if (row.indexOf(Math.max(...row)) === labels[r]) correct++;
     }
-    assertEquals(accuracyOf(model, images, labels, undefined, 25), correct / 60);
+    assertEquals(await accuracyOf(model, images, labels, undefined, 25), correct / 60);
     // The batch size matters under batch statistics only through the groups; prior n 4 in batches of 20 = of 60.
     const prior: NormMode = { kind: "prior", N: 2, n: 4 };
-    assertEquals(accuracyOf(model, images, labels, prior, 20), accuracyOf(model, images, labels, prior, 60));
+    assertEquals(
+      await accuracyOf(model, images, labels, prior, 20),
+      await accuracyOf(model, images, labels, prior, 60),
+    );
     assertEquals(tf.memory().numTensors, before);
-    assertThrows(() => accuracyOf(model, images.subarray(1), labels), UsageError);
-    assertThrows(() => accuracyOf(model, images, labels.subarray(1)), UsageError);
-    assertThrows(() => accuracyOf(model, images, labels, undefined, 0), UsageError);
-    assertThrows(() => probabilitiesOf(model, new Float32Array(0)), UsageError);
+    await assertRejects(() => accuracyOf(model, images.subarray(1), labels), UsageError);
+    await assertRejects(() => accuracyOf(model, images, labels.subarray(1)), UsageError);
+    await assertRejects(() => accuracyOf(model, images, labels, undefined, 0), UsageError);
+    await assertRejects(() => probabilitiesOf(model, new Float32Array(0)), UsageError);
     assertThrows(() => tf.tidy(() => model.logits(tf.zeros([2, 28, 28, 3]) as tf.Tensor4D)), UsageError);
     model.dispose();
   });

@@ -64,7 +64,7 @@ Deno.test("bn-adapt: bad input is a UsageError that names what is allowed, befor
   assertEquals([...Deno.readDirSync(root)], []);
 });
 
-Deno.test("bn-adapt: grouped accuracy under the prior equals the one-call forward, short last group included", () => {
+Deno.test("bn-adapt: grouped accuracy under the prior equals the one-call forward, short last group included", async () => {
   const net = bnCnn(new Rng(3), { norm: "batch" });
   const rng = new Rng(4);
   // Source statistics away from 0 / 1, so that λ matters.
@@ -81,8 +81,8 @@ Deno.test("bn-adapt: grouped accuracy under the prior equals the one-call forwar
     const labels = tf.tidy(() =>
       net.logits(tf.tensor4d(images, [count, 28, 28, 1]), mode).argMax(1).dataSync() as Int32Array
     );
-    assertEquals(accuracyOf(model, images, Int32Array.from(labels), mode, count), 1);
-    assertEquals(groupedAccuracy(model, images, Int32Array.from(labels), mode), 1, `n ${n}, N ${N}`);
+    assertEquals(await accuracyOf(model, images, Int32Array.from(labels), mode, count), 1);
+    assertEquals(await groupedAccuracy(model, images, Int32Array.from(labels), mode), 1, `n ${n}, N ${N}`);
   }
   assertEquals(tf.memory().numTensors, tensors);
   net.dispose();
