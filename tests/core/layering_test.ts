@@ -22,6 +22,7 @@ const LAYERS: Record<string, number> = {
   attacks: 3,
   adapt: 3,
   contrastive: 3,
+  attribution: 3,
   sweep: 3,
 };
 
