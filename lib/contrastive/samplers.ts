@@ -600,3 +600,68 @@ export function discreteMultiSessionSampler(
     (rng, s, q) => dists[s].conditional(rng, queries[q]),
   );
 }
+
+// ---------------------------------------------------------------- full batch
+
+/**
+ * Full-batch sampling (`FullDataLoader` with the `single-session-full`
+ * solver): every step uses the references left … T − (left + right) − 2 in
+ * order (the package's `arange(offset.left, T − len(offset) − 1)`), negatives a
+ * random permutation of them, positives from the time, time_delta or delta
+ * conditional. A positive past the last window falls back to its reference,
+ * as the solver does; one before the first window is clamped to it (where the
+ * package's negative index would wrap around to the end of the sequence).
+ * `n` is ignored.
+ */
+export function fullBatchSampler(
+  T: number,
+  o: {
+    left: number;
+    right: number;
+    offset: number;
+    conditional: "time" | "time_delta" | "delta";
+    continuous?: Matrix;
+    delta?: number;
+  },
+): Sampler {
+  checkWindow(o, T, "full-batch sampler");
+  const first = o.left, end = T - (o.left + o.right) - 1;
+  if (end <= first) {
+    throw new UsageError(
+      `full-batch training needs more than ${2 * o.left + o.right + 1} rows for this model, got ${T}`,
+    );
+  }
+  let conditional: Conditional;
+  if (o.conditional === "time") {
+    checkOffset(o.offset, T, "full-batch sampler");
+    conditional = timeConditional(o.offset);
+  } else {
+    if (!o.continuous) throw new UsageError(`the ${o.conditional} conditional needs continuous labels`);
+    if (o.continuous.rows !== T) {
+      throw new UsageError(`continuous labels have ${o.continuous.rows} rows but the data ${T}`);
+    }
+    const c = toFloat64(o.continuous, "continuous labels");
+    if (o.conditional === "time_delta") {
+      checkOffset(o.offset, T, "full-batch sampler");
+      conditional = timeDeltaConditional(c, o.continuous.cols, o.offset);
+    } else {
+      if (!(o.delta !== undefined && Number.isFinite(o.delta) && o.delta > 0)) {
+        throw new UsageError(`the delta conditional needs a positive delta, got ${o.delta}`);
+      }
+      conditional = deltaConditional(c, o.continuous.cols, o.delta);
+    }
+  }
+  const ref = Int32Array.from({ length: end - first }, (_, i) => first + i);
+  return {
+    sample(rng) {
+      const perm = rng.permutation(ref.length);
+      const neg = perm.map((p) => ref[p]);
+      const pos = conditional(rng, ref);
+      for (let i = 0; i < pos.length; i++) {
+        if (pos[i] > T - o.right) pos[i] = ref[i];
+        if (pos[i] < o.left) pos[i] = o.left;
+      }
+      return { ref: ref.slice(), pos, neg };
+    },
+  };
+}

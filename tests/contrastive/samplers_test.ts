@@ -6,6 +6,7 @@ import {
   deltaSampler,
   discreteMultiSessionSampler,
   discreteSampler,
+  fullBatchSampler,
   hybridSampler,
   mixedSampler,
   multiSessionSampler,
@@ -293,5 +294,28 @@ Deno.test("bad input throws UsageError", () => {
     () => discreteMultiSessionSampler([Int32Array.from([0, 1, 0, 1]), Int32Array.from([0, 0, 0, 0])], ONE),
     UsageError,
     "class 1",
+  );
+});
+
+Deno.test("full-batch sampler: references in order, negatives a permutation, positives past the end fall back", () => {
+  const T = 40;
+  const ramp = { data: Float64Array.from({ length: T }, (_, t) => t), rows: T, cols: 1 };
+  // offset10: references 5 … T − 12 (arange(left, T − len(offset) − 1)).
+  const b = fullBatchSampler(T, { ...TEN, offset: 3, conditional: "time" }).sample(new Rng(13), 0);
+  assertEquals(Array.from(b.ref), Array.from({ length: T - 10 - 1 - 5 }, (_, i) => 5 + i));
+  assertEquals(Array.from(b.neg).sort((x, y) => x - y), Array.from(b.ref));
+  assertNotEquals(Array.from(b.neg), Array.from(b.ref));
+  for (let i = 0; i < b.ref.length; i++) assertEquals(b.pos[i], b.ref[i] + 3 > T - 5 ? b.ref[i] : b.ref[i] + 3);
+  const d = fullBatchSampler(T, { ...ONE, offset: 1, conditional: "time_delta", continuous: ramp }).sample(
+    new Rng(14),
+    0,
+  );
+  assertEquals(d.ref.length, T - 2);
+  for (let i = 0; i < d.ref.length; i++) assert(d.pos[i] === d.ref[i] + 1 || d.pos[i] === d.ref[i]);
+  assertThrows(() => fullBatchSampler(16, { ...TEN, offset: 1, conditional: "time" }), UsageError, "full-batch");
+  assertThrows(
+    () => fullBatchSampler(T, { ...ONE, offset: 1, conditional: "delta", continuous: ramp }),
+    UsageError,
+    "delta",
   );
 });
