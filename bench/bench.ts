@@ -49,6 +49,19 @@
  * forward's, on the median paired ratio. `bncnn-train-step-128` and `source-forward` are also timed alone beside
  * PyTorch.
  *
+ * The `cebra` group (issue 21, Speed; `--only cebra`) times CEBRA training steps at batch {@linkcode CEBRA_BATCH}
+ * (lib/models/cebra_models.ts, lib/contrastive/infonce.ts), each beside bench/cebra_reference.py, the package's
+ * encoder, criterion and solver step in PyTorch on our initial weights and the same windows: `cebra-offset10-step-512`
+ * (offset10-model, 120 inputs, H 32, E 3, cosine InfoNCE τ 1, Adam 3e-4) and `cebra-offset1-mse-step-512`
+ * (offset1-model-mse, 100 inputs, E 2, euclidean τ 1, Adam 1e-4). A step gathers the reference, positive and
+ * negative windows of a fixed index batch from the data tensor (as training does; ours embeds the three in one
+ * forward, the package in three), computes the loss, takes an Adam step and reads the loss back; the first two
+ * steps' losses and the reference windows' embeddings are compared with PyTorch's before timing. Goal: ≤ 2×
+ * PyTorch on the median paired ratio. The sampler draws are plain JS, ours only (no reference): `time-delta-draw-512`
+ * is one lib/contrastive/samplers.ts `timeDeltaSampler` draw of 512 over {@linkcode CEBRA_LABEL_ROWS} 3-D labels
+ * (goal ≤ 2 ms), `delta-draw-512` one `deltaSampler` draw (δ 0.1) over the same labels. cl-ica's step is not timed:
+ * its encoder lives in experiments/cl_ica.ts, not in lib/.
+ *
  * `--corruptions` (issue 19, Speed) adds a section: images/s of each of the 15 MNIST-C corruptions
  * (lib/data/mnist_c.ts) and of the 15 common ones with table `cifar` at severity 3 (lib/data/corruptions.ts) on
  * real digits (lib/data/mnist.ts `loadMnist`, 1,000 by default), each paired round by round (one pass over the
@@ -73,7 +86,7 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--only tta] [--json path] [--write-readme]
+ *        [--mnist_c_images N] [--only tta,cebra] [--json path] [--write-readme]
  *
  * @module
  */
@@ -96,6 +109,9 @@ import {
 } from "../lib/models/regressors.ts";
 import { type Classifier, smallCnn } from "../lib/models/small_cnn.ts";
 import { type BnCnn, bnCnn, type NormMode, priorWeight } from "../lib/models/bn_cnn.ts";
+import { type CebraArchitecture, cebraModel } from "../lib/models/cebra_models.ts";
+import { type Distance, infoNce } from "../lib/contrastive/infonce.ts";
+import { deltaSampler, timeDeltaSampler, timeSampler } from "../lib/contrastive/samplers.ts";
 import { adaptedParams, adaptStep, entropy } from "../lib/adapt/self_learning.ts";
 import { Abs, classVae } from "../lib/models/abs.ts";
 import { absCnn, absCnnModel } from "../lib/models/abs_cnn.ts";
@@ -112,6 +128,7 @@ import { COMMON_CORRUPTIONS, corrupt } from "../lib/data/corruptions.ts";
 import { MNIST_C_CORRUPTIONS, mnistC } from "../lib/data/mnist_c.ts";
 import { loadMnist } from "../lib/data/mnist.ts";
 import type { Observations } from "../lib/data/ground_truth.ts";
+import type { Matrix } from "../lib/core/matrix.ts";
 import {
   antClassifierBatch,
   antGeneratorStep,
@@ -139,6 +156,10 @@ export const MODEL_NAMES = [
   "bncnn-train-step-128",
   "prior-forward-n1",
   "source-forward",
+  "cebra-offset10-step-512",
+  "cebra-offset1-mse-step-512",
+  "time-delta-draw-512",
+  "delta-draw-512",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
@@ -146,6 +167,7 @@ export type ModelName = typeof MODEL_NAMES[number];
 /** Entries timed as one group with `--only <group>`: the speed goals of one issue. */
 export const BENCH_GROUPS = {
   tta: ["tent-step-128", "bncnn-train-step-128", "prior-forward-n1", "source-forward"],
+  cebra: ["cebra-offset10-step-512", "cebra-offset1-mse-step-512", "time-delta-draw-512", "delta-draw-512"],
 } as const satisfies Record<string, readonly ModelName[]>;
 /** A group name. */
 export type GroupName = keyof typeof BENCH_GROUPS;
@@ -182,6 +204,15 @@ export const TENT_STEP_RATIO_GOAL = 1.2;
 export const TENT_TORCH_RATIO_GOAL = 2.5;
 /** Floor on the prior-mode forward's throughput over the source-mode forward's, median paired ratio (issue 20). */
 export const PRIOR_THROUGHPUT_GOAL = 0.7;
+
+/** Reference, positive and negative windows per step, and indices per sampler draw, of the `cebra` group. */
+export const CEBRA_BATCH = 512;
+/** Rows of the `cebra` steps' data and of the sampler entries' labels (about a place-cell rat's 25 ms bins). */
+export const CEBRA_LABEL_ROWS = 10_000;
+/** Ceiling on a CEBRA step over PyTorch's, median paired ratio (issue 21, Speed). */
+export const CEBRA_TORCH_RATIO_GOAL = 2;
+/** Ceiling in ms on a time_delta draw of 512 over 10,000 3-D labels (issue 21, Speed). */
+export const TIME_DELTA_DRAW_GOAL_MS = 2;
 
 /** Severity of the `cifar` corruptions timed by `--corruptions`. */
 export const CORRUPTION_SEVERITY = 3;
@@ -263,7 +294,10 @@ export interface ModelResult {
   load_before: number;
   load_after: number;
   peak_rss_mb: number;
-  /** The reference's library; absent (older reports): torch; none: timed against a baseline of ours (`baseline`). */
+  /**
+   * The reference's library; absent (older reports): torch; none: timed against a baseline of ours (`baseline`) or
+   * ours alone (the `cebra` group's sampler draws).
+   */
   reference_library?: "torch" | "numpy" | "none";
   /**
    * The entry's absolute goal per step and whether the median step meets it (data-path and ABS
@@ -486,14 +520,16 @@ interface PairedWork {
   build(rng: Rng): WorkloadState | Promise<WorkloadState>;
   /** Paired with the reference worker as well when its state has a `baselineStep` (otherwise the baseline only). */
   alsoReference?: boolean;
+  /** Timed alone: no reference worker (nothing there does the same work) and no baseline. */
+  oursOnly?: boolean;
 }
 
 /** One timed workload: builds its state once, then runs a step that resolves when the result is read. */
 interface Workload extends PairedWork {
   name: ModelName;
   batch: number;
-  /** Data-path entries: plain JS against NumPy, timed once rather than per backend. */
-  plain?: { goalMs: number };
+  /** Data-path entries: plain JS (against NumPy unless `oursOnly`), timed once rather than per backend. */
+  plain?: { goalMs?: number };
   /** A model entry's goal: ≤ `ms` per step (if given) and a median paired ratio ≤ `ratio`, and its source. */
   goal?: { ms?: number; ratio: number; source: string };
   /**
@@ -1152,6 +1188,148 @@ function forwardWorkload(name: "prior-forward-n1" | "source-forward", mode: Norm
   };
 }
 
+/** A `cebra` group step: the encoder, its loss and its optimiser. */
+interface CebraStepSpec {
+  architecture: CebraArchitecture;
+  inputs: number;
+  hidden: number;
+  output: number;
+  distance: Distance;
+  lr: number;
+}
+
+/**
+ * One CEBRA training step at batch {@linkcode CEBRA_BATCH} as lib/contrastive/cebra.ts trains: the reference,
+ * positive and negative windows of a fixed time-contrastive index batch gathered from {@linkcode CEBRA_LABEL_ROWS}
+ * uniform rows, one forward pass over the three, InfoNCE (τ 1), an Adam step, the loss read back. The weights,
+ * data and indices go to bench/cebra_reference.py as .npy; the check compares the reference windows' embeddings
+ * before any step and the first two steps' losses.
+ */
+function cebraStepWorkload(name: ModelName, spec: CebraStepSpec): Workload {
+  return {
+    name,
+    batch: CEBRA_BATCH,
+    goal: {
+      ratio: CEBRA_TORCH_RATIO_GOAL,
+      source: `issue 21, Speed: a CEBRA ${spec.architecture} step at batch ${CEBRA_BATCH} ≤ 2× PyTorch's`,
+    },
+    async build(rng) {
+      const model = cebraModel(spec.architecture, spec, rng);
+      const { left, right } = model.offset, width = left + right, rows = CEBRA_LABEL_ROWS;
+      const data = tf.tensor2d(Float32Array.from({ length: rows * spec.inputs }, () => rng.uniform()), [
+        rows,
+        spec.inputs,
+      ]);
+      const batch = timeSampler(rows, { offset: 1, left, right }).sample(rng, CEBRA_BATCH);
+      const all = Int32Array.from([...batch.ref, ...batch.pos, ...batch.neg]);
+      // Rows i − left … i + right − 1 of each window, the index built per step as training builds it.
+      const windows = (index: Int32Array): tf.Tensor3D => {
+        const flat = new Int32Array(index.length * width);
+        for (let i = 0; i < index.length; i++) {
+          for (let j = 0; j < width; j++) flat[i * width + j] = index[i] - left + j;
+        }
+        return tf.tidy(() =>
+          tf.reshape(tf.gather(data, tf.tensor1d(flat, "int32")), [index.length, width, spec.inputs]) as tf.Tensor3D
+        );
+      };
+      const optimizer = tf.train.adam(spec.lr, 0.9, 0.999, 1e-8);
+      const minimize = () =>
+        optimizer.minimize(
+          () => {
+            const [ref, pos, neg] = tf.split(model.apply(windows(all)), 3, 0) as tf.Tensor2D[];
+            return infoNce(ref, pos, neg, { distance: spec.distance, temperature: 1 }).total;
+          },
+          true,
+          model.variables,
+        )!;
+      const directory = Deno.makeTempDirSync({ prefix: `latentlab-bench-${name}-` });
+      const indices = {
+        ref: tf.tensor1d(batch.ref, "int32"),
+        pos: tf.tensor1d(batch.pos, "int32"),
+        neg: tf.tensor1d(batch.neg, "int32"),
+      };
+      await writeTensors(directory, { ...model.state(), data, ...indices });
+      tf.dispose(Object.values(indices));
+      const first = tf.tidy(() => model.apply(windows(batch.ref)));
+      const embedding = await first.data() as Float32Array;
+      first.dispose();
+      const losses = new Float32Array(2);
+      for (let i = 0; i < 2; i++) {
+        const loss = minimize();
+        losses[i] = (await loss.data())[0];
+        loss.dispose();
+      }
+      return {
+        parameters: model.variables.reduce((n, v) => n + v.size, 0),
+        step: () => readLoss(minimize()),
+        dispose() {
+          optimizer.dispose();
+          model.dispose();
+          data.dispose();
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: {
+          directory,
+          architecture: spec.architecture,
+          inputs: spec.inputs,
+          hidden: spec.hidden,
+          output: spec.output,
+          left,
+          right,
+          distance: spec.distance,
+          temperature: 1,
+          lr: spec.lr,
+        },
+        check: (reference) => compareParts({ losses, embedding }, reference, { losses: 1e-5, embedding: 1e-5 }),
+      };
+    },
+  };
+}
+
+/**
+ * `[rows, 3]` labels shaped as a place-cell rat's (position on a 1.6 m track as a reflected random walk, then
+ * running right and left as 0/1): the nearest-label search of the samplers scans every row whatever the values.
+ */
+function trackLabels(rng: Rng, rows: number): Matrix {
+  const data = new Float64Array(rows * 3);
+  let x = 0.8;
+  for (let t = 0; t < rows; t++) {
+    const step = 0.02 * rng.normal();
+    x = Math.min(1.6, Math.max(0, x + step));
+    data.set([x, step > 0 ? 1 : 0, step > 0 ? 0 : 1], 3 * t);
+  }
+  return { data, rows, cols: 3 };
+}
+
+/**
+ * One draw of {@linkcode CEBRA_BATCH} reference, positive and negative indices over {@linkcode CEBRA_LABEL_ROWS}
+ * 3-D labels, offset10's window: `timeDeltaSampler` (Δ 1) or `deltaSampler` (δ 0.1). Ours only: the package draws
+ * on the GPU or in torch with another layout, so no reference runs the same work.
+ */
+function samplerDrawWorkload(name: "time-delta-draw-512" | "delta-draw-512", goalMs?: number): Workload {
+  return {
+    name,
+    batch: CEBRA_BATCH,
+    plain: goalMs === undefined ? {} : { goalMs },
+    oursOnly: true,
+    build(rng) {
+      const labels = trackLabels(rng, CEBRA_LABEL_ROWS), window = { left: 5, right: 5 };
+      const sampler = name === "time-delta-draw-512"
+        ? timeDeltaSampler(labels, { offset: 1, ...window })
+        : deltaSampler(labels, { delta: 0.1, ...window });
+      const draws = new Rng(1);
+      return {
+        parameters: 0,
+        step() {
+          sampler.sample(draws, CEBRA_BATCH);
+          return Promise.resolve();
+        },
+        dispose() {},
+      };
+    },
+  };
+}
+
 const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
@@ -1199,6 +1377,24 @@ const WORKLOADS: Workload[] = [
   bnCnnTrainWorkload(),
   forwardWorkload("prior-forward-n1", TTA_PRIOR_MODE),
   forwardWorkload("source-forward", { kind: "source" }),
+  cebraStepWorkload("cebra-offset10-step-512", {
+    architecture: "offset10-model",
+    inputs: 120,
+    hidden: 32,
+    output: 3,
+    distance: "cosine",
+    lr: 3e-4,
+  }),
+  cebraStepWorkload("cebra-offset1-mse-step-512", {
+    architecture: "offset1-model-mse",
+    inputs: 100,
+    hidden: 32,
+    output: 2,
+    distance: "euclidean",
+    lr: 1e-4,
+  }),
+  samplerDrawWorkload("time-delta-draw-512", TIME_DELTA_DRAW_GOAL_MS),
+  samplerDrawWorkload("delta-draw-512"),
 ];
 
 /** Median, quartiles (linear interpolation) and range of `values`. */
@@ -1379,7 +1575,7 @@ async function timeRounds(
   cfg: { rounds: number; steps: number; warmup: number },
 ): Promise<PairedTiming> {
   const state = await work.build(new Rng(0));
-  const remote = state.baselineStep && !work.alsoReference ? null : worker;
+  const remote = work.oursOnly || (state.baselineStep && !work.alsoReference) ? null : worker;
   const built = remote
     ? await remote.request({
       op: "build",
@@ -1507,7 +1703,11 @@ async function timeModel(
     load_before: t.loadBefore,
     load_after: t.loadAfter,
     peak_rss_mb: Math.round(t.peakRss / 2 ** 20),
-    reference_library: workload.plain ? "numpy" : workload.baseline && !workload.alsoReference ? "none" : "torch",
+    reference_library: workload.oursOnly || (workload.baseline && !workload.alsoReference)
+      ? "none"
+      : workload.plain
+      ? "numpy"
+      : "torch",
     ...(goal ? { goal } : {}),
     ...(t.check ? { check: t.check } : {}),
     ...(baseline ? { baseline } : {}),
@@ -1996,7 +2196,7 @@ async function main(args: string[]): Promise<void> {
       }
     }
     for (const workload of plain) {
-      console.error(`timing ${workload.name} (plain JS) beside NumPy ...`);
+      console.error(`timing ${workload.name} (plain JS)${workload.oursOnly ? "" : " beside NumPy"} ...`);
       const result = await timeModel(workload, "js", worker, cfg);
       report.results.push(result);
       console.error(dataEntryLine(result));
