@@ -23,7 +23,8 @@
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { BnCnn, BnCnnSnapshot } from "../models/bn_cnn.ts";
-import { adaptGradients, detached, disposeOptimizer, sampleEntropy } from "./self_learning.ts";
+import { detached } from "../core/gradients.ts";
+import { adaptGradients, disposeOptimizer, sampleEntropy } from "./self_learning.ts";
 
 /** The two entropy margins: the thesis' 0.4 ln C and the CCC code's ln C / 2 − 1. */
 export const E0_RULES = ["thesis", "code"] as const;

@@ -21,6 +21,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
+import { detached, stopGradient } from "../core/gradients.ts";
 import type { BnCnn } from "../models/bn_cnn.ts";
 
 /** Which parameters an adaptation step trains: BN/GN affine γ, β (Tent), every weight, or the last layer. */
@@ -30,25 +31,6 @@ export type AdaptParams = typeof ADAPT_PARAMS[number];
 
 /** A self-learning loss: logits `[batch, classes]` → scalar. */
 export type AdaptLoss = (logits: tf.Tensor2D) => tf.Scalar;
-
-/**
- * `compute(x)` in the forward pass, zero gradient in the backward pass
- * (torch's `detach`, TF's `stop_gradient`; TF.js has no such op). The ops
- * inside run off the gradient tape, so they may lack gradients (argmax,
- * comparisons) even when `x` depends on the variables being differentiated.
- */
-export function detached<T extends tf.Tensor>(x: tf.Tensor, compute: (x: tf.Tensor) => T): T {
-  const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => ({
-    value: compute(args[0] as tf.Tensor),
-    gradFunc: () => tf.zerosLike(x),
-  }));
-  return f(x) as T;
-}
-
-/** `x` without gradient (identity forward, zero backward). */
-export function stopGradient<T extends tf.Tensor>(x: T): T {
-  return detached(x, (t) => tf.clone(t) as T);
-}
 
 /**
  * Per-sample softmax entropy −Σ_j p_j log p_j in nats, `[batch]`, from

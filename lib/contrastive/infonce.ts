@@ -13,6 +13,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
+import { detached } from "../core/gradients.ts";
 
 /** Similarity of {@linkcode infoNce}: ⟨a, b⟩ (on unit vectors) or −‖a − b‖². */
 export type Distance = "cosine" | "euclidean";
@@ -69,8 +70,9 @@ function checkRows(a: tf.Tensor, b: tf.Tensor, names: [string, string], sameRows
  *   c_i = max_j φ(ref_i, neg_j),
  *
  * with φ = ⟨a, b⟩/τ ("cosine"; the inputs are used as given, the encoder normalises them) or
- * φ = −‖a − b‖²/τ ("euclidean", from ‖a‖² + ‖b‖² − 2⟨a, b⟩ as CEBRA). c_i cancels within each
- * row, so its gradient is zero as CEBRA's detached constant.
+ * φ = −‖a − b‖²/τ ("euclidean", from ‖a‖² + ‖b‖² − 2⟨a, b⟩ as CEBRA). c_i is detached as in
+ * CEBRA, and the log-sum-exp is written out: the backward passes of `tf.max` and `tf.logSumExp`
+ * build a broadcast equality mask, which dominated a training step on wasm.
  */
 export function infoNce(ref: tf.Tensor2D, pos: tf.Tensor2D, neg: tf.Tensor2D, options: InfoNceOptions): InfoNceTerms {
   checkRows(ref, pos, ["ref", "pos"], true);
@@ -104,9 +106,9 @@ export function infoNce(ref: tf.Tensor2D, pos: tf.Tensor2D, neg: tf.Tensor2D, op
       posSim = tf.div(posSim, temperature);
       negSim = tf.div(negSim, temperature);
     }
-    const c = tf.max(negSim, 1, true);
+    const c = detached(negSim, (sim) => tf.max(sim, 1, true));
     const alignStable = tf.mean(tf.neg(tf.sub(posSim, tf.reshape(c, [-1]))));
-    const uniformStable = tf.mean(tf.logSumExp(tf.sub(negSim, c), 1));
+    const uniformStable = tf.mean(tf.log(tf.sum(tf.exp(tf.sub(negSim, c)), 1)));
     const cMean = tf.mean(c);
     return {
       total: tf.add(alignStable, uniformStable) as tf.Scalar,

@@ -3,14 +3,7 @@ import { assert, assertAlmostEquals, assertEquals, assertNotEquals, assertThrows
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import {
-  adaptStep,
-  entropy,
-  gce,
-  hardPseudoLabel,
-  softPseudoLabel,
-  stopGradient,
-} from "../../lib/adapt/self_learning.ts";
+import { adaptStep, entropy, gce, hardPseudoLabel, softPseudoLabel } from "../../lib/adapt/self_learning.ts";
 import { bnCnn } from "../../lib/models/bn_cnn.ts";
 
 await selectBackend("wasm");
@@ -153,17 +146,6 @@ Deno.test("gradients of entropy, gce, hard and soft PL match float64 central dif
   }
   // Without the stop-gradient soft PL at τ = 1 would be the entropy, whose gradient differs.
   assertNotEquals(tfGradient((l) => softPseudoLabel(l, l, 1, 1), z), tfGradient(entropy, z));
-});
-
-Deno.test("stopGradient: identity forward, zero gradient", () => {
-  const z = randomLogits(6, 2, 3, 1);
-  assertEquals(
-    tf.tidy(() => Array.from(stopGradient(tf.tensor2d(z)).dataSync())),
-    Array.from(new Float32Array(z.flat())),
-  );
-  assert(
-    tfGradient((l) => tf.sum(tf.mul(stopGradient(l), l)), z).flat().every((g, i) => g === Math.fround(z.flat()[i])),
-  );
 });
 
 Deno.test("losses reject q ∉ (0, 1], τ ≤ 0, threshold ∉ [0, 1) with UsageError", () => {
