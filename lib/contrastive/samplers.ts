@@ -120,19 +120,19 @@ class BruteIndex implements NearestIndex {
   nearestMany(query: ArrayLike<number>, offset: number, count: number): Int32Array {
     const d = this.#cols, labels = this.#labels, n = this.#rows.length;
     const out = new Int32Array(count);
-    const CHUNK = 64;
-    const best = new Float64Array(CHUNK), arg = new Int32Array(CHUNK);
+    const CHUNK = 128;
+    const best = new Float64Array(CHUNK), arg = new Int32Array(CHUNK), q = new Float64Array(CHUNK * d);
     for (let start = 0; start < count; start += CHUNK) {
       const m = Math.min(CHUNK, count - start);
+      for (let i = 0; i < m * d; i++) q[i] = query[offset + start * d + i];
       best.fill(Infinity);
       arg.fill(0);
       for (let r = 0; r < n; r++) {
         const base = r * d;
         for (let j = 0; j < m; j++) {
-          const qBase = offset + (start + j) * d;
           let dist = 0;
-          for (let c = 0; c < d; c++) {
-            const diff = labels[base + c] - query[qBase + c];
+          for (let c = 0, qb = j * d; c < d; c++) {
+            const diff = labels[base + c] - q[qb + c];
             dist += diff * diff;
           }
           if (dist < best[j]) {
