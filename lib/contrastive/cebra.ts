@@ -192,8 +192,9 @@ function checkData(x: unknown, what: string, minRows: number): Float32Array {
     throw new UsageError(`${what} has ${x.rows} rows, fewer than the model's receptive field of ${minRows}`);
   }
   const out = Float32Array.from(x.data);
-  for (let i = 0; i < x.data.length; i++) {
-    if (!Number.isFinite(x.data[i])) {
+  for (let i = 0; i < out.length; i++) {
+    // Checked after the float32 conversion, which turns values beyond ±3.4e38 into ±Infinity.
+    if (!Number.isFinite(out[i])) {
       throw new UsageError(`${what} has a non-finite value (${x.data[i]}) at row ${Math.floor(i / x.cols)}`);
     }
   }
@@ -268,6 +269,7 @@ export class Cebra {
   #multi = false;
   #solver: Plan["solver"] | null = null;
   #alpha: tf.Variable | null = null;
+  #learnedTemperature: number | null = null;
 
   constructor(options: CebraOptions = {}) {
     this.options = resolveOptions(options);
@@ -296,9 +298,17 @@ export class Cebra {
 
   /** The temperature in use: the constant, or 1/min(e^α, 1/minTemperature) when learned. */
   get temperature(): number {
-    if (!this.#alpha) return this.options.temperature;
-    const alpha = this.#alpha.dataSync()[0];
-    return 1 / Math.min(Math.exp(alpha), 1 / this.options.minTemperature);
+    return this.#learnedTemperature ?? this.options.temperature;
+  }
+
+  /** Reads the learned α back (asynchronously, as GPU tensors need) into {@linkcode Cebra.temperature}. */
+  async #readTemperature(): Promise<void> {
+    if (!this.#alpha) {
+      this.#learnedTemperature = null;
+      return;
+    }
+    const alpha = (await this.#alpha.data())[0];
+    this.#learnedTemperature = 1 / Math.min(Math.exp(alpha), 1 / this.options.minTemperature);
   }
 
   /**
@@ -338,6 +348,7 @@ export class Cebra {
     const trainable = [...(adapt ? models[0].firstLayer : models.flatMap((m) => m.variables))];
     if (this.#alpha) trainable.push(this.#alpha);
     await this.#train(plan, models, trainable, adapt ? "adapt" : "fit");
+    await this.#readTemperature();
     return this;
   }
 
@@ -720,6 +731,7 @@ export class Cebra {
       }
       cebra.#alpha = learnableAlpha(alpha.data[0]);
     }
+    await cebra.#readTemperature();
     return cebra;
   }
 
@@ -733,6 +745,7 @@ export class Cebra {
     this.#disposeModels();
     this.#alpha?.dispose();
     this.#alpha = null;
+    this.#learnedTemperature = null;
   }
 }
 
