@@ -441,10 +441,16 @@ export function pinvMap(jacobians: Float64Array[], out: number, inp: number): Fl
 
 /** Neuron-gradient map Σ_x |J_f(x)|ᵀ `[in, out]` over the rows of `x` `[n, in]`. */
 export function neuronGradient(layers: DenseLayer[], x: Matrix): Float64Array {
-  const jacobians = mlpJacobian(layers, x);
-  const inp = x.cols, out = layers[layers.length - 1].w.shape[1];
+  return neuronGradientMap(mlpJacobian(layers, x), layers[layers.length - 1].w.shape[1], x.cols);
+}
+
+/** Σ_x |J_f(x)|ᵀ `[in, out]` from per-sample Jacobians `[out, in]` (the neuron gradient of Jacobians already at hand). */
+export function neuronGradientMap(jacobians: Float64Array[], out: number, inp: number): Float64Array {
   const map = new Float64Array(inp * out);
   for (const j of jacobians) {
+    if (j.length !== out * inp) {
+      throw new UsageError(`neuronGradientMap: a Jacobian holds ${j.length} values, expected ${out}×${inp}`);
+    }
     for (let o = 0; o < out; o++) for (let i = 0; i < inp; i++) map[i * out + o] += Math.abs(j[o * inp + i]);
   }
   return map;
