@@ -315,7 +315,9 @@ export class Cebra {
    * Trains on `x` `[T, features]` (or a list of sessions) with optional labels.
    * Without labels: time-contrastive; continuous `[T, d]`: time_delta (or the
    * `conditional` asked for); discrete `[T]`: same class; both: mixed; lists:
-   * multi-session, one encoder per session. `adapt` (after a single-session
+   * multi-session, one whole encoder per session trained jointly on the
+   * stacked loss (as the package's multi-session solver over its list of
+   * models; nothing is shared but the embedding space). `adapt` (after a single-session
    * fit) retrains a fresh input layer for `maxAdaptIterations`, the rest frozen.
    * Every input check runs before any training.
    */
@@ -438,7 +440,6 @@ export class Cebra {
     if (isSessionList(labels.continuous) || isSessionList(labels.discrete)) {
       throw new UsageError("labels are lists of sessions but the data is a single session");
     }
-    if (adapt && xm.cols < 1) throw new UsageError("adapt needs data with at least one feature");
     const data = [{ values, rows, cols: xm.cols }];
     const cont = hasCont ? checkContinuous(labels.continuous, rows, "continuous labels") : null;
     const disc = hasDisc ? checkDiscreteLabels(labels.discrete, rows, "discrete labels") : null;
