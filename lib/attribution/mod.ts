@@ -1,0 +1,8 @@
+/**
+ * Attribution maps of MLP encoders (001_6f3482ea4494d2ce.md §2.7, §8): the analytic Jacobian,
+ * its pseudo-inverse map Σ_x |J_f⁺(x)|, the Jacobian penalty of RegCL, and the gradient,
+ * ablation and integrated-gradients baselines, scored by ROC-AUC against a known mask.
+ *
+ * @module
+ */
+export * from "./jacobian.ts";

@@ -1,0 +1,17 @@
+/**
+ * Contrastive learning with identifiability (001_6f3482ea4494d2ce.md §2.5–2.7): CEBRA's
+ * InfoNCE and cl-ica's Lp/SimCLR losses, the sampling schemes that pick positives by time,
+ * behaviour or class, and the `Cebra` estimator (fit, transform, save, load).
+ *
+ * ```ts
+ * import { Cebra } from "./lib/contrastive/mod.ts";
+ * const cebra = new Cebra({ modelArchitecture: "offset10-model", outputDimension: 3, batchSize: 512, maxIterations: 1500 });
+ * await cebra.fit(spikes, { continuous: behaviour });
+ * const embedding = await cebra.transform(spikes);
+ * ```
+ *
+ * @module
+ */
+export * from "./infonce.ts";
+export * from "./samplers.ts";
+export * from "./cebra.ts";
