@@ -40,7 +40,7 @@ function inWindow(index: Int32Array, w: { left: number; right: number }, T: numb
   return index.every((i) => i >= w.left && i <= T - w.right);
 }
 
-Deno.test("nearestRows matches brute force in 1-D (sorted search) and 3-D (chunked), ties to the lowest row", () => {
+Deno.test("nearestRows matches brute force in 1-D (sorted search) and 3-D (k-d tree), ties to the lowest row", () => {
   const rng = new Rng(1);
   for (const cols of [1, 3]) {
     // Rounded labels create exact ties between rows.
@@ -63,6 +63,148 @@ Deno.test("nearestRows matches brute force in 1-D (sorted search) and 3-D (chunk
     ],
   );
   assertThrows(() => nearestRows({ data: [1, 2], rows: 2, cols: 1 }, { data: [1, 2], rows: 1, cols: 2 }), UsageError);
+});
+
+/**
+ * Position in `rows` of the label nearest to `query[offset …]`: squared euclidean distance summed over columns in
+ * float64, the first minimum winning (torch.argmin); row 0 when no distance is finite.
+ */
+function plainArgmin(labels: Matrix, rows: ArrayLike<number>, query: ArrayLike<number>, offset = 0): number {
+  const d = labels.cols, data = labels.data;
+  let best = Infinity, arg = 0;
+  for (let i = 0; i < rows.length; i++) {
+    let dist = 0;
+    for (let c = 0; c < d; c++) {
+      const diff = (data[rows[i] * d + c] as number) - (query[offset + c] as number);
+      dist += diff * diff;
+    }
+    if (dist < best) {
+      best = dist;
+      arg = i;
+    }
+  }
+  return arg;
+}
+
+function allRows(m: Matrix): Int32Array {
+  return Int32Array.from({ length: m.rows }, (_, i) => i);
+}
+
+function assertSameAsPlain(labels: Matrix, queries: Matrix, what: string): void {
+  const got = nearestRows(labels, queries), rows = allRows(labels);
+  for (let i = 0; i < queries.rows; i++) {
+    assertEquals(got[i], plainArgmin(labels, rows, queries.data, i * queries.cols), `${what}, query ${i}`);
+  }
+}
+
+Deno.test("nearestRows in 2-D and 3-D equals the plain argmin on random labels, also far outside them", () => {
+  const rng = new Rng(21);
+  for (const cols of [2, 3]) {
+    const labels = randomMatrix(rng, 5000, cols);
+    const queries = randomMatrix(rng, 2000, cols);
+    const q = queries.data as Float64Array;
+    for (let i = 0; i < q.length; i++) {
+      const row = Math.floor(i / cols);
+      // Rows 1500 on: 1e1 … 1e6 from the data, some along one axis only; the rest spread past the labels.
+      if (row >= 1500) q[i] = row % 4 === 0 && i % cols !== 0 ? q[i] : q[i] * 10 ** (1 + (row % 6));
+      else q[i] *= 1.5;
+    }
+    assertSameAsPlain(labels, queries, `${cols}-D random`);
+  }
+});
+
+Deno.test("nearestRows in 2-D and 3-D equals the plain argmin on integer grids with exact ties and duplicate rows", () => {
+  const rng = new Rng(22);
+  for (const [cols, side] of [[2, 12], [3, 6]]) {
+    // Every grid point three times over, shuffled: duplicates sit at unrelated rows.
+    const points = side ** cols, copies = 3;
+    const order = rng.permutation(points * copies);
+    const data = new Float64Array(points * copies * cols);
+    order.forEach((p, row) => {
+      for (let c = 0, v = p % points; c < cols; c++, v = Math.floor(v / side)) data[row * cols + c] = v;
+    });
+    const labels = { data, rows: points * copies, cols };
+    // Half-integer queries sit at equal distance from 2^cols grid points, integers on a point's copies, and
+    // both reach past the grid on every side.
+    const queries = {
+      data: Float64Array.from({ length: 3000 * cols }, () => rng.int(4 * side) / 2 - side / 2),
+      rows: 3000,
+      cols,
+    };
+    assertSameAsPlain(labels, queries, `${cols}-D grid`);
+    // A sparser grid (every other point left out) ties more queries between rows far apart.
+    const sparse = Array.from({ length: labels.rows }, (_, r) => r).filter((r) =>
+      (data[r * cols] + data[r * cols + 1]) % 2 === 0
+    );
+    const sub = {
+      data: Float64Array.from(sparse.flatMap((r) => Array.from(data.subarray(r * cols, (r + 1) * cols)))),
+      rows: sparse.length,
+      cols,
+    };
+    assertSameAsPlain(sub, queries, `${cols}-D checkerboard`);
+  }
+  // Degenerate sets: one row; every row the same (row 0 wins); points on a line in 3-D.
+  const one = { data: [4, -2], rows: 1, cols: 2 };
+  assertEquals(Array.from(nearestRows(one, { data: [0, 0, 1e9, -1e9], rows: 2, cols: 2 })), [0, 0]);
+  const same = { data: new Float64Array(300).fill(0.25), rows: 100, cols: 3 };
+  assertEquals(Array.from(nearestRows(same, randomMatrix(rng, 50, 3))), new Array(50).fill(0));
+  const line = { data: Float64Array.from({ length: 600 }, (_, i) => Math.floor(i / 3) % 20), rows: 200, cols: 3 };
+  assertSameAsPlain(
+    line,
+    { data: Float64Array.from({ length: 900 }, () => rng.int(50) / 2 - 2), rows: 300, cols: 3 },
+    "line",
+  );
+});
+
+Deno.test("time_delta draws in 3-D are the plain argmin of c_ref + D_u, replayed from the generator's state", () => {
+  const rng = new Rng(23);
+  const T = 3000, cols = 3, offset = 2;
+  // Rounded labels: many exact ties and repeated rows, as binned positions beside 0/1 direction flags give.
+  const labels = randomMatrix(rng, T, cols);
+  labels.data = (labels.data as Float64Array).map((v, i) => (i % cols === 0 ? Math.round(v * 8) / 8 : v > 0 ? 1 : 0));
+  const c = labels.data as Float64Array;
+  const start = rng.state();
+  const b = timeDeltaSampler(labels, { offset, ...ONE }).sample(rng, 500);
+  // The draw: 2n prior rows, then u for each reference.
+  const replay = Rng.fromState(start);
+  for (let i = 0; i < 1000; i++) replay.int(T);
+  const query = new Float64Array(cols), rows = allRows(labels);
+  for (let i = 0; i < 500; i++) {
+    const u = replay.int(T), r = b.ref[i];
+    for (let k = 0; k < cols; k++) {
+      query[k] = c[r * cols + k] + (u >= offset ? c[u * cols + k] - c[(u - offset) * cols + k] : 0);
+    }
+    assertEquals(b.pos[i], plainArgmin(labels, rows, query), `reference ${i}`);
+  }
+});
+
+Deno.test("mixed draws in 2-D and 3-D are the plain argmin over the reference's class rows, replayed", () => {
+  const rng = new Rng(24);
+  const T = 2000;
+  for (const cols of [2, 3]) {
+    for (const integer of [false, true]) {
+      const labels = randomMatrix(rng, T, cols);
+      // Integer labels put ties and duplicate rows inside each class.
+      if (integer) labels.data = (labels.data as Float64Array).map((v) => Math.round(v * 2));
+      const c = labels.data as Float64Array;
+      const d = Int32Array.from({ length: T }, () => rng.int(3));
+      const classRows = [0, 1, 2].map((k) => Int32Array.from(allRows(labels).filter((t) => d[t] === k)));
+      const start = rng.state();
+      const b = mixedSampler(labels, d, { offset: 1, ...ONE }).sample(rng, 400);
+      // The draw: n reference and n negative classes (one uniform each), then u for each reference.
+      const replay = Rng.fromState(start);
+      for (let i = 0; i < 800; i++) replay.uniform();
+      const query = new Float64Array(cols);
+      for (let i = 0; i < 400; i++) {
+        const u = replay.int(T), r = b.ref[i];
+        for (let k = 0; k < cols; k++) {
+          query[k] = c[r * cols + k] + (u >= 1 ? c[u * cols + k] - c[(u - 1) * cols + k] : 0);
+        }
+        const rows = classRows[d[r]];
+        assertEquals(b.pos[i], rows[plainArgmin(labels, rows, query)], `${cols}-D, integer ${integer}, reference ${i}`);
+      }
+    }
+  }
 });
 
 Deno.test("time sampler: pos = ref + Δ, ref and neg uniform in [0, T − Δ)", () => {
