@@ -1288,7 +1288,7 @@ function cebraStepWorkload(name: ModelName, spec: CebraStepSpec): Workload {
 
 /**
  * `[rows, 3]` labels shaped as a place-cell rat's (position on a 1.6 m track as a reflected random walk, then
- * running right and left as 0/1): the nearest-label search of the samplers scans every row whatever the values.
+ * running right and left as 0/1): the layout the samplers' k-d tree meets in cebra-place-cells.
  */
 function trackLabels(rng: Rng, rows: number): Matrix {
   const data = new Float64Array(rows * 3);
