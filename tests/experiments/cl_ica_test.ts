@@ -1,0 +1,90 @@
+/**
+ * The cl-ica experiment through its command line: a complete smoke run with
+ * its learning curves, a killed run that --resume finishes with the numbers
+ * of an uninterrupted one, and bad input refused before anything is written.
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { projectPath, scriptCommand } from "./cli.ts";
+
+const SCRIPT = projectPath("experiments/cl_ica.ts");
+const decoder = new TextDecoder();
+
+async function run(root: string, args: string[]) {
+  const out = await scriptCommand(SCRIPT, root, args).output();
+  return { code: out.code, stderr: decoder.decode(out.stderr) };
+}
+
+const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+
+Deno.test("cl-ica --preset smoke: every setting's R² and MCC, the identity baseline, curves, verdicts", async () => {
+  const root = Deno.makeTempDirSync();
+  const { code, stderr } = await run(root, ["--preset", "smoke", "--seed", "1"]);
+  assertEquals(code, 0, stderr);
+  const [info] = listRuns(root);
+  assertEquals([info.status, readRunInfo(info.dir).experiment], ["completed", "cl-ica"]);
+  const summary = summaryOf(info.dir);
+  const m = summary.metrics;
+  for (const name of ["box_laplace_box", "box_normal_unbounded", "sphere_vmf10", "supervised"]) {
+    for (const score of ["r2", "mcc"]) {
+      const value = m[`clica/${name}/${score}`];
+      assert(value >= 0 && value <= 1, `${name} ${score} ${value}`);
+    }
+  }
+  for (const key of ["identity_box/r2", "identity_box/mcc", "identity_sphere/r2", "identity/r2", "identity/mcc"]) {
+    assert(m[`clica/${key}`] > 0 && m[`clica/${key}`] <= 1, key);
+  }
+  assertEquals(m["clica/identity/r2"], m["clica/identity_sphere/r2"]);
+  assertEquals(m["clica/identity/mcc"], m["clica/identity_box/mcc"]);
+  // Only the settings run are compared: sphere_vmf1 is not in the smoke preset.
+  const metrics = summary.targets.map((t: { metric: string }) => t.metric);
+  assert(!metrics.includes("clica/sphere_vmf1/r2") && metrics.includes("clica/box_laplace_box/mcc"));
+  assertEquals(summary.claims.length, 2);
+  // The learning curve: R² and MCC logged at every eval_every (25) and at the end (50).
+  const { rows } = parseMetrics(Deno.readTextFileSync(join(info.dir, "metrics.jsonl")));
+  const steps = rows.filter((r) => typeof r["clica/box_laplace_box/mcc"] === "number").map((r) => r.step);
+  assertEquals(steps, [25, 50]);
+  assert(rows.some((r) => r.step === 0 && typeof r["clica/identity/mcc"] === "number"));
+});
+
+Deno.test("a killed cl-ica run resumes from its checkpoint to the numbers of an uninterrupted run", async () => {
+  const args = [
+    ...["--preset", "smoke", "--cases", "box_normal_unbounded,supervised", "--steps", "150"],
+    ...["--supervised_steps", "60", "--checkpoint_every", "20", "--eval_every", "50", "--seed", "4"],
+  ];
+  const root = Deno.makeTempDirSync();
+  const child = scriptCommand(SCRIPT, root, args).spawn();
+  const start = Date.now();
+  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= 40)) {
+    if (Date.now() - start > 60_000) throw new Error("no checkpoint within 60 s");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill("SIGKILL");
+  await child.output();
+  const [{ dir }] = listRuns(root);
+  const resumed = await run(root, ["--resume", dir]);
+  assertEquals(resumed.code, 0, resumed.stderr);
+  assertEquals(readRunInfo(dir).status, "completed");
+
+  const straight = Deno.makeTempDirSync();
+  assertEquals((await run(straight, args)).code, 0);
+  assertEquals(summaryOf(dir).metrics, summaryOf(listRuns(straight)[0].dir).metrics);
+});
+
+Deno.test("cl-ica refuses bad input with exit code 2 before writing anything", async () => {
+  const root = Deno.makeTempDirSync();
+  for (
+    const [args, message] of [
+      [["--cases", "box_laplace_cube"], "box_laplace_box"],
+      [["--n", "1"], "n"],
+      [["--lr", "0"], "lr must be > 0"],
+      [["--batch", "1"], "batch"],
+    ] as [string[], string][]
+  ) {
+    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
+    assertEquals(code, 2, stderr);
+    assert(stderr.includes(message), stderr);
+  }
+  assertEquals(listRuns(root).length, 0);
+});
