@@ -4,7 +4,8 @@
 #   .gpu/  deno.xz (xz -6 of the deno binary), bench.js.xz (deno bundle bench/bench.ts, then xz), and the two
 #          tfjs-backend-wasm*.wasm.xz files of node_modules/@tensorflow/tfjs-backend-wasm/dist (a bundle finds them
 #          beside itself)
-# Writes $OUT/bench-webgpu.json (the README's model list) and $OUT/bench-webgpu-tta.json (--only tta).
+# Writes $OUT/bench-webgpu.json (the README's model list), $OUT/bench-webgpu-tta.json (--only tta) and
+# $OUT/bench-webgpu-cebra.json (--only cebra).
 set -e
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -21,3 +22,4 @@ cd /tmp/b
   --models conv-vae-64,conv-vae-32,mlp-vae-64,mnist-cnn,ant-step,conv-encoder-infer,cnn-regressor-32,mlp-regressor-32,abs-inference,abs-cnn-input-grad \
   --json "$OUT/bench-webgpu.json"
 ./deno run -A bench.js --backend webgpu --torch off --only tta --json "$OUT/bench-webgpu-tta.json"
+./deno run -A bench.js --backend webgpu --torch off --only cebra --json "$OUT/bench-webgpu-cebra.json"
