@@ -25,7 +25,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
-import { choices, type ConfigOf, integer, integers, real } from "../lib/core/config.ts";
+import { choices, type ConfigOf, integer, real } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import type { Matrix } from "../lib/core/matrix.ts";
 import { Rng, type RngState } from "../lib/core/rng.ts";
@@ -88,10 +88,11 @@ const config = {
     min: 1,
     max: 10_000_000,
   }),
-  width_factors: integers([10, 50, 50, 50, 50, 10], "hidden widths of f as multiples of n", {
-    min: 1,
-    max: 1_000,
-    repeats: true,
+  outer_width: integer(10, "width of f's first and last hidden layers, as a multiple of n", { min: 1, max: 1_000 }),
+  inner_width: integer(50, "width of f's inner hidden layers, as a multiple of n", { min: 1, max: 1_000 }),
+  inner_layers: integer(4, "inner hidden layers of f (main_mlp.py: [10n, 50n, 50n, 50n, 50n, 10n])", {
+    min: 0,
+    max: 64,
   }),
   conditional_scale: real(0.05, "λ of the Laplace and σ of the Normal conditional on the box", { min: 1e-6, max: 10 }),
   tau: real(1, "temperature τ of the contrastive losses", { min: 1e-6, max: 1_000 }),
@@ -295,7 +296,8 @@ async function runCase(ctx: RunContext, cfg: Cfg, name: CaseName, checkpoints: P
   const setting: ClIcaCase = CASES[name];
   const label = `clica/${name}`;
   const g = generatorOf(ctx.seed, cfg);
-  const sizes = [cfg.n, ...cfg.width_factors.map((k) => k * cfg.n), cfg.n];
+  const inner = Array.from({ length: cfg.inner_layers }, () => cfg.inner_width * cfg.n);
+  const sizes = [cfg.n, cfg.outer_width * cfg.n, ...inner, cfg.outer_width * cfg.n, cfg.n];
   const f = new Encoder(Rng.derive(ctx.seed, "model", name), sizes, setting.output);
   const optimizer = tf.train.adam(cfg.lr);
   const resumed = checkpoints.resumed;
@@ -369,7 +371,8 @@ export const experiment = defineExperiment({
       cases: ["box_laplace_box", "box_normal_unbounded", "sphere_vmf10", "supervised"],
       n: 3,
       draws: 200,
-      width_factors: [10, 20, 10],
+      inner_width: 20,
+      inner_layers: 1,
       steps: 50,
       supervised_steps: 50,
       batch: 64,
@@ -384,7 +387,7 @@ export const experiment = defineExperiment({
     quick: {
       cases: ["box_laplace_box", "box_normal_unbounded", "sphere_vmf10", "supervised"],
       n: 5,
-      width_factors: [10, 50, 50, 10],
+      inner_layers: 2,
       steps: 6_000,
       supervised_steps: 6_000,
       batch: 512,
@@ -407,7 +410,6 @@ export const experiment = defineExperiment({
   claims,
   validate(cfg) {
     if (cfg.cases.length === 0) throw new UsageError(`cases must name at least one of: ${CASE_NAMES.join(", ")}`);
-    if (cfg.width_factors.length === 0) throw new UsageError("width_factors must list at least one hidden layer");
     if (!(cfg.lr > 0)) throw new UsageError(`lr must be > 0, got ${cfg.lr}`);
   },
   async run(ctx, cfg) {
