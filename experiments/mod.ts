@@ -20,6 +20,7 @@ import { experiment as collapseToy } from "./collapse_toy.ts";
 import { experiment as bnAdapt } from "./bn_adapt.ts";
 import { experiment as selfLearning } from "./self_learning.ts";
 import { experiment as cccMini } from "./ccc_mini.ts";
+import { experiment as clIca } from "./cl_ica.ts";
 import { experiment as regclAttribution } from "./regcl_attribution.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
@@ -38,6 +39,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   bnAdapt,
   selfLearning,
   cccMini,
+  clIca,
   regclAttribution,
 ];
 
