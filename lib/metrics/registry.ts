@@ -19,6 +19,7 @@ import { defineRegistry, type Registered } from "../core/registry.ts";
 import { dci } from "./dci.ts";
 import { irs } from "./irs.ts";
 import { meanCorrelationCoefficient } from "./mcc.ts";
+import { linearR2 } from "../ml/linear_regression.ts";
 import { mig } from "./mig.ts";
 import { modularityExplicitness } from "./modularity.ts";
 import { sap } from "./sap.ts";
@@ -98,6 +99,15 @@ export const METRICS = defineRegistry(
       kind: "codes",
       outputs: ["mcc"],
       compute: ({ codes, factors }) => ({ mcc: meanCorrelationCoefficient(factors, codes).mcc }),
+    },
+    {
+      name: "linear_r2",
+      description: "R² of a linear regression with intercept from the codes to the factors, in sample " +
+        "(affine identifiability: cl-ica's R² and CEBRA's reconstruction score)",
+      source: "001_6f3482ea4494d2ce.md §4.4, §4.5 (lib/ml/linear_regression.ts, sklearn LinearRegression.score)",
+      kind: "codes",
+      outputs: ["linear_r2"],
+      compute: ({ codes, factors }) => ({ linear_r2: linearR2(codes, factors) }),
     },
     {
       name: "tc",
@@ -231,6 +241,38 @@ export const METRICS = defineRegistry(
       source: "001_6f3482ea4494d2ce.md §4, Table 4.1 (lib/data/ccc.ts, lib/adapt/eta.ts)",
       kind: "classifier",
       outputs: ["online_accuracy", "rdumb_over_bn"],
+    },
+    {
+      name: "cebra_decoding",
+      description: "kNN decoding of behaviour from an embedding (k ∈ {1, 4, 9, 16, 25} by validation, cosine): " +
+        "test median absolute position error (cm) and R² of (position, direction)",
+      source: "001_6f3482ea4494d2ce.md §4.5 (Fig. 7.6d; lib/contrastive/decoding.ts)",
+      kind: "encoder",
+      outputs: ["median_err_cm", "r2"],
+    },
+    {
+      name: "goodness_of_fit",
+      description: "CEBRA's goodness of fit in bits, (ln(batch · sessions) − InfoNCE) · log₂ e: 0 for an " +
+        "embedding that carries no information about the positives",
+      source: "001_6f3482ea4494d2ce.md §2.6 (eq. 7.3), §4.5 (lib/metrics/cebra_metrics.ts)",
+      kind: "encoder",
+      outputs: ["gof_bits"],
+    },
+    {
+      name: "embedding_consistency",
+      description: "R² of linear fits between embeddings, per ordered pair: of runs, or of data sets after " +
+        "binning by label and averaging (CEBRA's consistency)",
+      source: "001_6f3482ea4494d2ce.md §4.5 (Fig. 7.1e; lib/metrics/cebra_metrics.ts)",
+      kind: "models",
+      outputs: ["consistency"],
+    },
+    {
+      name: "attribution_auc",
+      description: "ROC-AUC of an attribution map (Σ_x |J_f⁺(x)|, neuron gradient, feature ablation, integrated " +
+        "gradients) against the generator's known input-latent dependence",
+      source: "001_6f3482ea4494d2ce.md §4.4, §8 Table 8.1 (lib/attribution/jacobian.ts)",
+      kind: "encoder",
+      outputs: ["jpinv", "neuron_gradient", "feature_ablation", "integrated_gradients"],
     },
   ] as const satisfies readonly MetricEntry[],
 );

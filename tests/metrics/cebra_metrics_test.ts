@@ -2,7 +2,8 @@ import * as tf from "@tensorflow/tfjs";
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
-import type { Matrix } from "../../lib/core/matrix.ts";
+import type { Matrix, Split } from "../../lib/core/matrix.ts";
+import { METRICS } from "../../lib/metrics/registry.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { infoNce } from "../../lib/contrastive/infonce.ts";
 import {
@@ -141,4 +142,24 @@ Deno.test("CEBRA metrics reject bad input before any work", () => {
   assertThrows(() => alignEmbeddings([a, b], [la, Float64Array.from(lb).fill(NaN, 0, 1)]), UsageError, "finite");
   // b's labels all sit at 0.5: bins far from the middle have no labels within 2 bins.
   assertThrows(() => alignEmbeddings([a, b], [la, lb]), UsageError, "no labels within 2 bins");
+});
+
+Deno.test("the registry's linear_r2 (deno task eval) scores an affine image of the factors 1 and its own noise ≈ 0", () => {
+  const entry = METRICS.entries.find((m) => m.name === "linear_r2")!;
+  const rows = 400;
+  const factors = new Float64Array(rows * 2), affine = new Float64Array(rows * 3), noise = new Float64Array(rows * 3);
+  const rng = new Rng(5);
+  for (let r = 0; r < rows; r++) {
+    const [a, b] = [rng.uniform(), rng.uniform()];
+    factors.set([a, b], r * 2);
+    affine.set([2 * a - b + 3, 0.5 * b, a + b], r * 3);
+    noise.set([rng.normal(), rng.normal(), rng.normal()], r * 3);
+  }
+  const split = { train: [], test: [] } as unknown as Split;
+  const fit = (codes: Float64Array) =>
+    entry.compute!({ codes: { data: codes, rows, cols: 3 }, factors: { data: factors, rows, cols: 2 }, split })
+      .linear_r2;
+  assertAlmostEquals(fit(affine), 1, 1e-12);
+  // In sample, 3 regressors on 400 rows of noise give R² ≈ 3/399 in expectation.
+  assert(Math.abs(fit(noise)) < 0.05);
 });
