@@ -348,14 +348,14 @@ if (import.meta.main) {
   const unknown = [...flags.keys()].find((key) => !["help", "readme", "section"].includes(key));
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
-    const usage = "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-webgpu]";
+    const usage = "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
     const readme = flags.get("readme");
     if (readme === true) exitWithUsageError("--readme needs a path");
     const section = flags.get("section") ?? "bench";
-    const sections = ["bench", "bench-tta", "bench-webgpu", "bench-webgpu-tta"];
+    const sections = ["bench", "bench-tta", "bench-cebra", "bench-webgpu", "bench-webgpu-tta", "bench-webgpu-cebra"];
     if (typeof section !== "string" || !sections.includes(section)) {
       exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
     }
