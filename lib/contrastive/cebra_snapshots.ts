@@ -14,6 +14,7 @@
  */
 import { UsageError } from "../core/errors.ts";
 import type { Matrix } from "../core/matrix.ts";
+import { stopPoint } from "../core/run_guard.ts";
 import { Cebra, type CebraLabels, type CebraOptions } from "./cebra.ts";
 
 /** Data to embed at each snapshot; `session` picks the encoder of a multi-session fit. */
@@ -42,7 +43,10 @@ export interface SnapshotOptions {
    * for the last call.
    */
   onSnapshot?: (snapshot: CebraSnapshot) => void | Promise<void>;
-  /** Checked after each step, before `onStep`: an aborted signal stops the fit with its reason. */
+  /**
+   * Checked after each step, before `onStep`: an aborted signal stops the fit with its reason, as does a stop asked
+   * through the run guard (SIGINT/SIGTERM of a command-line run, `stopPoint`).
+   */
   signal?: AbortSignal;
 }
 
@@ -67,8 +71,10 @@ export async function fitWithSnapshots(
     ...options,
     onStep: (index, loss) => {
       const step = index + 1;
-      // A stopped run logs nothing more.
+      // A stopped run logs nothing more. On wasm a step's read-back resolves without a turn of the event loop, so
+      // signal listeners never run during a fit: the run guard's flag is read here instead.
       o.signal?.throwIfAborted();
+      stopPoint();
       o.onStep?.(step, loss);
       if (step % o.every === 0 || step === cebra.options.maxIterations) {
         // Called without await: the embedding is computed now, read back later.

@@ -1,7 +1,8 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertNotEquals, assertRejects } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
-import { UsageError } from "../../lib/core/errors.ts";
+import { RunInterrupted, UsageError } from "../../lib/core/errors.ts";
+import { clearRequestedStop, requestStop } from "../../lib/core/run_guard.ts";
 import type { Matrix } from "../../lib/core/matrix.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { Cebra, type CebraOptions } from "../../lib/contrastive/cebra.ts";
@@ -67,6 +68,25 @@ Deno.test("fitWithSnapshots: an aborted signal stops the fit with its reason and
     Error,
     "stop at 5",
   );
+  // A stop asked through the run guard (a signal of a command-line run) also ends the fit at its next step.
+  let last = 0;
+  try {
+    await assertRejects(
+      () =>
+        fitWithSnapshots(options(50), x, { continuous: label }, {
+          every: 2,
+          views: [{ x }],
+          onStep: (step) => {
+            last = step;
+            if (step === 4) requestStop();
+          },
+        }),
+      RunInterrupted,
+    );
+  } finally {
+    clearRequestedStop();
+  }
+  assertEquals(last, 4);
   assertEquals(tf.memory().numTensors, tensors);
 });
 
