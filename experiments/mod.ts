@@ -21,6 +21,8 @@ import { experiment as bnAdapt } from "./bn_adapt.ts";
 import { experiment as selfLearning } from "./self_learning.ts";
 import { experiment as cccMini } from "./ccc_mini.ts";
 import { experiment as clIca } from "./cl_ica.ts";
+import { experiment as cebraSynthetic } from "./cebra_synthetic.ts";
+import { experiment as cebraPlaceCells } from "./cebra_place_cells.ts";
 import { experiment as regclAttribution } from "./regcl_attribution.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
@@ -40,6 +42,8 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   selfLearning,
   cccMini,
   clIca,
+  cebraSynthetic,
+  cebraPlaceCells,
   regclAttribution,
 ];
 

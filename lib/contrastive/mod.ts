@@ -15,3 +15,5 @@
 export * from "./infonce.ts";
 export * from "./samplers.ts";
 export * from "./cebra.ts";
+export * from "./cebra_snapshots.ts";
+export * from "./decoding.ts";
