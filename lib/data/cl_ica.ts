@@ -268,6 +268,11 @@ export function sampleVmf(rng: Rng, mu: Float64Array, kappa: number): Float64Arr
       v[i] = rng.normal();
       dot += v[i] * mu[i];
     }
+    for (let i = 0; i < n; i++) v[i] -= dot * mu[i];
+    // A second projection ("twice is enough"): when v was nearly parallel to μ, the first leaves a residual
+    // along μ of rounding size relative to |v| that would show in the sample's norm.
+    dot = 0;
+    for (let i = 0; i < n; i++) dot += v[i] * mu[i];
     norm = 0;
     for (let i = 0; i < n; i++) {
       v[i] -= dot * mu[i];

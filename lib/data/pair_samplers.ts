@@ -15,6 +15,7 @@
  */
 import type { Factors } from "./ground_truth.ts";
 import type { Rng } from "../core/rng.ts";
+import { gammaVariate } from "./random_variates.ts";
 
 /** The factor structure the samplers need; a dataset gives `{ sizes: factorSizes, categorical }`. */
 export interface PairSpace {
@@ -207,36 +208,13 @@ function changeable(sizes: readonly number[]): number[] {
 }
 
 /**
- * A Gamma(shape, 1) variate by Marsaglia & Tsang (2000); for shape < 1 it
- * draws Gamma(shape + 1) and multiplies by U^(1/shape), their boost.
- */
-export function sampleGamma(rng: Rng, shape: number): number {
-  if (!(shape > 0)) throw new RangeError(`sampleGamma: shape must be positive, got ${shape}`);
-  if (shape < 1) {
-    // 1 − uniform() lies in (0, 1], so the power never hits 0^(1/shape) by rounding alone.
-    return sampleGamma(rng, shape + 1) * Math.pow(1 - rng.uniform(), 1 / shape);
-  }
-  const d = shape - 1 / 3;
-  const c = 1 / Math.sqrt(9 * d);
-  for (;;) {
-    const x = rng.normal();
-    const t = 1 + c * x;
-    if (t <= 0) continue;
-    const v = t * t * t;
-    const u = 1 - rng.uniform();
-    if (u < 1 - 0.0331 * x ** 4) return d * v; // Squeeze: accepts most draws without logs.
-    if (Math.log(u) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
-  }
-}
-
-/**
  * A generalized-Laplace (generalized normal; scipy `gennorm`) variate with
  * density ∝ exp(−(|x − loc| / scale)^alpha): sign · scale · G^(1/alpha) + loc
  * with G ~ Gamma(1/alpha, 1), since |z|^alpha is Gamma(1/alpha)-distributed.
  */
 export function genLaplace(rng: Rng, alpha: number, loc: number, scale: number): number {
   const sign = rng.uniform() < 0.5 ? -1 : 1;
-  return sign * scale * Math.pow(sampleGamma(rng, 1 / alpha), 1 / alpha) + loc;
+  return sign * scale * Math.pow(gammaVariate(rng, 1 / alpha), 1 / alpha) + loc;
 }
 
 /** Fitted generalized-Laplace parameters of one increment: shape α, location, scale. */

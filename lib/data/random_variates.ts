@@ -10,17 +10,16 @@ import type { Rng } from "../core/rng.ts";
 import { logGamma } from "../core/special_functions.ts";
 
 /**
- * Gamma(shape, 1): Marsaglia & Tsang (2000) for shape ≥ 1; below 1 the
- * boost Gamma(a) = Gamma(a + 1) · U^{1/a}.
+ * Gamma(shape, 1) by Marsaglia & Tsang (2000); for shape < 1 it draws
+ * Gamma(shape + 1) and multiplies by U^(1/shape), their boost.
  */
 export function gammaVariate(rng: Rng, shape: number): number {
   if (!(shape > 0) || !Number.isFinite(shape)) {
     throw new UsageError(`gamma shape must be a finite number > 0, got ${shape}`);
   }
   if (shape < 1) {
-    let u = rng.uniform();
-    while (u === 0) u = rng.uniform();
-    return gammaVariate(rng, shape + 1) * u ** (1 / shape);
+    // 1 − uniform() lies in (0, 1], so the power never hits 0^(1/shape) by rounding alone.
+    return gammaVariate(rng, shape + 1) * Math.pow(1 - rng.uniform(), 1 / shape);
   }
   const d = shape - 1 / 3;
   const c = 1 / Math.sqrt(9 * d);
@@ -29,9 +28,9 @@ export function gammaVariate(rng: Rng, shape: number): number {
     const t = 1 + c * x;
     if (t <= 0) continue;
     const v = t * t * t;
-    const u = rng.uniform();
-    if (u < 1 - 0.0331 * x ** 4) return d * v;
-    if (u > 0 && Math.log(u) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
+    const u = 1 - rng.uniform();
+    if (u < 1 - 0.0331 * x ** 4) return d * v; // Squeeze: accepts most draws without logs.
+    if (Math.log(u) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
   }
 }
 

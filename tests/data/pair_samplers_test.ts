@@ -11,7 +11,6 @@ import {
   naturalSequences,
   type PairSpace,
   reflect,
-  sampleGamma,
   truncatedLaplaceWeights,
   uniPairs,
 } from "../../lib/data/pair_samplers.ts";
@@ -175,22 +174,6 @@ Deno.test("LAP's forced change follows the truncated pmf with the current value 
   // Size 2: the only change flips the value.
   const flips = lapPairs({ sizes: [2, 3], categorical: [1] }, 1000, new Rng(8));
   for (let r = 0; r < 1000; r++) assertEquals(flips.second.values[r * 2], 1 - flips.first.values[r * 2]);
-});
-
-Deno.test("sampleGamma has mean and variance equal to its shape", () => {
-  const rng = new Rng(9);
-  for (const shape of [0.3, 1, 2.25, 5]) {
-    const n = 100_000;
-    let mean = 0, sq = 0;
-    for (let i = 0; i < n; i++) {
-      const g = sampleGamma(rng, shape);
-      assert(g >= 0);
-      mean += g / n;
-      sq += (g * g) / n;
-    }
-    assertAlmostEquals(mean, shape, 0.02 * shape, `shape ${shape}: mean ${mean}`);
-    assertAlmostEquals(sq - mean * mean, shape, 0.05 * shape, `shape ${shape}: variance ${sq - mean * mean}`);
-  }
 });
 
 Deno.test("genLaplace: E|x − loc| = s·Γ(2/α)/Γ(1/α) within 2% over 200,000 draws, symmetric about loc", () => {
