@@ -2,11 +2,13 @@
  * Kernels latentlab adds to or replaces in the wasm backend of TF.js 4.22:
  * the training kernels it lacks (Conv2DBackpropFilter, UnsortedSegmentSum,
  * depthwise gradients) and faster versions of slow ones (BatchMatMul with
- * transposed operands, Conv2DBackpropInput, MaxPoolGrad).
+ * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
+ * Slice, Identity).
  *
  * @module
  */
 import { registerWasmBatchMatMul } from "./batch_mat_mul.ts";
+import { registerWasmCopies } from "./copies.ts";
 import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
 import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
@@ -16,6 +18,7 @@ import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
 export function registerWasmKernels(): void {
   registerWasmBatchMatMul();
   registerWasmConvGradients();
+  registerWasmCopies();
   registerWasmDepthwiseGradients();
   registerWasmMaxPoolGrad();
   registerWasmUnsortedSegmentSum();
