@@ -10,6 +10,7 @@
 import { registerWasmBatchMatMul } from "./batch_mat_mul.ts";
 import { registerWasmCopies } from "./copies.ts";
 import { registerWasmConvGradients } from "./conv2d_backprop.ts";
+import { registerWasmRowConvGradients } from "./conv_rows.ts";
 import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
 import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
 import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
@@ -18,6 +19,7 @@ import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
 export function registerWasmKernels(): void {
   registerWasmBatchMatMul();
   registerWasmConvGradients();
+  registerWasmRowConvGradients();
   registerWasmCopies();
   registerWasmDepthwiseGradients();
   registerWasmMaxPoolGrad();

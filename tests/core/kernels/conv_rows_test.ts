@@ -1,0 +1,44 @@
+import * as tf from "@tensorflow/tfjs";
+import { assert } from "../../assert.ts";
+import { selectBackend } from "../../../lib/core/backend.ts";
+import { Rng } from "../../../lib/core/rng.ts";
+
+await selectBackend("wasm");
+
+Deno.test("wasm conv1d gradients (the row-conv filter gradient and its fallbacks) match cpu", async () => {
+  const rng = new Rng(41);
+  // [batch, width, in, kernel, out, stride, padding]; stride 2 and "same" take the general kernel.
+  const cases: [number, number, number, number, number, number, "valid" | "same"][] = [
+    [7, 10, 12, 2, 5, 1, "valid"],
+    [64, 9, 32, 3, 32, 1, "valid"],
+    [3, 5, 4, 5, 2, 1, "valid"],
+    [1, 4, 3, 1, 2, 1, "valid"],
+    [5, 11, 6, 3, 4, 2, "valid"],
+    [5, 8, 6, 3, 4, 1, "same"],
+  ];
+  for (const [n, w, c, k, o, stride, pad] of cases) {
+    const x = rng.normalArray(n * w * c), f = rng.normalArray(k * c * o);
+    const run = () =>
+      tf.grads((a: tf.Tensor, b: tf.Tensor) =>
+        tf.sum(tf.square(tf.conv1d(a as tf.Tensor3D, b as tf.Tensor3D, stride, pad)))
+      )([tf.tensor(x, [n, w, c]), tf.tensor(f, [k, c, o])]);
+    await tf.setBackend("cpu");
+    const expected = tf.tidy(run);
+    const e = await Promise.all(expected.map((t) => t.data()));
+    tf.dispose(expected);
+    await tf.setBackend("wasm");
+    const before = tf.memory().numTensors;
+    const actual = tf.tidy(run);
+    const a = await Promise.all(actual.map((t) => t.data()));
+    tf.dispose(actual);
+    assert(tf.memory().numTensors === before, `conv1d ${[n, w, c, k, o, stride, pad]} leaked tensors`);
+    e.forEach((values, j) => {
+      const scale = Math.max(1, ...Array.from(values, Math.abs));
+      const diff = Math.max(...Array.from(values, (v, i) => Math.abs(v - a[j][i])));
+      assert(
+        diff <= 1e-5 * scale,
+        `conv1d ${[n, w, c, k, o, stride, pad]} gradient ${j}: diff ${diff}, scale ${scale}`,
+      );
+    });
+  }
+});
