@@ -3,7 +3,7 @@
  * the training kernels it lacks (Conv2DBackpropFilter, UnsortedSegmentSum,
  * depthwise gradients) and faster versions of slow ones (BatchMatMul with
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
- * Slice, Identity).
+ * Slice, Identity, Transpose, Sum over leading axes).
  *
  * @module
  */
@@ -13,10 +13,13 @@ import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 import { registerWasmRowConvGradients } from "./conv_rows.ts";
 import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
 import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
+import { registerWasmTransposeSum } from "./transpose_sum.ts";
 import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
 
 /** Registers every wasm kernel of latentlab (call after the wasm backend is chosen; idempotent). */
 export function registerWasmKernels(): void {
+  // Before BatchMatMul, which takes the Transpose kernel registered at its registration.
+  registerWasmTransposeSum();
   registerWasmBatchMatMul();
   registerWasmConvGradients();
   registerWasmRowConvGradients();
