@@ -19,6 +19,7 @@ import { UsageError } from "../core/errors.ts";
 import type { Matrix } from "../core/matrix.ts";
 import { formatNpy, readNpy } from "../core/npy.ts";
 import { Rng } from "../core/rng.ts";
+import { stopPoint } from "../core/run_guard.ts";
 import { CEBRA_ARCHITECTURES, type CebraArchitecture, type CebraModel, cebraModel } from "../models/cebra_models.ts";
 import { type Distance, DISTANCES, infoNce } from "./infonce.ts";
 import {
@@ -559,6 +560,8 @@ export class Cebra {
     this.lossHistory = [];
     try {
       for (let step = 0; step < plan.iterations; step++) {
+        // A fit on wasm never yields to the event loop: SIGINT/SIGTERM reach it through the run guard's flag.
+        stopPoint();
         const indices = plan.draw(rng);
         const cost = optimizer.minimize(
           () => {
