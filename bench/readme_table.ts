@@ -348,7 +348,8 @@ if (import.meta.main) {
   const unknown = [...flags.keys()].find((key) => !["help", "readme", "section"].includes(key));
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
-    const usage = "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra]";
+    const usage =
+      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
