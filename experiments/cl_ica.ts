@@ -405,6 +405,9 @@ export const experiment = defineExperiment({
     quick: "n 5 instead of 10, encoder widths [50, 250, 250, 50] instead of [100, 500, 500, 500, 500, 100], " +
       "6,000 steps of batch 512 at lr 1e-3 instead of 300,000 of 6,144 at 1e-4; the identity baseline at n 5 " +
       "is not Table 6.1/6.2's n 10 one; one seed instead of 5",
+    paper: "not run: n 10, encoder [100, 500, 500, 500, 500, 100], 300,000 steps of batch 6,144, 5 seeds per case. " +
+      "About 120× the arithmetic of a quick step (≈ 60 ms on one wasm core), so ≈ 7 s per step: ≈ 580 core-hours " +
+      "per case and seed on this CPU (an estimate, not measured)",
   },
   targets,
   claims,

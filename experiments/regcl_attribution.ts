@@ -459,6 +459,9 @@ export const experiment = defineExperiment({
     smoke: "30 steps on 1,000 samples: the maps are those of barely trained encoders",
     quick: "one data set with k = 6 and 20,000 samples (the thesis averages k 4–9 over 10 data sets of 100,000), " +
       "batch 512 and 3,000 steps instead of 5,000 and 20,000, the λ ramp moved to steps 500–1,000",
+    paper: "not run: k 4–9 × 10 data sets of 100,000 samples × 3 methods, 20,000 steps of batch 5,000. A hybrid " +
+      "step of batch 512 takes ≈ 0.15 s on one wasm core, so ≈ 1.5 s at 5,000: ≈ 8 core-hours per model, " +
+      "≈ 1,500 core-hours in all on this CPU (an estimate, not measured)",
   },
   targets,
   claims,
