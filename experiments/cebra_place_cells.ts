@@ -46,7 +46,6 @@ const config = {
   rats: integers([120, 48, 80, 64], "neurons of each simulated rat (hc-11's four rats as CEBRA uses them)", {
     min: 1,
     max: 10_000,
-    repeats: true,
   }),
   bins: integer(10_000, "25 ms bins per rat (10,000: 250 s, ~40 runs)", { min: 3_200, max: 10_000_000 }),
   models: choices([...MODELS], MODELS, "models to train (module notes)"),

@@ -368,7 +368,8 @@ export const experiment = defineExperiment({
   config,
   presets: {
     smoke: {
-      cases: ["box_laplace_box", "box_normal_unbounded", "sphere_vmf10", "supervised"],
+      // Every case, so that smoke measures every target (sphere_vmf1 is otherwise a paper-preset case).
+      cases: ["box_laplace_box", "box_normal_unbounded", "sphere_vmf10", "sphere_vmf1", "supervised"],
       n: 3,
       draws: 200,
       inner_width: 20,
