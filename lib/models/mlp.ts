@@ -8,8 +8,8 @@ import type { Rng } from "../core/rng.ts";
 import type { Decoder, Encoder } from "./vae.ts";
 import { Params } from "./params.ts";
 
-/** Hidden-layer nonlinearities. */
-export type Activation = "relu" | "leaky_relu";
+/** Hidden-layer nonlinearities ("tanh" for the smooth MLPs of the VAE–PCA experiments). */
+export type Activation = "relu" | "leaky_relu" | "tanh";
 
 /** Options of an {@linkcode Mlp}. */
 export interface MlpOptions {
@@ -44,9 +44,20 @@ export class Mlp {
     const layers = this.sizes.length - 1;
     for (let i = 0; i < layers; i++) {
       h = tf.add(tf.matMul(h, this.#params.get(`${this.#prefix}w${i}`)), this.#params.get(`${this.#prefix}b${i}`));
-      if (i + 1 < layers) h = this.#activation === "relu" ? tf.relu(h) : tf.leakyRelu(h, 0.2);
+      if (i + 1 < layers) h = activate(h, this.#activation);
     }
     return h;
+  }
+}
+
+function activate(h: tf.Tensor2D, activation: Activation): tf.Tensor2D {
+  switch (activation) {
+    case "relu":
+      return tf.relu(h);
+    case "leaky_relu":
+      return tf.leakyRelu(h, 0.2);
+    case "tanh":
+      return tf.tanh(h);
   }
 }
 
