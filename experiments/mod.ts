@@ -24,6 +24,8 @@ import { experiment as clIca } from "./cl_ica.ts";
 import { experiment as cebraSynthetic } from "./cebra_synthetic.ts";
 import { experiment as cebraPlaceCells } from "./cebra_place_cells.ts";
 import { experiment as regclAttribution } from "./regcl_attribution.ts";
+import { experiment as vaePca } from "./vae_pca.ts";
+import { experiment as vaeManipulation } from "./vae_manipulation.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -45,6 +47,8 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   cebraSynthetic,
   cebraPlaceCells,
   regclAttribution,
+  vaePca,
+  vaeManipulation,
 ];
 
 /** The experiment called `name`, or undefined. */

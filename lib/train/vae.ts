@@ -246,6 +246,7 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
   discriminatorOptimizer.dispose();
   return {
     encoder,
+    decoder,
     last,
     dispose: () => {
       encoder.params.dispose();
