@@ -456,7 +456,8 @@ export const experiment = defineExperiment({
     }
     if (!(cfg.omega > 0)) throw new UsageError(`omega must be > 0, got ${cfg.omega}`);
     if (!(cfg.ratio >= 1 && cfg.ratio <= 10)) throw new UsageError(`ratio must be in [1, 10], got ${cfg.ratio}`);
-    const testRows = cfg.samples - Math.round(0.8 * cfg.samples) - Math.round(0.1 * cfg.samples);
+    // splitIndices gives the test split ⌊n/10⌋ rows.
+    const testRows = Math.floor(cfg.samples / 10);
     if (cfg.datasets.includes("synth") && cfg.dto_points > testRows) {
       throw new UsageError(`dto_points ${cfg.dto_points} exceeds the test split (${testRows}); allowed ≤ ${testRows}`);
     }

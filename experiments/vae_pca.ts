@@ -763,7 +763,7 @@ export const experiment = defineExperiment({
     smoke: {
       parts: [...PARTS],
       samples: 2_000,
-      ratios: [1, 1.5],
+      ratios: [1, 1.2, 1.5],
       betas: [0.01, 1],
       beta: 1e-2,
       beta_nonlin: 1e-2,
@@ -825,7 +825,8 @@ export const experiment = defineExperiment({
         `the pca part compares 2 decoder columns with R e₁, R e₂: latents must be 2, got ${cfg.latents}`,
       );
     }
-    const testRows = cfg.samples - Math.round(0.8 * cfg.samples) - Math.round(0.1 * cfg.samples);
+    // splitIndices gives the test split ⌊n/10⌋ rows.
+    const testRows = Math.floor(cfg.samples / 10);
     const synthParts = cfg.parts.filter((p) => p !== "dsprites");
     if (synthParts.length > 0 && cfg.dto_points > testRows) {
       throw new UsageError(

@@ -1,0 +1,97 @@
+/**
+ * The vae-pca experiment through its command line: a smoke run's parts and
+ * learning curves, the random baseline against the Haar closed form, a killed
+ * run that --resume finishes with the numbers of an uninterrupted one, and
+ * bad input refused before anything is written.
+ */
+import { join } from "node:path";
+import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
+import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { HAAR_DTO_2, randomLinearDto } from "../../experiments/vae_pca.ts";
+import { projectPath, scriptCommand } from "./cli.ts";
+
+const SCRIPT = projectPath("experiments/vae_pca.ts");
+const decoder = new TextDecoder();
+
+async function run(root: string, args: string[]) {
+  const out = await scriptCommand(SCRIPT, root, args).output();
+  return { code: out.code, stderr: decoder.decode(out.stderr) };
+}
+
+const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+
+Deno.test("vae-pca: untrained N(0, 1) linear decoders have the DtO of Haar-random V (0.54826)", () => {
+  // (16√2/π)(1 − cos π/8): the mean of √(4 − 2(|cos θ| + |sin θ|)) over uniform θ.
+  assertAlmostEquals(HAAR_DTO_2, 0.548260, 1e-6);
+  const { mean, sd } = randomLinearDto(0, 20_000);
+  // Standard error of the mean over 20,000 decoders: sd/√20,000 ≈ 0.002.
+  assert(Math.abs(mean - HAAR_DTO_2) < 3 * sd / Math.sqrt(20_000), `${mean} ± ${sd}`);
+});
+
+Deno.test("vae-pca --preset smoke --parts ablation,degeneracy: Table 3.3/3.4 keys, curves every eval_every", async () => {
+  const root = Deno.makeTempDirSync();
+  const { code, stderr } = await run(root, ["--preset", "smoke", "--parts", "ablation,degeneracy", "--seed", "1"]);
+  assertEquals(code, 0, stderr);
+  const [info] = listRuns(root);
+  assertEquals([info.status, readRunInfo(info.dir).experiment], ["completed", "vae-pca"]);
+  const m = summaryOf(info.dir).metrics;
+  for (const model of ["beta_vae", "ae", "beta_vae_sigma"]) {
+    assert(m[`ablation/dto/${model}`] >= 0 && m[`ablation/dto/${model}`] <= Math.sqrt(4 - 2 * Math.SQRT2) + 1e-9);
+    assert(Number.isFinite(m[`ablation/ds/${model}`]), model);
+  }
+  for (const ratio of ["1", "1.2", "1.5"]) assert(Number.isFinite(m[`degeneracy/dto@${ratio}`]), ratio);
+  // Parts not run leave their targets out.
+  const compared = summaryOf(info.dir).targets.map((t: { metric: string }) => t.metric);
+  assert(compared.includes("degeneracy/dto@1.2") && !compared.includes("nonlin/dto/ae"));
+  const { rows } = parseMetrics(Deno.readTextFileSync(join(info.dir, "metrics.jsonl")));
+  const steps = rows.filter((r) => typeof r["degeneracy/dto@1.2"] === "number").map((r) => r.step);
+  assertEquals(steps, [100, 200, 300]);
+});
+
+Deno.test("a killed vae-pca run resumes from its checkpoint to the numbers of an uninterrupted run", async () => {
+  const args = [
+    ...["--preset", "smoke", "--parts", "pca,nonlin", "--steps", "400", "--steps_nonlin", "300"],
+    ...["--checkpoint_every", "50", "--eval_every", "100", "--seed", "4"],
+  ];
+  const root = Deno.makeTempDirSync();
+  const child = scriptCommand(SCRIPT, root, args).spawn();
+  const start = Date.now();
+  // Inside the second setting: the first setting's results come from the checkpoint.
+  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= 550)) {
+    if (Date.now() - start > 90_000) throw new Error("no checkpoint within 90 s");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  child.kill("SIGKILL");
+  await child.output();
+  const [{ dir }] = listRuns(root);
+  const resumed = await run(root, ["--resume", dir]);
+  assertEquals(resumed.code, 0, resumed.stderr);
+  assertEquals(readRunInfo(dir).status, "completed");
+
+  const straight = Deno.makeTempDirSync();
+  assertEquals((await run(straight, args)).code, 0);
+  const { seconds: _a, ...ours } = summaryOf(dir).metrics;
+  const { seconds: _b, ...theirs } = summaryOf(listRuns(straight)[0].dir).metrics;
+  assertEquals(ours, theirs);
+});
+
+Deno.test("vae-pca refuses bad input with exit code 2 before writing anything", async () => {
+  const root = Deno.makeTempDirSync();
+  for (
+    const [args, message] of [
+      [["--ratios", "1,0.5"], "ratios"],
+      [["--ratio", "11"], "ratio"],
+      [["--beta", "-1"], "beta"],
+      [["--latents", "1"], "latents"],
+      [["--latents_polarized", "65"], "latents_polarized"],
+      [["--dto_points", "300"], "dto_points 300 exceeds the test split (200 of 2000 samples)"],
+      [["--parts", "ablation,spectra"], "spectra"],
+      [["--parts", ""], "parts"],
+    ] as [string[], string][]
+  ) {
+    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
+    assertEquals(code, 2, `${args}: ${stderr}`);
+    assert(stderr.includes(message), stderr);
+  }
+  assertEquals(listRuns(root).length, 0);
+});
