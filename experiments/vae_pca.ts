@@ -42,7 +42,7 @@ import {
   synthRotation,
 } from "../lib/data/synth.ts";
 import { corrGap, disentanglementScore, type FactorKind, migBinned } from "../lib/metrics/disentanglement_score.ts";
-import { distanceToOrthogonality } from "../lib/metrics/dto.ts";
+import { distanceToOrthogonality, HAAR_DTO_2 } from "../lib/metrics/dto.ts";
 import { polarizedFraction, polarizedKl } from "../lib/metrics/polarized.ts";
 import type { EnsembleKind, EnsembleOptions, EnsembleVae } from "../lib/models/ensemble.ts";
 import {
@@ -228,9 +228,6 @@ const targets: Target<Cfg>[] = [
     appliesTo: (cfg) => cfg.parts.includes("dsprites"),
   })),
 ];
-
-/** The Haar-random V's mean DtO for d = 2: (16√2/π)(1 − cos π/8) (report §2.5; not the thesis' 0.79, App. A.9). */
-export const HAAR_DTO_2 = (16 * Math.SQRT2 / Math.PI) * (1 - Math.cos(Math.PI / 8));
 
 const has = (m: Record<string, number>, keys: string[]) => keys.every((k) => m[k] !== undefined);
 
@@ -726,7 +723,7 @@ async function randomImageDecoders(seed: number, cfg: Cfg, spec: PhaseSpec, trai
 }
 
 /** The random baseline of the ablation: DtO of `count` untrained linear 3×2 decoders with N(0, 1) weights. */
-export function randomLinearDto(seed: number, count: number, outputs = 3, latents = 2): { mean: number; sd: number } {
+function randomLinearDto(seed: number, count: number, outputs = 3, latents = 2): { mean: number; sd: number } {
   const rng = Rng.derive(seed, "random-decoders");
   const jac = rng.normalArray(count * outputs * latents);
   const { perSample } = distanceToOrthogonality(jac, count, outputs, latents);

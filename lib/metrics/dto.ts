@@ -18,6 +18,12 @@
 import { munkres } from "munkres";
 import { symmetricEigen } from "../ml/linalg.ts";
 
+/**
+ * Mean DtO over Haar-random 2×2 orthogonal V, (16√2/π)(1 − cos π/8) = 0.54826: that of untrained Gaussian decoders
+ * with 2 latents, whose right singular vectors are Haar (report §2.5; not the thesis' 0.79, App. A.9).
+ */
+export const HAAR_DTO_2 = (16 * Math.SQRT2 / Math.PI) * (1 - Math.cos(Math.PI / 8));
+
 /** The result of {@linkcode distanceToOrthogonality}. */
 export interface DtoResult {
   /** Mean of `perSample`: the thesis's DtO. */

@@ -1,6 +1,6 @@
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import { distanceToOrthogonality, dtoOfOrthogonal } from "../../lib/metrics/dto.ts";
+import { distanceToOrthogonality, dtoOfOrthogonal, HAAR_DTO_2 } from "../../lib/metrics/dto.ts";
 
 /** J = U diag(s) Vᵀ with U = the first d columns of I_rows: right singular vectors V, singular values s. */
 function jacobianOf(v: number[][], s: number[], rows = v.length + 1): number[] {
@@ -45,8 +45,8 @@ Deno.test("|V_kl| = 1/√d gives √(2d − 2√d): 2 for the 4×4 Hadamard matr
 });
 
 Deno.test("mean DtO over uniform 2-D rotations is (16√2/π)(1 − cos π/8) = 0.5483 (midpoint grid of angles)", () => {
-  const closedForm = (16 * Math.SQRT2 / Math.PI) * (1 - Math.cos(Math.PI / 8));
-  assertAlmostEquals(closedForm, 0.5483, 5e-5);
+  const closedForm = HAAR_DTO_2;
+  assertAlmostEquals(closedForm, 0.548260, 1e-6);
   const m = 7200;
   const jac = new Float64Array(m * 3 * 2);
   for (let i = 0; i < m; i++) jac.set(jacobianOf(rotation((i + 0.5) * 2 * Math.PI / m), [2, 1]), i * 6);
@@ -67,7 +67,7 @@ Deno.test("20,000 Gaussian 3×2 decoders: mean DtO agrees with the closed form a
   for (const v of perSample) squares += (v - dto) ** 2;
   const se = Math.sqrt(squares / (n - 1) / n);
   // A Gaussian matrix's right singular vectors are Haar on O(2): the uniform-rotation mean.
-  const closedForm = (16 * Math.SQRT2 / Math.PI) * (1 - Math.cos(Math.PI / 8));
+  const closedForm = HAAR_DTO_2;
   assert(Math.abs(dto - closedForm) < 3 * se, `mean ${dto} ± ${se} vs ${closedForm}`);
   const numpy = REFERENCE.gaussian_3x2;
   assertEquals(numpy.n, n);
