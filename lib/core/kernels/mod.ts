@@ -3,7 +3,8 @@
  * the training kernels it lacks (Conv2DBackpropFilter, UnsortedSegmentSum,
  * depthwise gradients) and faster versions of slow ones (BatchMatMul with
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
- * Slice, Identity, Transpose, Sum over leading axes).
+ * Slice, Identity, Transpose, Sum over leading axes), and a member-wise
+ * matMul for ensembles of small models.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 import { registerWasmRowConvGradients } from "./conv_rows.ts";
 import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
 import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
+import { registerWasmMemberMatMul } from "./member_mat_mul.ts";
 import { registerWasmTransposeSum } from "./transpose_sum.ts";
 import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
 
@@ -27,4 +29,5 @@ export function registerWasmKernels(): void {
   registerWasmDepthwiseGradients();
   registerWasmMaxPoolGrad();
   registerWasmUnsortedSegmentSum();
+  registerWasmMemberMatMul();
 }
