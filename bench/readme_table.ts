@@ -7,9 +7,11 @@
  * against a training step and the prior-mode forward against the source-mode one, the data-path
  * entries beside NumPy with their absolute goals, the `--corruptions` table
  * (images/s per corruption beside NumPy, MNIST-C on 10,000 digits) and the
- * `--profile` kernels when present.
+ * `--profile` kernels when present. A `--only` group's report renders the
+ * same way into its own section (`--section bench-tta`, `bench-cebra`,
+ * `bench-vae-pca`).
  *
- * usage: deno task bench-readme <bench.json> [--readme path]
+ * usage: deno task bench-readme <bench.json> [--readme path] [--section name]
  *
  * @module
  */
@@ -38,6 +40,16 @@ const LABELS: Record<string, string> = {
   "bncnn-train-step-128": "BN MNIST CNN training step",
   "prior-forward-n1": "BN MNIST CNN forward, prior mode n 1, N 16",
   "source-forward": "BN MNIST CNN forward, source statistics",
+  "linear-ensemble-30": "30 linear VAEs in one graph, Adam step (3 → 2, batch 100 each)",
+  "synth-mlp-64": "9 tanh 64-64 VAEs in one graph, Adam step (3 → 2, batch 100 each)",
+  "dto-500x1024x5": "DtO (NumPy eigh, SciPy linear_sum_assignment)",
+  "ds-5000": "Disentanglement Score (scikit-learn KNeighborsRegressor)",
+};
+
+/** What one step of a data-path entry works on, where "N rows" would not say it. */
+const WORK: Record<string, string> = {
+  "dto-500x1024x5": "500 Jacobians 1024×5",
+  "ds-5000": "5,000 rows × 2 latents × 2 factors",
 };
 
 const ms = (v: number) => v.toFixed(v >= 100 ? 0 : 1);
@@ -158,6 +170,15 @@ export function speedSection(report: BenchReport): string {
       `No PyTorch reference was found. ${c.rounds} rounds of ${c.steps} steps after ${c.warmup} warm-up steps.`,
     );
   }
+  const raised = report.results.filter((r) => r.steps_per_round !== undefined);
+  if (raised.length > 0) {
+    lines.push(
+      "Short steps warm up and time more per side (V8 compiles their path over the first few dozen steps): " +
+        raised.map((r) => `${r.model} ${r.warmup_steps} warm-up steps, ${r.steps_per_round} steps per round`)
+          .join("; ") +
+        ".",
+    );
+  }
   // Reports written before the data-path entries existed have no reference_library: all of theirs are torch's.
   // Entries timed against a baseline of ours ("none") sit among the models, with no PyTorch columns.
   const models = report.results.filter((r) => (r.reference_library ?? "torch") !== "numpy");
@@ -203,7 +224,8 @@ export function speedSection(report: BenchReport): string {
     lines.push("|---|---|---|---|---|---|---|---|---|---|");
     for (const r of data) {
       const goal = r.goal ? `≤ ${r.goal.ms} ms: ${r.goal.met ? "met" : "**not met**"}` : "—";
-      const work = r.model === "splits" ? `${r.batch} splits` : `${r.batch.toLocaleString("en-US")} rows`;
+      const work = WORK[r.model] ??
+        (r.model === "splits" ? `${r.batch} splits` : `${r.batch.toLocaleString("en-US")} rows`);
       lines.push(
         `| ${LABELS[r.model] ?? r.model} | ${work} | ${timeCells(r)} | ${goal} | ${
           r.check ? (r.check.ok ? "yes" : "**no**") : "—"
@@ -349,14 +371,22 @@ if (import.meta.main) {
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
     const usage =
-      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra]";
+      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
     const readme = flags.get("readme");
     if (readme === true) exitWithUsageError("--readme needs a path");
     const section = flags.get("section") ?? "bench";
-    const sections = ["bench", "bench-tta", "bench-cebra", "bench-webgpu", "bench-webgpu-tta", "bench-webgpu-cebra"];
+    const sections = [
+      "bench",
+      "bench-tta",
+      "bench-cebra",
+      "bench-vae-pca",
+      "bench-webgpu",
+      "bench-webgpu-tta",
+      "bench-webgpu-cebra",
+    ];
     if (typeof section !== "string" || !sections.includes(section)) {
       exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
     }

@@ -12,7 +12,8 @@ and exits at end of input. Errors come back as {"error": "..."}. `args` (optiona
 builder; `check` is present for the NumPy data-path entries of bench/numpy_reference.py, which this
 worker serves too, so that they run in the same process with the same environment, and for the ABS
 and test-time adaptation entries, whose builders load our weights from .npy files and return their
-first result to compare; the `cebra` group's builders live in bench/cebra_reference.py.
+first result to compare; the `cebra` group's builders live in bench/cebra_reference.py, the `vae-pca`
+group's in bench/vae_pca_reference.py.
 
 usage: /usr/bin/python3 bench/torch_reference.py --threads 1
 """
@@ -31,6 +32,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import cebra_reference
+import vae_pca_reference
 import numpy_reference
 
 LATENTS = 10
@@ -475,6 +477,7 @@ BUILDERS = {
     "source-forward": forward_step_fn,
     **numpy_reference.BUILDERS,
     **cebra_reference.BUILDERS,
+    **vae_pca_reference.BUILDERS,
 }
 
 
