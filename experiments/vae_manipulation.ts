@@ -185,18 +185,31 @@ function wiggleFit(decoded: ArrayLike<number>, w: Matrix, cfg: Cfg): number {
   return 1 - ssRes / ssTot;
 }
 
-async function scoreSynthMember(ensemble: EnsembleVae, k: number, data: PreparedData, cfg: Cfg, final: boolean) {
+/** Corr-gap and MIG-binned of member k (and, on the modified data, how well its decoder fits the wiggle); DtO at the end. */
+async function scoreSynthMember(
+  ensemble: EnsembleVae,
+  k: number,
+  data: PreparedData,
+  variant: Variant,
+  cfg: Cfg,
+  final: boolean,
+) {
   const test = data.test;
   const codes = await memberCodes(ensemble, k, test.x, test.rows);
   const mean: Matrix = { data: codes.mean, rows: test.rows, cols: codes.cols };
   const out: Scores = { corr_gap: corrGap(mean, test.w).gap, mig_binned: migBinned(mean, test.w).mig };
-  if (!final) return out;
-  const points = Math.min(cfg.dto_points, test.rows);
-  const z: Matrix = { data: codes.mean.subarray(0, points * codes.cols), rows: points, cols: codes.cols };
-  const j = await decoderJacobians(ensemble.memberDecoder(k), z, { method: "auto" });
-  out.dto = distanceToOrthogonality(j.jac, j.n, j.rows, j.cols).dto;
-  const decoded = tf.tidy(() => ensemble.memberDecoder(k)(tf.tensor2d(codes.mean, [test.rows, codes.cols])).dataSync());
-  out.wiggle_fit_r2 = wiggleFit(decoded, test.w, cfg);
+  if (variant === "mod") {
+    const decodedTensor = tf.tidy(() => ensemble.memberDecoder(k)(tf.tensor2d(codes.mean, [test.rows, codes.cols])));
+    const decoded = await decodedTensor.data();
+    decodedTensor.dispose();
+    out.wiggle_fit_r2 = wiggleFit(decoded, test.w, cfg);
+  }
+  if (final) {
+    const points = Math.min(cfg.dto_points, test.rows);
+    const z: Matrix = { data: codes.mean.subarray(0, points * codes.cols), rows: points, cols: codes.cols };
+    const j = await decoderJacobians(ensemble.memberDecoder(k), z, { method: "auto" });
+    out.dto = distanceToOrthogonality(j.jac, j.n, j.rows, j.cols).dto;
+  }
   return out;
 }
 
@@ -232,7 +245,7 @@ async function runSynth(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpoints
       evaluate: async (model, step) => {
         const sums: Record<string, number[]> = {};
         for (let k = 0; k < members.length; k++) {
-          const scores = await scoreSynthMember(model, k, members[k].data, cfg, false);
+          const scores = await scoreSynthMember(model, k, members[k].data, members[k].variant, cfg, false);
           for (const [name, value] of Object.entries(scores)) {
             (sums[`synth/${name}/${members[k].variant}`] ??= []).push(value);
           }
@@ -250,9 +263,7 @@ async function runSynth(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpoints
   try {
     const out: SynthResult["members"] = [];
     for (let k = 0; k < members.length; k++) {
-      const scores = await scoreSynthMember(ensemble, k, members[k].data, cfg, true);
-      // The wiggle is in the modified data only.
-      if (members[k].variant !== "mod") delete scores.wiggle_fit_r2;
+      const scores = await scoreSynthMember(ensemble, k, members[k].data, members[k].variant, cfg, true);
       out.push({ seed: members[k].seed, variant: members[k].variant, scores });
     }
     return { members: out };
