@@ -69,7 +69,12 @@ const config = {
   ratio: real(1.5, "synth: Synth-Lin stretch r", { min: 1, max: 10 }),
   eps: real(0.1, "synth: size ε of the wiggle and of the uniform noise", { min: 0, max: 0.5 }),
   omega: real(20, "synth: frequency ω of the wiggle sin(ω(w₁ + w₂))", { min: 0 }),
-  hidden: integers([64, 64], "synth: encoder widths, tanh (decoder reversed)", { min: 1, max: 4_096 }),
+  hidden: integers([64, 64], "synth: encoder widths, tanh (decoder reversed)", {
+    min: 1,
+    max: 4_096,
+    // Layer widths repeat (64, 64).
+    repeats: true,
+  }),
   synth_latents: integer(2, "synth: latents", { min: 2, max: 64 }),
   beta: real(1e-2, "synth: β of the β-VAE", { min: 0 }),
   synth_lr: real(3e-3, "synth: Adam learning rate", { min: 0, max: 1 }),

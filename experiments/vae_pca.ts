@@ -94,6 +94,8 @@ const config = {
   hidden_nonlin: integers([60, 40, 20], "Synth-Non-Lin encoder widths, tanh (decoder reversed; Table 3.1)", {
     min: 1,
     max: 4_096,
+    // Layer widths repeat (64, 64).
+    repeats: true,
   }),
   generator_seed: integer(-1, "Synth-Non-Lin generator (−1: the first in 0…99 whose S(45°) − S(0°) ≥ 0.05)", {
     min: -1,
@@ -108,6 +110,8 @@ const config = {
   dsprites_hidden: integers([1_200, 1_200], "dsprites part: encoder widths, ReLU (decoder reversed)", {
     min: 1,
     max: 4_096,
+    // Layer widths repeat (64, 64).
+    repeats: true,
   }),
   dsprites_latents: integer(5, "dsprites part: latents (the 5 factors)", { min: 2, max: 64 }),
   dsprites_beta: real(4, "dsprites part: β of the β-VAE and β-VAE_Σ (Table 3.3: 4)", { min: 0 }),
