@@ -5,18 +5,11 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
-import { projectPath, scriptCommand } from "./cli.ts";
+import { listRuns, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/cl_ica.ts");
-const decoder = new TextDecoder();
-
-async function run(root: string, args: string[]) {
-  const out = await scriptCommand(SCRIPT, root, args).output();
-  return { code: out.code, stderr: decoder.decode(out.stderr) };
-}
-
-const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
 
 Deno.test("cl-ica --preset smoke: every setting's R² and MCC, the identity baseline, curves, verdicts", async () => {
   const root = Deno.makeTempDirSync();
@@ -53,25 +46,10 @@ Deno.test("a killed cl-ica run resumes from its checkpoint to the numbers of an 
     ...["--preset", "smoke", "--cases", "box_normal_unbounded,supervised", "--steps", "150"],
     ...["--supervised_steps", "60", "--checkpoint_every", "20", "--eval_every", "50", "--seed", "4"],
   ];
-  const root = Deno.makeTempDirSync();
-  const child = scriptCommand(SCRIPT, root, args).spawn();
-  const start = Date.now();
-  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= 40)) {
-    if (Date.now() - start > 60_000) throw new Error("no checkpoint within 60 s");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  child.kill("SIGKILL");
-  await child.output();
-  const [{ dir }] = listRuns(root);
-  const resumed = await run(root, ["--resume", dir]);
-  assertEquals(resumed.code, 0, resumed.stderr);
-  assertEquals(readRunInfo(dir).status, "completed");
-
-  const straight = Deno.makeTempDirSync();
-  assertEquals((await run(straight, args)).code, 0);
-  assertEquals(summaryOf(dir).metrics, summaryOf(listRuns(straight)[0].dir).metrics);
+  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 40, 60_000);
+  assertEquals(summaryOf(resumed).metrics, summaryOf(straight).metrics);
   // Only the settings run are compared: the sphere targets are left out.
-  const compared = summaryOf(dir).targets.map((t: { metric: string }) => t.metric);
+  const compared = summaryOf(resumed).targets.map((t: { metric: string }) => t.metric);
   assert(!compared.includes("clica/sphere_vmf1/r2") && compared.includes("clica/box_normal_unbounded/r2"));
 });
 

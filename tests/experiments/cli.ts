@@ -1,7 +1,9 @@
 /** Runs a script of this project as a user would: as a child process, or in process, with its own run store. */
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findExperiment } from "../../experiments/mod.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
+import { listRuns, loadLatestCheckpoint, readRunInfo } from "../../lib/core/run_store.ts";
 
 /** Path of a file relative to the project root. */
 export function projectPath(relative: string): string {
@@ -29,4 +31,52 @@ export async function runInProcess(name: string, root: string, args: string[]) {
   const invocation = parseInvocation(experiment, [...args, "--runs", root, "--backend", "wasm"]);
   if (invocation === "help") throw new Error("--help given");
   return await runExperiment(experiment, invocation, { report: () => {} });
+}
+
+const decoder = new TextDecoder();
+
+/** Runs `script` to its end as {@linkcode scriptCommand} does: its exit code and standard error. */
+export async function runScript(
+  script: string,
+  root: string,
+  args: string[],
+): Promise<{ code: number; stderr: string }> {
+  const out = await scriptCommand(script, root, args).output();
+  return { code: out.code, stderr: decoder.decode(out.stderr) };
+}
+
+/** The summary a finished run wrote. */
+export function summaryOf(dir: string) {
+  return JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+}
+
+/**
+ * Kills `script` (SIGKILL) once its run has a checkpoint at step ≥ `atStep`,
+ * finishes it with --resume, and runs the same arguments uninterrupted under
+ * another root: the directories of the resumed and the straight run, both
+ * completed.
+ */
+export async function killResumeAndStraight(
+  script: string,
+  args: string[],
+  atStep: number,
+  timeoutMs = 90_000,
+): Promise<{ resumed: string; straight: string }> {
+  const root = Deno.makeTempDirSync();
+  const child = scriptCommand(script, root, args).spawn();
+  const start = Date.now();
+  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= atStep)) {
+    if (Date.now() - start > timeoutMs) throw new Error(`no checkpoint at step ≥ ${atStep} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  child.kill("SIGKILL");
+  await child.output();
+  const [{ dir }] = listRuns(root);
+  const resumed = await runScript(script, root, ["--resume", dir]);
+  if (resumed.code !== 0) throw new Error(`--resume exited with ${resumed.code}: ${resumed.stderr}`);
+  if (readRunInfo(dir).status !== "completed") throw new Error(`the resumed run is ${readRunInfo(dir).status}`);
+  const other = Deno.makeTempDirSync();
+  const straight = await runScript(script, other, args);
+  if (straight.code !== 0) throw new Error(`the uninterrupted run exited with ${straight.code}: ${straight.stderr}`);
+  return { resumed: dir, straight: listRuns(other)[0].dir };
 }

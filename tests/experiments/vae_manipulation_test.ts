@@ -6,18 +6,11 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
-import { projectPath, scriptCommand } from "./cli.ts";
+import { listRuns, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/vae_manipulation.ts");
-const decoder = new TextDecoder();
-
-async function run(root: string, args: string[]) {
-  const out = await scriptCommand(SCRIPT, root, args).output();
-  return { code: out.code, stderr: decoder.decode(out.stderr) };
-}
-
-const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
 
 Deno.test("vae-manipulation --datasets synth: corr-gap, MIG-binned per variant, the wiggle's preference flip", async () => {
   const root = Deno.makeTempDirSync();
@@ -47,22 +40,8 @@ Deno.test("a killed vae-manipulation run resumes from its checkpoint to the numb
     ...["--preset", "smoke", "--datasets", "synth", "--synth_steps", "600"],
     ...["--checkpoint_every", "50", "--eval_every", "200", "--seed", "4"],
   ];
-  const root = Deno.makeTempDirSync();
-  const child = scriptCommand(SCRIPT, root, args).spawn();
-  const start = Date.now();
-  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= 250)) {
-    if (Date.now() - start > 90_000) throw new Error("no checkpoint within 90 s");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  child.kill("SIGKILL");
-  await child.output();
-  const [{ dir }] = listRuns(root);
-  const resumed = await run(root, ["--resume", dir]);
-  assertEquals(resumed.code, 0, resumed.stderr);
-  assertEquals(readRunInfo(dir).status, "completed");
-  const straight = Deno.makeTempDirSync();
-  assertEquals((await run(straight, args)).code, 0);
-  assertEquals(summaryOf(dir).metrics, summaryOf(listRuns(straight)[0].dir).metrics);
+  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 250);
+  assertEquals(summaryOf(resumed).metrics, summaryOf(straight).metrics);
 });
 
 Deno.test("vae-manipulation refuses bad input with exit code 2 before writing anything", async () => {

@@ -5,18 +5,11 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns, loadLatestCheckpoint, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
-import { projectPath, scriptCommand } from "./cli.ts";
+import { listRuns, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/vae_pca.ts");
-const decoder = new TextDecoder();
-
-async function run(root: string, args: string[]) {
-  const out = await scriptCommand(SCRIPT, root, args).output();
-  return { code: out.code, stderr: decoder.decode(out.stderr) };
-}
-
-const summaryOf = (dir: string) => JSON.parse(Deno.readTextFileSync(join(dir, "summary.json")));
+const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
 
 Deno.test("vae-pca --preset smoke --parts ablation,degeneracy: Table 3.3/3.4 keys, curves every eval_every", async () => {
   const root = Deno.makeTempDirSync();
@@ -43,25 +36,10 @@ Deno.test("a killed vae-pca run resumes from its checkpoint to the numbers of an
     ...["--preset", "smoke", "--parts", "pca,nonlin", "--steps", "400", "--steps_nonlin", "300"],
     ...["--checkpoint_every", "50", "--eval_every", "100", "--seed", "4"],
   ];
-  const root = Deno.makeTempDirSync();
-  const child = scriptCommand(SCRIPT, root, args).spawn();
-  const start = Date.now();
   // Inside the second setting: the first setting's results come from the checkpoint.
-  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= 550)) {
-    if (Date.now() - start > 90_000) throw new Error("no checkpoint within 90 s");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  child.kill("SIGKILL");
-  await child.output();
-  const [{ dir }] = listRuns(root);
-  const resumed = await run(root, ["--resume", dir]);
-  assertEquals(resumed.code, 0, resumed.stderr);
-  assertEquals(readRunInfo(dir).status, "completed");
-
-  const straight = Deno.makeTempDirSync();
-  assertEquals((await run(straight, args)).code, 0);
-  const { seconds: _a, ...ours } = summaryOf(dir).metrics;
-  const { seconds: _b, ...theirs } = summaryOf(listRuns(straight)[0].dir).metrics;
+  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 550);
+  const { seconds: _a, ...ours } = summaryOf(resumed).metrics;
+  const { seconds: _b, ...theirs } = summaryOf(straight).metrics;
   assertEquals(ours, theirs);
 });
 
