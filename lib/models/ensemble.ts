@@ -18,6 +18,7 @@ import { UsageError } from "../core/errors.ts";
 import { memberProduct } from "../core/kernels/member_mat_mul.ts";
 import { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
+import { positiveDiagonal, triangleIndex, triangleLayout, triangularCount } from "./full_covariance.ts";
 
 /** Posterior of the members: diagonal Gaussian ("vae"), deterministic ("ae"), full-covariance Gaussian ("full", β-VAE_Σ). */
 export type EnsembleKind = "vae" | "ae" | "full";
@@ -308,17 +309,16 @@ export class EnsembleVae {
 
   /**
    * β-VAE_Σ (eqs. 3.30–3.31) from the raw triangle t: L has t_ij below and
-   * exp(t_jj) on the diagonal; z = μ + Lε and KL = ½(‖μ‖² + ‖L‖²_F − 2Σ_j t_jj − d),
-   * since log L_jj = t_jj. The same L and KL as lowerTriangular,
-   * sampleFullCovariance and fullCovarianceKl of lib/train/full_covariance.ts
-   * (which this layer cannot import), without building [K, B, d, d].
+   * exp(t_jj) on the diagonal (positiveDiagonal); z = μ + Lε and KL =
+   * ½(‖μ‖² + ‖L‖²_F − 2Σ_j t_jj − d), since log L_jj = t_jj. The same L and KL
+   * as lowerTriangular, sampleFullCovariance and fullCovarianceKl, without
+   * building [K, B, d, d].
    */
   #fullCovariance(mean: tf.Tensor3D, t: tf.Tensor3D, noise: tf.Tensor3D, batch: number) {
     const { diagonal, spread, gather } = this.#triangle!;
     const d = this.options.latents, count = t.shape[2], rows = this.members * batch;
     const diagonalRaw = tf.mul(t, diagonal);
-    // exp sees 0 off the diagonal, so a large off-diagonal entry cannot make an inf·0 gradient.
-    const filled = tf.add(tf.sub(t, diagonalRaw), tf.mul(tf.exp(diagonalRaw), diagonal));
+    const filled = positiveDiagonal(t, diagonal);
     // (Lε)_i = Σ_{j≤i} L_ij ε_j: ε_j spread to the triangle entries (i, j), multiplied, summed per row i.
     const spreadNoise = tf.matMul(tf.reshape(noise, [rows, d]), spread);
     const lNoise = tf.matMul(tf.mul(tf.reshape(filled, [rows, count]), spreadNoise), gather);
@@ -379,23 +379,22 @@ export class EnsembleLinearVae extends EnsembleVae {
 }
 
 /**
- * Constant 0/1 matrices of the raw triangle (row-major lower triangle, entry
- * t = i(i+1)/2 + j for j ≤ i): the diagonal mask `[T]`, `spread` `[d, T]`
- * (ε_j → every entry of column j) and `gather` `[T, d]` (entries of row i → i).
+ * Constant 0/1 matrices of the raw triangle (full_covariance.ts's layout): the
+ * diagonal mask `[T]`, `spread` `[d, T]` (ε_j → every entry of column j) and
+ * `gather` `[T, d]` (entries of row i → i).
  */
 function triangleConstants(d: number): { diagonal: tf.Tensor1D; spread: tf.Tensor2D; gather: tf.Tensor2D } {
-  const count = d * (d + 1) / 2;
-  const diagonal = new Float32Array(count), spread = new Float32Array(d * count), gather = new Float32Array(count * d);
+  const count = triangularCount(d);
+  const spread = new Float32Array(d * count), gather = new Float32Array(count * d);
   for (let i = 0; i < d; i++) {
     for (let j = 0; j <= i; j++) {
-      const t = i * (i + 1) / 2 + j;
-      if (i === j) diagonal[t] = 1;
+      const t = triangleIndex(i, j);
       spread[j * count + t] = 1;
       gather[t * d + i] = 1;
     }
   }
   return tf.tidy(() => ({
-    diagonal: tf.keep(tf.tensor1d(diagonal)),
+    diagonal: tf.keep(tf.tensor1d(triangleLayout(d).diagonal)),
     spread: tf.keep(tf.tensor2d(spread, [d, count])),
     gather: tf.keep(tf.tensor2d(gather, [count, d])),
   }));

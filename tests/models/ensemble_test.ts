@@ -4,7 +4,7 @@ import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { EnsembleLinearVae, type EnsembleOptions, EnsembleVae } from "../../lib/models/ensemble.ts";
-import { fullCovarianceKl, lowerTriangular, sampleFullCovariance } from "../../lib/train/full_covariance.ts";
+import { fullCovarianceKl, lowerTriangular, sampleFullCovariance } from "../../lib/models/full_covariance.ts";
 
 await selectBackend("wasm");
 

@@ -8,7 +8,7 @@ import {
   sampleFullCovariance,
   triangleIndex,
   triangularCount,
-} from "../../lib/train/full_covariance.ts";
+} from "../../lib/models/full_covariance.ts";
 
 await selectBackend("wasm");
 
