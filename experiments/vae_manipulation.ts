@@ -131,7 +131,7 @@ const claims: Claim<Cfg>[] = [
     source: `${TABLE_4_2} (its pattern), 003_4a2c49557ae8b2d0.md §7.3 F4.1`,
     holds: (m) => {
       const [orig, mod, noise, fit] = ["orig", "mod", "noise"].map((v) => m[`synth/corr_gap/${v}`])
-        .concat(m["synth/wiggle_fit_r2"]);
+        .concat(m["synth/wiggle_fit_r2/mod"]);
       if ([orig, mod, noise, fit].some((v) => v === undefined) || fit < 0.5) return undefined;
       return mod <= orig - 0.2 && noise >= orig - 0.1;
     },
