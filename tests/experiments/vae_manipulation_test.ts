@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { findExperiment } from "../../experiments/mod.ts";
 import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/vae_manipulation.ts");
@@ -66,4 +67,18 @@ Deno.test("vae-manipulation refuses bad input with exit code 2 before writing an
     assert(stderr.includes(message), stderr);
   }
   assertEquals(listRuns(root).length, 0);
+});
+
+Deno.test("vae-manipulation's synth claim reads the run's keys: it holds, fails, or is undefined below a 0.5 wiggle fit", () => {
+  const [claim] = findExperiment("vae-manipulation")!.claims;
+  const metrics = (mod: number, noise: number, fit: number) => ({
+    "synth/corr_gap/orig": 0.95,
+    "synth/corr_gap/mod": mod,
+    "synth/corr_gap/noise": noise,
+    "synth/wiggle_fit_r2/mod": fit,
+  });
+  assertEquals(claim.holds(metrics(0.7, 0.9, 0.9), {}), true);
+  assertEquals(claim.holds(metrics(0.8, 0.9, 0.9), {}), false);
+  assertEquals(claim.holds(metrics(0.7, 0.8, 0.9), {}), false);
+  assertEquals(claim.holds(metrics(0.7, 0.9, 0.4), {}), undefined);
 });
