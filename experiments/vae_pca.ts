@@ -55,6 +55,7 @@ import {
 import { decoderJacobians } from "../lib/train/jacobian.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
+import type { ResultTable } from "../lib/core/scorecard.ts";
 
 const SOURCE = "003_4a2c49557ae8b2d0.md §2.4–2.7, §5.1–5.4, §7.1–7.2 (Zietlow 2022, Ch. 3, §4.2.1)";
 const TABLE_3_2 = "003_4a2c49557ae8b2d0.md §5.1 Table 3.2";
@@ -754,6 +755,84 @@ function phaseCost(cfg: Cfg, id: string): number {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** Table 3.3/3.4's settings beside the thesis' values, and the β sweep, as the command prints them. */
+function resultTables(m: Record<string, number>): ResultTable[] {
+  const pm = (key: string) =>
+    m[key] === undefined
+      ? null
+      : m[`${key.replace(/\/(dto|ds)([/@])/, "/$1_sd$2")}`] === undefined
+      ? m[key].toFixed(3)
+      : `${m[key].toFixed(3)} ± ${m[key.replace(/\/(dto|ds)([/@])/, "/$1_sd$2")].toFixed(3)}`;
+  const rows: ResultTable["rows"] = [];
+  const row = (setting: string, dto: string, ds: string, paper: [string, string]) => {
+    if (m[dto] !== undefined) {
+      rows.push({ setting, DtO: pm(dto), "DtO (thesis)": paper[0], DS: pm(ds), "DS (thesis)": paper[1] });
+    }
+  };
+  row("Synth-Lin r 2, β-VAE", "ablation/dto/beta_vae", "ablation/ds/beta_vae", ["0.00 ± 0.00", "0.99 ± 0.01"]);
+  row("Synth-Lin r 2, AE", "ablation/dto/ae", "ablation/ds/ae", ["0.33 ± 0.18", "0.71 ± 0.19"]);
+  row("Synth-Lin r 2, β-VAE_Σ", "ablation/dto/beta_vae_sigma", "ablation/ds/beta_vae_sigma", [
+    "0.34 ± 0.35",
+    "0.71 ± 0.31",
+  ]);
+  row("Synth-Lin r 2, untrained decoders", "ablation/dto/random", "-", ["0.79 ± 0.21", "—"]);
+  for (
+    const [ratio, dto, ds] of [["1", "0.49 ± 0.32", "0.51 ± 0.28"], ["1.2", "0.20 ± 0.24", "0.76 ± 0.25"], [
+      "1.5",
+      "0.01 ± 0.06",
+      "0.98 ± 0.06",
+    ]]
+  ) {
+    row(`Synth-Lin r ${ratio}, β-VAE`, `degeneracy/dto@${ratio}`, `degeneracy/ds@${ratio}`, [dto, ds]);
+  }
+  row("Synth-Non-Lin, β-VAE", "nonlin/dto/beta_vae", "nonlin/ds/beta_vae", ["0.18 ± 0.02", "0.73 ± 0.16"]);
+  row("Synth-Non-Lin, AE", "nonlin/dto/ae", "nonlin/ds/ae", ["0.54 ± 0.13", "0.59 ± 0.30"]);
+  row("Synth-Non-Lin, β-VAE_Σ", "nonlin/dto/beta_vae_sigma", "nonlin/ds/beta_vae_sigma", [
+    "0.55 ± 0.02",
+    "0.42 ± 0.24",
+  ]);
+  for (
+    const [model, paper] of [["beta_vae", "0.76 ± 0.08"], ["vae", "1.08 ± 0.15"], ["ae", "1.62 ± 0.03"], [
+      "beta_vae_sigma",
+      "1.73 ± 0.14",
+    ], ["random", "1.86 ± 0.11"]]
+  ) {
+    row(`dSprites, ${model}`, `dsprites/dto/${model}`, `dsprites/ds/${model}`, [paper, "—"]);
+  }
+  const sweep = Object.keys(m).filter((k) => /^beta_sweep\/active@/.test(k)).map((k) =>
+    k.slice("beta_sweep/active@".length)
+  );
+  const tables: ResultTable[] = [{ title: "DtO and DS, mean ± s.d. over seeds, beside Tables 3.3–3.4", rows }];
+  if (sweep.length > 0) {
+    tables.push({
+      title: "β sweep (Fig. 3.7): active latents (E σ² < 0.8), DS, DtO; pruning predicted at β ≳ 2λ_j = 0.167, 0.667",
+      rows: sweep.map((b) => ({
+        β: b,
+        active: m[`beta_sweep/active@${b}`],
+        DS: m[`beta_sweep/ds@${b}`] ?? null,
+        DtO: m[`beta_sweep/dto@${b}`] ?? null,
+      })),
+    });
+  }
+  const extra: ResultTable["rows"] = [];
+  if (m["pca/cos_min"] !== undefined) {
+    extra.push({ check: "decoder columns vs R e₁, R e₂: min |cos| (claim ≥ 0.99)", value: m["pca/cos_min"] });
+    extra.push({
+      check: "σ_j² vs (β/2)/(λ_j + β): largest relative error (claim ≤ 0.1)",
+      value: m["pca/sigma2_rel_err"],
+    });
+  }
+  if (m["polarized/synth_lin/dep"] !== undefined) {
+    extra.push({
+      check: "Δ_KL < 3% to the end, share of training, 2 latents (Table 3.2: 0.998)",
+      value: m["polarized/synth_lin/dep"],
+    });
+    extra.push({ check: "the same, 10 latents (Table 3.2: 0.967)", value: m["polarized/synth_lin/10"] });
+  }
+  if (extra.length > 0) tables.push({ title: "Theorem 2 and the polarized regime", rows: extra });
+  return tables;
+}
+
 /** The vae-pca study as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "vae-pca",
@@ -819,7 +898,7 @@ export const experiment = defineExperiment({
     paper: {},
   },
   presetLimits: {
-    smoke: "2,000 points, 60 steps, 2 seeds: checks the pipeline, not the tables",
+    smoke: "2,000 points, 300 linear and 200 MLP steps, 2 seeds: checks the pipeline, not the tables",
     quick: "β 1e-2 and Adam 1e-2 (linear) / 3e-3 (MLP), batch 100, 12,000 steps instead of β 1e-4 / 1e-3, Adam " +
       "1e-3, batch 64, 375,000 steps: the thesis' setting aligns only after 300–400k steps (report §7.1 A–B); " +
       "3 Synth-Non-Lin seeds instead of 10; no dsprites part",
@@ -914,6 +993,7 @@ export const experiment = defineExperiment({
     }
     if (cfg.parts.includes("polarized")) metrics["polarized/synth_lin/10"] = metrics["latents10/polarized"];
     details.members = table;
+    details.results = resultTables(metrics);
     details.deviations = {
       jacobian: "DtO from tf.grad per output (≤ 16 outputs), else central differences, h = 1e-2·sd of μ_j",
       ds: "DS regression factors: √Var w − √mse of 1-D kNN (k 5) fitted on 80% of the test split",

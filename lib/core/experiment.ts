@@ -26,7 +26,7 @@ import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
 import { targetVerdict } from "./targets.ts";
-import { scorecardMarkdown } from "./scorecard.ts";
+import { resultTablesMarkdown, scorecardMarkdown } from "./scorecard.ts";
 import { targetCurve } from "./curves.ts";
 import { Rng } from "./rng.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
@@ -544,6 +544,9 @@ export async function runFromCli<S extends ConfigSpec>(
     // The run's verdicts as the scorecard shows them: each target beside its published number, then the claims.
     const summary = readSummary(dir);
     if (summary) console.log(`\n${scorecardMarkdown([summary])}\n`);
+    // Then the run's own tables (e.g. every setting beside the paper's), where it writes them.
+    const tables = summary ? resultTablesMarkdown(summary.details) : "";
+    if (tables) console.log(`${tables}\n`);
     return dir;
   } catch (error) {
     if (error instanceof RunInterrupted) {

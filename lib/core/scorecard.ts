@@ -102,3 +102,32 @@ export function scorecardMarkdown(
       : []),
   ].join("\n");
 }
+
+/** A run's own result tables (`details.results`): a title and rows of equal keys, printed after its verdicts. */
+export interface ResultTable {
+  title: string;
+  rows: Record<string, string | number | null>[];
+}
+
+/**
+ * The result tables a run's `details.results` holds, as Markdown (numbers to
+ * 3 decimals, absent cells "—"); "" when it holds none.
+ */
+export function resultTablesMarkdown(details: unknown): string {
+  const tables = (details as { results?: unknown } | null)?.results;
+  if (!Array.isArray(tables)) return "";
+  const cell = (v: unknown) =>
+    typeof v === "number" ? format(v) : v === null || v === undefined ? "—" : String(v).replaceAll("|", "\\|");
+  return tables.flatMap((table: ResultTable) => {
+    if (!table.rows?.length) return [];
+    const keys = [...new Set(table.rows.flatMap((row) => Object.keys(row)))];
+    return [
+      `${table.title}:`,
+      "",
+      `| ${keys.join(" | ")} |`,
+      `|${keys.map(() => "---").join("|")}|`,
+      ...table.rows.map((row) => `| ${keys.map((k) => cell(row[k])).join(" | ")} |`),
+      "",
+    ];
+  }).join("\n");
+}
