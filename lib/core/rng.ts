@@ -49,6 +49,11 @@ export class Rng {
     return rng;
   }
 
+  /** Continues a saved stream in place: for a generator another object holds (a resumed model's dropout masks). */
+  restore(state: RngState): void {
+    this.#s.set(state);
+  }
+
   /** The current state; `Rng.fromState(rng.state())` continues the same stream. */
   state(): RngState {
     return [this.#s[0], this.#s[1], this.#s[2], this.#s[3]];

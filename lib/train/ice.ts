@@ -25,6 +25,7 @@ import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "../models/params.ts";
 import type { LossTerms } from "./loop.ts";
+import { Adamax } from "./adamax.ts";
 
 /** How L_nCE makes z_n uninformative: the reference's permuted targets or Def. 7's maximised CE. */
 export type IceVariant = "permuted" | "literal";
@@ -114,7 +115,7 @@ export class NuisanceClassifier {
       this.params.add(`b${i}`, uniform(fanOut), [fanOut]);
     }
     // torch's Adamax defaults (β 0.9, 0.999, eps 1e-8).
-    this.optimizer = tf.train.adamax(learningRate, 0.9, 0.999, 1e-8);
+    this.optimizer = new Adamax(learningRate);
   }
 
   /**

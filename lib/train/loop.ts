@@ -117,14 +117,12 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
  * which differ in the last bits: a resumed run would drift from an
  * uninterrupted one. They are saved beside the weights and put back as they were.
  */
-type AccumulatedBetas = { accBeta1: tf.Variable; accBeta2: tf.Variable };
 const ACCUMULATED_BETAS = ["accBeta1", "accBeta2"] as const;
 
-function accumulatedBetas(optimizer: tf.Optimizer): AccumulatedBetas | null {
-  const betas = optimizer as unknown as Partial<AccumulatedBetas>;
-  return betas.accBeta1 instanceof tf.Variable && betas.accBeta2 instanceof tf.Variable
-    ? betas as AccumulatedBetas
-    : null;
+/** The accumulated-beta variables an optimizer has (Adam: both, Adamax: β₁ only), by name. */
+function accumulatedBetas(optimizer: tf.Optimizer): [string, tf.Variable][] {
+  const held = optimizer as unknown as Record<string, unknown>;
+  return ACCUMULATED_BETAS.flatMap((key) => held[key] instanceof tf.Variable ? [[key, held[key] as tf.Variable]] : []);
 }
 
 /** Weight arrays are saved as `<prefix><4-digit index>/<name>`; other keys under the prefix are extra state. */
@@ -145,9 +143,8 @@ export async function optimizerState(
   }
   // The step count is a fresh scalar; the moments are the optimizer's own variables.
   weights[0].tensor.dispose();
-  const betas = accumulatedBetas(optimizer);
-  for (const key of betas ? ACCUMULATED_BETAS : []) {
-    out[`${prefix}${key}`] = { data: (await betas![key].data()) as Float32Array, shape: [] };
+  for (const [key, variable] of accumulatedBetas(optimizer)) {
+    out[`${prefix}${key}`] = { data: (await variable.data()) as Float32Array, shape: [] };
   }
   return out;
 }
@@ -167,10 +164,9 @@ export async function restoreOptimizer(
   });
   await optimizer.setWeights(weights);
   tf.dispose(weights.map((w) => w.tensor));
-  const betas = accumulatedBetas(optimizer);
-  for (const key of betas ? ACCUMULATED_BETAS : []) {
+  for (const [key, variable] of accumulatedBetas(optimizer)) {
     // Checkpoints written before these were saved keep tfjs' recomputed powers.
     const saved = arrays[`${prefix}${key}`];
-    if (saved) tf.tidy(() => betas![key].assign(tf.scalar(Number(saved.data[0]), "float32")));
+    if (saved) tf.tidy(() => variable.assign(tf.scalar(Number(saved.data[0]), "float32")));
   }
 }
