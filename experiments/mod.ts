@@ -26,6 +26,8 @@ import { experiment as cebraPlaceCells } from "./cebra_place_cells.ts";
 import { experiment as regclAttribution } from "./regcl_attribution.ts";
 import { experiment as vaePca } from "./vae_pca.ts";
 import { experiment as vaeManipulation } from "./vae_manipulation.ts";
+import { experiment as spheresInvariance } from "./spheres_invariance.ts";
+import { experiment as mnistInvariance } from "./mnist_invariance.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -49,6 +51,8 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   regclAttribution,
   vaePca,
   vaeManipulation,
+  spheresInvariance,
+  mnistInvariance,
 ];
 
 /** The experiment called `name`, or undefined. */

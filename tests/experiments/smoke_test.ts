@@ -60,11 +60,12 @@ const CHANGED: Record<string, { pattern: RegExp; relative: number }> = {
 
 /**
  * Targets measured only at the end: the interventional scores (each encodes thousands of image batches), the
- * comparisons across a study's models, noise-train-mnist's attacks, ε* and mCE of each fine-tuned model, and
- * cl-ica's identity baseline (the observations themselves: nothing is trained).
+ * comparisons across a study's models, noise-train-mnist's attacks, ε* and mCE of each fine-tuned model,
+ * cl-ica's identity baseline (the observations themselves: nothing is trained), spheres-invariance's analytic
+ * attack (no training either) and the post-hoc nuisance classifiers, trained on a finished fiRevNet's z_n.
  */
 const END_ONLY =
-  /(^|\/)(beta_vae_score|factor_vae_score|l2_acc_1\.5|linf_acc_0\.1|eps_an_over_gn|relative_mce)$|^selection\/|^clica\/identity\//;
+  /(^|\/)(beta_vae_score|factor_vae_score|l2_acc_1\.5|linf_acc_0\.1|eps_an_over_gn|relative_mce)$|^selection\/|^clica\/identity\/|^analytic\/|\/nuisance_(val_acc|train_err|test_err)$/;
 /**
  * Experiments whose targets are all measured after training: abs-mnist's Table 1 cells are medians over the attacked
  * digits of trained models (its runs log their running values per chunk of digits, which are no learning curve).
