@@ -80,6 +80,25 @@
  * entries raise the warm-up and the steps per round (`Workload.minimum`; the report records the counts used): a
  * millisecond step runs tens of times slower until V8 has compiled its path.
  *
+ * The `firevnet` group (issue 23, Speed; `--only firevnet`) times the fully invertible classifiers of
+ * lib/models/firevnet.ts. Three training steps (forward, mean softmax cross-entropy of the logits z_s, backward, the
+ * optimizer's step, the loss read back), each beside the same network in PyTorch (bench/firevnet_reference.py) on
+ * our weights, permutations and inputs, whose z_s and z_n before any step and first two losses are compared with
+ * ours before timing: `firevnet-dense-196` (`DenseFiRevNet` d 196, 10 classes, 8 blocks, h 128, Adamax 1e-3, batch
+ * {@linkcode FIREVNET_196_BATCH}, uniform pixels; goal ≤ {@linkcode FIREVNET_196_GOAL_MS} ms), `firevnet-dense-100`
+ * (d 100, 2 classes, 4 blocks, h 128, Adam 1e-3, batch {@linkcode FIREVNET_100_BATCH} sphere points; goal ≤
+ * {@linkcode FIREVNET_100_GOAL_MS} ms) and `firevnet-conv-32` (`ConvFiRevNet` side 32, 2 levels × 4 steps, 64
+ * filters, dropout 0.1, BatchNorm logits, Adamax 1e-3, batch {@linkcode FIREVNET_CONV_BATCH}; no time goal; also
+ * timed on WebGPU when a GPU adapter is found, and the report says why not otherwise). The zero-initialised weights
+ * get small random values first, so the checks compare more than permutations. PyTorch permutes the dense net's
+ * coordinates by indexing, as torch code does; ours multiplies by 0/1 matrices (gather has no gradient on wasm), a
+ * cost the ratios include. Ours only: `firevnet-inverse-196`,
+ * the inverse of 128 rows at d 196 paired round by round with the forward of the same rows (goal: the ratio of
+ * their medians ≤ {@linkcode FIREVNET_INVERSE_RATIO_GOAL}; check: the round trip), and `firevnet-metamers-196`,
+ * `metamers` of {@linkcode FIREVNET_METAMER_PAIRS} pairs at d 196 (goal ≥ {@linkcode FIREVNET_METAMERS_GOAL_PER_S}
+ * images/s; check: the metamers' z_s and z_n against their sources'). The dense steps and the inverse raise the
+ * warm-up and the steps per round (`Workload.minimum`), as the `vae-pca` group's short steps do.
+ *
  * `--corruptions` (issue 19, Speed) adds a section: images/s of each of the 15 MNIST-C corruptions
  * (lib/data/mnist_c.ts) and of the 15 common ones with table `cifar` at severity 3 (lib/data/corruptions.ts) on
  * real digits (lib/data/mnist.ts `loadMnist`, 1,000 by default), each paired round by round (one pass over the
@@ -104,7 +123,7 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--only tta,cebra,vae-pca] [--json path] [--write-readme]
+ *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet] [--json path] [--write-readme]
  *
  * @module
  */
@@ -131,6 +150,10 @@ import { type CebraArchitecture, cebraModel } from "../lib/models/cebra_models.t
 import { type Distance, infoNce } from "../lib/contrastive/infonce.ts";
 import { deltaSampler, timeDeltaSampler, timeSampler } from "../lib/contrastive/samplers.ts";
 import { EnsembleVae } from "../lib/models/ensemble.ts";
+import { ConvFiRevNet, DenseFiRevNet, firevnetMnistInput, metamers } from "../lib/models/firevnet.ts";
+import { Mlp } from "../lib/models/mlp.ts";
+import { Params } from "../lib/models/params.ts";
+import { sampleSpheres } from "../lib/data/spheres.ts";
 import { distanceToOrthogonality } from "../lib/metrics/dto.ts";
 import { disentanglementScore } from "../lib/metrics/disentanglement_score.ts";
 import { adaptedParams, adaptStep, entropy } from "../lib/adapt/self_learning.ts";
@@ -185,6 +208,11 @@ export const MODEL_NAMES = [
   "synth-mlp-64",
   "dto-500x1024x5",
   "ds-5000",
+  "firevnet-dense-196",
+  "firevnet-dense-100",
+  "firevnet-conv-32",
+  "firevnet-inverse-196",
+  "firevnet-metamers-196",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
@@ -194,6 +222,13 @@ export const BENCH_GROUPS = {
   tta: ["tent-step-128", "bncnn-train-step-128", "prior-forward-n1", "source-forward"],
   cebra: ["cebra-offset10-step-512", "cebra-offset1-mse-step-512", "time-delta-draw-512", "delta-draw-512"],
   "vae-pca": ["linear-ensemble-30", "synth-mlp-64", "dto-500x1024x5", "ds-5000"],
+  firevnet: [
+    "firevnet-dense-196",
+    "firevnet-dense-100",
+    "firevnet-conv-32",
+    "firevnet-inverse-196",
+    "firevnet-metamers-196",
+  ],
 } as const satisfies Record<string, readonly ModelName[]>;
 /** A group name. */
 export type GroupName = keyof typeof BENCH_GROUPS;
@@ -256,6 +291,23 @@ export const DTO_GOAL_MS = 1000;
 export const DS_ROWS = 5000;
 /** Ceiling in ms on DS of {@linkcode DS_ROWS} rows (issue 22, Speed). */
 export const DS_GOAL_MS = 500;
+
+/** Images per training step of `firevnet-dense-196`, and per forward and inverse of `firevnet-inverse-196`. */
+export const FIREVNET_196_BATCH = 128;
+/** Ceiling in ms on a training step of the dense fiRevNet at d 196, batch 128, on wasm (issue 23, Speed). */
+export const FIREVNET_196_GOAL_MS = 200;
+/** Points per training step of `firevnet-dense-100` (the spheres' quick batch). */
+export const FIREVNET_100_BATCH = 256;
+/** Ceiling in ms on a training step of the dense fiRevNet at d 100, batch 256, on wasm (issue 23, Speed). */
+export const FIREVNET_100_GOAL_MS = 130;
+/** Images per training step of `firevnet-conv-32`. */
+export const FIREVNET_CONV_BATCH = 32;
+/** Ceiling on the median inverse over the median forward of the dense fiRevNet at d 196 (issue 23, Speed). */
+export const FIREVNET_INVERSE_RATIO_GOAL = 1.2;
+/** Metamer pairs per call of `firevnet-metamers-196`. */
+export const FIREVNET_METAMER_PAIRS = 2000;
+/** Floor on metamers per second of the dense fiRevNet at d 196 (issue 23, Speed). */
+export const FIREVNET_METAMERS_GOAL_PER_S = 2000;
 
 /** Severity of the `cifar` corruptions timed by `--corruptions`. */
 export const CORRUPTION_SEVERITY = 3;
@@ -352,9 +404,19 @@ export interface ModelResult {
   /**
    * The entry's absolute goal per step and whether the median step meets it (data-path and ABS
    * entries; absent where the goal is a ratio only); `ratio`: the ceiling on the median paired ratio
-   * to the reference, `ratio_met` null without a reference.
+   * to the reference, `ratio_met` null without a reference. A throughput goal (`firevnet-metamers-196`) gives
+   * its floor `images_per_s` and the images/s of the median step, `measured_images_per_s`; `ms` is then the
+   * floor as a ceiling on the step (batch / floor), which `met` judges.
    */
-  goal?: { ms?: number; met?: boolean; ratio?: number; ratio_met?: boolean | null; source?: string };
+  goal?: {
+    ms?: number;
+    met?: boolean;
+    ratio?: number;
+    ratio_met?: boolean | null;
+    images_per_s?: number;
+    measured_images_per_s?: number;
+    source?: string;
+  };
   /** Agreement of the two sides' results (data-path and ABS entries); `ok` false fails the entry. */
   check?: { ok: boolean; detail: string };
   /**
@@ -364,10 +426,16 @@ export interface ModelResult {
   baseline?: BaselineComparison;
 }
 
+/**
+ * Steps of ours timed only as another entry's baseline: the dense fiRevNet's forward (d 196, batch 128, z_s and z_n
+ * read back) under `firevnet-inverse-196`.
+ */
+export type BaselineStepName = "firevnet-forward-196";
+
 /** An entry's times against a baseline step of ours, with the goal on the ratio of their medians. */
 export interface BaselineComparison {
-  /** The model whose step is the baseline. */
-  model: ModelName;
+  /** The model whose step is the baseline, or a step timed only as a baseline. */
+  model: ModelName | BaselineStepName;
   ms_per_step: Spread;
   /** Of the per-round ratios entry ms / baseline ms. */
   paired_ratio: Spread;
@@ -549,6 +617,11 @@ export interface BenchReport {
   profile: ProfileReport | null;
   /** The `--corruptions` section; absent or null without it. */
   corruptions?: CorruptionSection | null;
+  /**
+   * Entry and backend pairs the run would have timed but did not, and why (`firevnet-conv-32` on WebGPU where the
+   * only adapter renders in software); absent in older reports.
+   */
+  not_timed?: { model: ModelName; backend: string; reason: string }[];
 }
 
 /** A workload's built state. */
@@ -586,14 +659,28 @@ interface Workload extends PairedWork {
   batch: number;
   /** Data-path entries: plain JS (against NumPy unless `oursOnly`), timed once rather than per backend. */
   plain?: { goalMs?: number };
-  /** A model entry's goal: ≤ `ms` per step and a median paired ratio ≤ `ratio` (each if given), and its source. */
-  goal?: { ms?: number; ratio?: number; source: string };
+  /**
+   * A model entry's goal: ≤ `ms` per step, a median paired ratio ≤ `ratio`, ≥ `imagesPerS` images (the batch) per
+   * second of the median step (each if given), and its source.
+   */
+  goal?: { ms?: number; ratio?: number; imagesPerS?: number; source: string };
   /**
    * Paired with `baselineStep` of its state (and with the reference worker too under `alsoReference`): the
    * ceiling `ratio` on entry ms / baseline ms, or `throughputFloor` on baseline ms / entry ms, judged on the ratio
    * of medians, or on the median paired ratio under `paired`.
    */
-  baseline?: { model: ModelName; ratio?: number; throughputFloor?: number; paired?: boolean; source: string };
+  baseline?: {
+    model: ModelName | BaselineStepName;
+    ratio?: number;
+    throughputFloor?: number;
+    paired?: boolean;
+    source: string;
+  };
+  /**
+   * Timed on WebGPU as well when the run's backends lack it (`firevnet-conv-32`, whose goal names wasm and
+   * webgpu): on a GPU adapter; with a software one, or none, the report says why it was not.
+   */
+  alsoWebgpu?: boolean;
 }
 
 function binaryImages(rng: Rng, n: number, size: number): tf.Tensor4D {
@@ -1635,6 +1722,346 @@ function dsWorkload(): Workload {
   };
 }
 
+/** A `firevnet` group dense net and its training step: width, classes, blocks, the optimizer and the inputs. */
+interface DenseFiRevNetSpec {
+  dim: number;
+  classes: number;
+  blocks: number;
+  /** Width of each bottleneck's two hidden layers. */
+  hidden: number;
+  optimizer: "adam" | "adamax";
+  /** "pixels": uniform values in [0, 1] with random classes (pooled digits); "spheres": lib/data/spheres.ts points. */
+  inputs: "pixels" | "spheres";
+}
+
+/** The MNIST quick preset's dense fiRevNet: 2×2-pooled digits (d 196), 10 classes, 8 blocks, h 128, Adamax. */
+const FIREVNET_196: DenseFiRevNetSpec = {
+  dim: 196,
+  classes: 10,
+  blocks: 8,
+  hidden: 128,
+  optimizer: "adamax",
+  inputs: "pixels",
+};
+/** The spheres network (App. B.1): d 100, 2 classes, 4 blocks, h 128, Adam (the quick preset's). */
+const FIREVNET_100: DenseFiRevNetSpec = {
+  dim: 100,
+  classes: 2,
+  blocks: 4,
+  hidden: 128,
+  optimizer: "adam",
+  inputs: "spheres",
+};
+/** Learning rate of every `firevnet` training step (the issue's Adam 1e-3 and Adamax 1e-3). */
+const FIREVNET_LR = 1e-3;
+
+/**
+ * A dense fiRevNet with its blocks' permutations. CouplingFlow keeps them private, so a copy of `rng`'s stream
+ * replays its draws (per block a permutation, then the block's MLP). A replay that drifts from the flow gives
+ * PyTorch other permutations, which the forward check against it then reports.
+ */
+function denseFiRevNet(rng: Rng, spec: DenseFiRevNetSpec): { net: DenseFiRevNet; permutations: Int32Array[] } {
+  const replay = Rng.fromState(rng.state());
+  const net = new DenseFiRevNet(rng, {
+    dim: spec.dim,
+    classes: spec.classes,
+    blocks: spec.blocks,
+    hidden: spec.hidden,
+  });
+  const scratch = new Params(), half = Math.floor(spec.dim / 2);
+  const permutations: Int32Array[] = [];
+  for (let k = 0; k < spec.blocks; k++) {
+    permutations.push(replay.permutation(spec.dim));
+    new Mlp(replay, scratch, `block${k}/`, [half, spec.hidden, spec.hidden, spec.dim - half], { zeroLast: true });
+  }
+  scratch.dispose();
+  return { net, permutations };
+}
+
+/**
+ * Gives every all-zero variable N(0, 0.02²) values (the zero-initialised last layers, biases and scales): at the
+ * initial point the couplings are identities and a check would compare little more than permutations.
+ */
+async function perturbZeros(params: Params, rng: Rng): Promise<void> {
+  for (const variable of params.list()) {
+    const values = await variable.data();
+    if (values.every((v) => v === 0)) {
+      tf.tidy(() => variable.assign(tf.tensor(rng.normalArray(variable.size, 0.02), variable.shape)));
+    }
+  }
+}
+
+/** `[rows, dim]` uniform values in [0, 1]. */
+const uniformRows = (rng: Rng, rows: number, dim: number) =>
+  tf.tensor2d(Float32Array.from({ length: rows * dim }, () => rng.uniform()), [rows, dim]);
+
+/** z_s and z_n of `x` in inference mode, read back. */
+async function readLatents(net: DenseFiRevNet | ConvFiRevNet, x: tf.Tensor) {
+  const { zs, zn, logDet } = net.forward(x);
+  const out = { zs: await zs.data() as Float32Array, zn: await zn.data() as Float32Array };
+  tf.dispose([zs, zn, logDet]);
+  return out;
+}
+
+/** `count` steps of `minimize`, their losses read back. */
+async function firstLosses(minimize: () => tf.Scalar, count = 2): Promise<Float32Array> {
+  const losses = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    const loss = minimize();
+    losses[i] = (await loss.data())[0];
+    loss.dispose();
+  }
+  return losses;
+}
+
+/**
+ * A training step of the dense fiRevNet with the CE objective: the forward (z_s, z_n and the log-det, as the net
+ * computes them), the mean softmax cross-entropy of the logits z_s, backward, an Adam or Adamax step (lr 1e-3,
+ * betas 0.9, 0.999, ε 1e-8), the loss read back. The weights (the zero-initialised ones
+ * perturbed), permutations, inputs and labels go to bench/firevnet_reference.py as .npy; the check compares z_s
+ * and z_n before any step and the first two steps' losses.
+ */
+function denseFiRevNetStepWorkload(
+  name: ModelName,
+  spec: DenseFiRevNetSpec,
+  batch: number,
+  goalMs: number,
+): Workload {
+  return {
+    name,
+    batch,
+    goal: {
+      ms: goalMs,
+      source: `issue 23, Speed: a dense fiRevNet training step (d ${spec.dim}, batch ${batch}) ≤ ${goalMs} ms on wasm`,
+    },
+    minimum: { warmup: 10, steps: 5 },
+    async build(rng) {
+      const { net, permutations } = denseFiRevNet(rng, spec);
+      await perturbZeros(net.params, rng);
+      let x: tf.Tensor2D, labels: Int32Array;
+      if (spec.inputs === "spheres") {
+        const points = sampleSpheres(batch, spec.dim, rng);
+        x = tf.tensor2d(points.x, [batch, spec.dim]);
+        labels = points.y;
+      } else {
+        x = uniformRows(rng, batch, spec.dim);
+        labels = Int32Array.from({ length: batch }, () => rng.int(spec.classes));
+      }
+      const directory = Deno.makeTempDirSync({ prefix: `latentlab-bench-${name}-` });
+      const fixed = {
+        x,
+        labels: tf.tensor1d(labels, "int32"),
+        ...Object.fromEntries(permutations.map((p, k) => [`perm${k}`, tf.tensor1d(p, "int32")])),
+      };
+      await writeTensors(directory, { ...net.params.entries(""), ...fixed });
+      tf.dispose(Object.values(fixed).filter((t) => t !== x));
+      const targets = tf.tidy(() => tf.oneHot(tf.tensor1d(labels, "int32"), spec.classes));
+      const optimizer = spec.optimizer === "adamax"
+        ? tf.train.adamax(FIREVNET_LR, 0.9, 0.999, 1e-8)
+        : tf.train.adam(FIREVNET_LR, 0.9, 0.999, 1e-8);
+      const variables = net.params.list();
+      const minimize = () =>
+        optimizer.minimize(
+          () => {
+            const { zs } = net.forward(x);
+            return tf.losses.softmaxCrossEntropy(targets, net.logits(zs)) as tf.Scalar;
+          },
+          true,
+          variables,
+        )!;
+      const { zs, zn } = await readLatents(net, x);
+      const losses = await firstLosses(minimize);
+      return {
+        parameters: net.params.count(),
+        step: () => readLoss(minimize()),
+        dispose() {
+          optimizer.dispose();
+          net.dispose();
+          tf.dispose([x, targets]);
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: {
+          directory,
+          dim: spec.dim,
+          classes: spec.classes,
+          blocks: spec.blocks,
+          hidden: spec.hidden,
+          hidden_layers: 2,
+          optimizer: spec.optimizer,
+          lr: FIREVNET_LR,
+        },
+        check: (reference) => compareParts({ zs, zn, losses }, reference, { zs: 1e-5, zn: 1e-5, losses: 1e-5 }),
+      };
+    },
+  };
+}
+
+/**
+ * `firevnet-conv-32`: a training step of the convolutional fiRevNet (lib/models/firevnet.ts `ConvFiRevNet`: side
+ * 32, 3 channels, 2 levels × 4 steps of ActNorm → reverse → additive coupling with 64 filters, dropout 0.1, 10
+ * classes) at batch {@linkcode FIREVNET_CONV_BATCH} on uniform digits in the reference's input layout
+ * (`firevnetMnistInput`): a training-mode forward (dropout on), the logits through the BatchNorm on the batch, the
+ * mean softmax cross-entropy, backward, Adamax 1e-3, the loss read back. The ActNorms initialise on the batch first; the
+ * weights (the zero-initialised ones perturbed) and running statistics go to bench/firevnet_reference.py. The check
+ * compares z_s and z_n in inference mode and the first two steps' losses, those two taken without dropout (the two
+ * sides draw different masks).
+ */
+function convFiRevNetStepWorkload(): Workload {
+  const shape = { side: 32, levels: 2, steps: 4, filters: 64 };
+  return {
+    name: "firevnet-conv-32",
+    batch: FIREVNET_CONV_BATCH,
+    alsoWebgpu: true,
+    async build(rng) {
+      const net = new ConvFiRevNet(rng, shape);
+      const batch = FIREVNET_CONV_BATCH;
+      const x = firevnetMnistInput(Float32Array.from({ length: batch * 784 }, () => rng.uniform()), rng);
+      const labels = Int32Array.from({ length: batch }, () => rng.int(net.classes));
+      tf.dispose(Object.values(net.forward(x)));
+      await perturbZeros(net.params, rng);
+      const directory = Deno.makeTempDirSync({ prefix: "latentlab-bench-firevnet-conv-" });
+      const labelTensor = tf.tensor1d(labels, "int32");
+      await writeTensors(directory, { ...net.params.entries(""), ...net.stats.entries(""), x, labels: labelTensor });
+      const targets = tf.oneHot(labelTensor, net.classes);
+      labelTensor.dispose();
+      const optimizer = tf.train.adamax(FIREVNET_LR, 0.9, 0.999, 1e-8);
+      const variables = net.params.list();
+      const minimize = (dropout: boolean) =>
+        optimizer.minimize(
+          () => {
+            const { zs } = net.forward(x, { training: dropout });
+            return tf.losses.softmaxCrossEntropy(targets, net.logits(zs, { training: true })) as tf.Scalar;
+          },
+          true,
+          variables,
+        )!;
+      const { zs, zn } = await readLatents(net, x);
+      const losses = await firstLosses(() => minimize(false));
+      return {
+        parameters: net.params.count(),
+        step: () => readLoss(minimize(true)),
+        dispose() {
+          optimizer.dispose();
+          net.dispose();
+          tf.dispose([x, targets]);
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: {
+          directory,
+          levels: shape.levels,
+          steps: shape.steps,
+          classes: net.classes,
+          dropout: 0.1,
+          lr: 1e-3,
+        },
+        check: (reference) => compareParts({ zs, zn, losses }, reference, { zs: 1e-5, zn: 1e-5, losses: 1e-5 }),
+      };
+    },
+  };
+}
+
+/**
+ * `firevnet-inverse-196`: F⁻¹(z_s, z_n) of {@linkcode FIREVNET_196_BATCH} rows through the MNIST quick preset's
+ * dense fiRevNet, read back, paired round by round with its forward of the same rows (z_s and z_n read back); goal:
+ * the ratio of their medians ≤ {@linkcode FIREVNET_INVERSE_RATIO_GOAL}. Ours only. The check: the round trip's
+ * largest |F⁻¹(F(x)) − x|.
+ */
+function firevnetInverseWorkload(): Workload {
+  return {
+    name: "firevnet-inverse-196",
+    batch: FIREVNET_196_BATCH,
+    minimum: { warmup: 30, steps: 10 },
+    baseline: {
+      model: "firevnet-forward-196",
+      ratio: FIREVNET_INVERSE_RATIO_GOAL,
+      source: `issue 23, Speed: a dense fiRevNet's inverse (d 196, batch ${FIREVNET_196_BATCH}) ≤ ` +
+        `${FIREVNET_INVERSE_RATIO_GOAL}× its forward`,
+    },
+    async build(rng) {
+      const { net } = denseFiRevNet(rng, FIREVNET_196);
+      await perturbZeros(net.params, rng);
+      const x = uniformRows(rng, FIREVNET_196_BATCH, FIREVNET_196.dim);
+      const { zs, zn, logDet } = net.forward(x);
+      logDet.dispose();
+      const inverse = async () => {
+        const back = await net.inverse(zs, zn);
+        const values = await back.data() as Float32Array;
+        back.dispose();
+        return values;
+      };
+      const error = largestDifference(await inverse(), await x.data() as Float32Array);
+      return {
+        parameters: net.params.count(),
+        async step() {
+          await inverse();
+        },
+        async baselineStep() {
+          const out = net.forward(x);
+          await out.zs.data();
+          await out.zn.data();
+          tf.dispose([out.zs, out.zn, out.logDet]);
+        },
+        dispose() {
+          net.dispose();
+          tf.dispose([x, zs, zn]);
+        },
+        check: () => ({
+          ok: error <= 1e-4,
+          detail: `round trip: largest |F⁻¹(F(x)) − x| ${error.toExponential(1)} (tolerance 1e-4)`,
+        }),
+      };
+    },
+  };
+}
+
+/**
+ * `firevnet-metamers-196`: lib/models/firevnet.ts `metamers` of {@linkcode FIREVNET_METAMER_PAIRS} pairs of
+ * uniform rows through the MNIST quick preset's dense fiRevNet (two forwards, one inverse), read back; goal ≥
+ * {@linkcode FIREVNET_METAMERS_GOAL_PER_S} metamers per second. Ours only. The check: the metamers' z_s against
+ * z_s(A) and z_n against z_n(B).
+ */
+function firevnetMetamersWorkload(): Workload {
+  const pairs = FIREVNET_METAMER_PAIRS;
+  return {
+    name: "firevnet-metamers-196",
+    batch: pairs,
+    oursOnly: true,
+    goal: {
+      imagesPerS: FIREVNET_METAMERS_GOAL_PER_S,
+      source: `issue 23, Speed: metamers of the dense fiRevNet (d 196) ≥ ${
+        FIREVNET_METAMERS_GOAL_PER_S.toLocaleString("en-US")
+      } images/s, timed on ${pairs.toLocaleString("en-US")} pairs`,
+    },
+    async build(rng) {
+      const { net } = denseFiRevNet(rng, FIREVNET_196);
+      await perturbZeros(net.params, rng);
+      const xA = uniformRows(rng, pairs, FIREVNET_196.dim), xB = uniformRows(rng, pairs, FIREVNET_196.dim);
+      const first = await metamers(net, xA, xB);
+      const [met, a, b] = await Promise.all([readLatents(net, first), readLatents(net, xA), readLatents(net, xB)]);
+      first.dispose();
+      const zsError = relativeDifference(a.zs, met.zs), znError = relativeDifference(b.zn, met.zn);
+      return {
+        parameters: net.params.count(),
+        async step() {
+          const out = await metamers(net, xA, xB);
+          await out.data();
+          out.dispose();
+        },
+        dispose() {
+          net.dispose();
+          tf.dispose([xA, xB]);
+        },
+        check: () => ({
+          ok: Math.max(zsError, znError) <= 1e-4,
+          detail: `metamers' z_s vs z_s(A) ${zsError.toExponential(1)}, z_n vs z_n(B) ${
+            znError.toExponential(1)
+          } of the largest value (tolerance 1e-4)`,
+        }),
+      };
+    },
+  };
+}
+
 const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
@@ -1722,6 +2149,11 @@ const WORKLOADS: Workload[] = [
   ),
   dtoWorkload(),
   dsWorkload(),
+  denseFiRevNetStepWorkload("firevnet-dense-196", FIREVNET_196, FIREVNET_196_BATCH, FIREVNET_196_GOAL_MS),
+  denseFiRevNetStepWorkload("firevnet-dense-100", FIREVNET_100, FIREVNET_100_BATCH, FIREVNET_100_GOAL_MS),
+  convFiRevNetStepWorkload(),
+  firevnetInverseWorkload(),
+  firevnetMetamersWorkload(),
 ];
 
 /** Median, quartiles (linear interpolation) and range of `values`. */
@@ -2012,10 +2444,16 @@ async function timeModel(
     : cfg;
   const t = await timeRounds(workload, worker, counts);
   const withReference = t.theirs.length > 0;
-  const goalMs = workload.plain?.goalMs ?? workload.goal?.ms;
+  // A floor on images/s is a ceiling on the step: batch / floor.
+  const floor = workload.goal?.imagesPerS;
+  const goalMs = workload.plain?.goalMs ?? workload.goal?.ms ??
+    (floor === undefined ? undefined : workload.batch * 1000 / floor);
   const ratio = withReference ? spread(t.rounds.map((r) => r.ratio!)) : null;
   const goal = goalMs === undefined && !workload.goal ? undefined : {
     ...(goalMs === undefined ? {} : { ms: goalMs, met: spread(t.ours).median <= goalMs }),
+    ...(floor === undefined
+      ? {}
+      : { images_per_s: floor, measured_images_per_s: workload.batch * 1000 / spread(t.ours).median }),
     ...(workload.goal?.ratio !== undefined
       ? { ratio: workload.goal.ratio, ratio_met: ratio ? ratio.median <= workload.goal.ratio : null }
       : {}),
@@ -2080,7 +2518,11 @@ export function dataEntryLine(r: ModelResult): string {
   const goal = r.goal;
   if (goal) {
     const goals = [
-      ...(goal.ms === undefined ? [] : [`≤ ${goal.ms} ms ${verdict(goal.met)}`]),
+      ...(goal.images_per_s !== undefined
+        ? [`≥ ${goal.images_per_s} images/s (${goal.measured_images_per_s!.toFixed(0)}) ${verdict(goal.met)}`]
+        : goal.ms === undefined
+        ? []
+        : [`≤ ${goal.ms} ms ${verdict(goal.met)}`]),
       ...(goal.ratio === undefined ? [] : [`ratio ≤ ${goal.ratio} ${verdict(goal.ratio_met)}`]),
     ];
     parts[parts.length - 1] += `; goal ${goals.join(", ")}`;
@@ -2528,6 +2970,27 @@ async function main(args: string[]): Promise<void> {
         report.results.push(result);
         if (result.goal || result.check || result.baseline) console.error(dataEntryLine(result));
       }
+    }
+    const webgpuToo = onBackends.filter((w) => w.alsoWebgpu && !backends.includes("webgpu"));
+    if (webgpuToo.length) {
+      const info = await selectBackend("webgpu").catch(() => null);
+      if (info && !info.softwareAdapter) {
+        report.machine.webgpu_adapter = info.adapter;
+        for (const workload of webgpuToo) {
+          console.error(`timing ${workload.name} on webgpu ...`);
+          const result = await timeModel(workload, "webgpu", worker, cfg);
+          report.results.push(result);
+          console.error(dataEntryLine(result));
+        }
+      } else {
+        // A software adapter runs the shaders on this CPU: its times say nothing about a GPU.
+        const reason = info
+          ? `the only WebGPU adapter, "${info.adapter}", renders in software on this CPU (--backend webgpu times it)`
+          : "no WebGPU adapter";
+        report.not_timed = webgpuToo.map((w) => ({ model: w.name, backend: "webgpu", reason }));
+        for (const w of webgpuToo) console.error(`${w.name} not timed on webgpu: ${reason}`);
+      }
+      await selectBackend(backends.at(-1) as "wasm" | "cpu" | "webgpu");
     }
     if (started && plain.some((w) => !w.oursOnly)) {
       console.error(`NumPy reference: ${referenceProcessLine(started.info)}`);

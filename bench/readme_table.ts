@@ -7,9 +7,10 @@
  * against a training step and the prior-mode forward against the source-mode one, the data-path
  * entries beside NumPy with their absolute goals, the `--corruptions` table
  * (images/s per corruption beside NumPy, MNIST-C on 10,000 digits) and the
- * `--profile` kernels when present. A `--only` group's report renders the
+ * `--profile` kernels when present, and the entries a backend did not time, with
+ * the reason. A `--only` group's report renders the
  * same way into its own section (`--section bench-tta`, `bench-cebra`,
- * `bench-vae-pca`).
+ * `bench-vae-pca`, `bench-firevnet`).
  *
  * usage: deno task bench-readme <bench.json> [--readme path] [--section name]
  *
@@ -44,6 +45,12 @@ const LABELS: Record<string, string> = {
   "synth-mlp-64": "9 tanh 64-64 VAEs in one graph, Adam step (3 → 2, batch 100 each)",
   "dto-500x1024x5": "DtO (NumPy eigh, SciPy linear_sum_assignment)",
   "ds-5000": "Disentanglement Score (scikit-learn KNeighborsRegressor)",
+  "firevnet-dense-196": "dense fiRevNet d 196 (8 blocks, h 128), Adamax step",
+  "firevnet-dense-100": "dense fiRevNet d 100 (4 blocks, h 128), Adam step",
+  "firevnet-conv-32": "conv fiRevNet 32×32×3 (2 levels × 4 steps, 64 filters), Adamax step",
+  "firevnet-inverse-196": "dense fiRevNet d 196 inverse",
+  "firevnet-forward-196": "dense fiRevNet d 196 forward",
+  "firevnet-metamers-196": "dense fiRevNet d 196 metamers (2 forwards, 1 inverse)",
 };
 
 /** What one step of a data-path entry works on, where "N rows" would not say it. */
@@ -101,7 +108,13 @@ export function modelGoalLine(r: BenchReport["results"][number]): string {
     );
   }
   if (g) {
-    if (g.ms !== undefined) {
+    if (g.images_per_s !== undefined) {
+      parts.push(
+        `≥ ${g.images_per_s.toLocaleString("en-US")} images/s: ` +
+          `${Math.round(g.measured_images_per_s!).toLocaleString("en-US")} images/s (${ms(r.ms_per_step.median)} ms ` +
+          `per ${r.batch.toLocaleString("en-US")}), ${g.met ? "met" : "**not met**"}`,
+      );
+    } else if (g.ms !== undefined) {
       parts.push(`≤ ${g.ms} ms per step: ${ms(r.ms_per_step.median)} ms, ${g.met ? "met" : "**not met**"}`);
     }
     if (g.ratio !== undefined) {
@@ -111,7 +124,9 @@ export function modelGoalLine(r: BenchReport["results"][number]): string {
       );
     }
   }
-  if (r.check) parts.push(`results agree with PyTorch's: ${r.check.ok ? "yes" : "**no**"}, ${r.check.detail}`);
+  if (r.check && r.reference_library === "none") {
+    parts.push(`check ${r.check.ok ? "passed" : "**failed**"}: ${r.check.detail}`);
+  } else if (r.check) parts.push(`results agree with PyTorch's: ${r.check.ok ? "yes" : "**no**"}, ${r.check.detail}`);
   const sources = [...new Set([b?.source, g?.source].filter((v): v is string => v !== undefined))];
   return `${LABELS[r.model] ?? r.model} (${r.backend}, batch ${r.batch}): ${parts.join("; ")}` +
     (sources.length ? `. Goal${sources.length > 1 ? "s" : ""}: ${sources.join("; ")}.` : ".");
@@ -231,6 +246,12 @@ export function speedSection(report: BenchReport): string {
           r.check ? (r.check.ok ? "yes" : "**no**") : "—"
         } | ${load(r.load_before)} → ${load(r.load_after)} |`,
       );
+    }
+  }
+  if (report.not_timed?.length) {
+    lines.push("");
+    for (const n of report.not_timed) {
+      lines.push(`Not timed: ${LABELS[n.model] ?? n.model} on ${n.backend}: ${n.reason}.`);
     }
   }
   if (report.corruptions) lines.push("", ...corruptionLines(report.corruptions, report));
@@ -371,7 +392,7 @@ if (import.meta.main) {
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
     const usage =
-      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra]";
+      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
@@ -383,9 +404,11 @@ if (import.meta.main) {
       "bench-tta",
       "bench-cebra",
       "bench-vae-pca",
+      "bench-firevnet",
       "bench-webgpu",
       "bench-webgpu-tta",
       "bench-webgpu-cebra",
+      "bench-webgpu-firevnet",
     ];
     if (typeof section !== "string" || !sections.includes(section)) {
       exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);

@@ -4,8 +4,8 @@
 #   .gpu/  deno.xz (xz -6 of the deno binary), bench.js.xz (deno bundle bench/bench.ts, then xz), and the two
 #          tfjs-backend-wasm*.wasm.xz files of node_modules/@tensorflow/tfjs-backend-wasm/dist (a bundle finds them
 #          beside itself)
-# Writes $OUT/bench-webgpu.json (the README's model list), $OUT/bench-webgpu-tta.json (--only tta) and
-# $OUT/bench-webgpu-cebra.json (--only cebra).
+# Writes $OUT/bench-webgpu.json (the README's model list), $OUT/bench-webgpu-tta.json (--only tta),
+# $OUT/bench-webgpu-cebra.json (--only cebra) and $OUT/bench-webgpu-firevnet.json (--only firevnet).
 set -e
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -23,3 +23,4 @@ cd /tmp/b
   --json "$OUT/bench-webgpu.json"
 ./deno run -A bench.js --backend webgpu --torch off --only tta --json "$OUT/bench-webgpu-tta.json"
 ./deno run -A bench.js --backend webgpu --torch off --only cebra --json "$OUT/bench-webgpu-cebra.json"
+./deno run -A bench.js --backend webgpu --torch off --only firevnet --json "$OUT/bench-webgpu-firevnet.json"
