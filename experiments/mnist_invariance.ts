@@ -43,7 +43,9 @@ import {
   encodeRows,
   errorRate,
   type LabelledRows,
+  logitMatchError,
   pickRows,
+  roundTripError,
   trainFiRevNet,
   trainPosthocClassifier,
 } from "../lib/train/firevnet_training.ts";
@@ -319,7 +321,6 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
     const [xA, xB] = [tf.tensor2d(a.x, [a.rows, a.dim]), tf.tensor2d(b.x, [b.rows, b.dim])];
     const met = await metamers(net, xA, xB);
     const metValues = new Float32Array(await met.data());
-    const match = await tf.tidy(() => tf.max(tf.abs(tf.sub(net.forward(met).zs, net.forward(xA).zs)))).data();
     const proxyScores = await classifierScores(proxy, metValues);
     proxy.dispose();
     let followsB = 0, followsA = 0;
@@ -331,15 +332,8 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
     }
     metrics.flip_rate = followsB / a.rows;
     metrics.follows_logits_rate = followsA / a.rows;
-    metrics.logit_match_err = match[0];
-    const back = await net.inverse(...tf.tidy(() => {
-      const out = net.forward(xA);
-      return [out.zs, out.zn] as [tf.Tensor2D, tf.Tensor2D];
-    }));
-    const backValues = await back.data();
-    let invertErr = 0;
-    for (let i = 0; i < backValues.length; i++) invertErr = Math.max(invertErr, Math.abs(backValues[i] - a.x[i]));
-    metrics.invert_max_err = invertErr;
+    metrics.logit_match_err = await logitMatchError(net, xA, met);
+    metrics.invert_max_err = await roundTripError(net, a.x, a.dim);
 
     // Figs. 4 and 6: 8 pairs as A | B | metamer, and z_n interpolations from A to B.
     const side = Math.sqrt(train.dim), shown = Math.min(8, a.rows);
@@ -362,7 +356,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
       steps,
       imageGrid(pathValues, 8 * shown, [side, side, 1], shown),
     );
-    tf.dispose([xA, xB, met, back, headA, headB, path]);
+    tf.dispose([xA, xB, met, headA, headB, path]);
     return metrics;
   } finally {
     net.dispose();

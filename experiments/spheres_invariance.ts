@@ -38,7 +38,9 @@ import {
   encodeRows,
   errorRate,
   type LabelledRows,
+  logitMatchError,
   pickRows,
+  roundTripError,
   trainFiRevNet,
   trainPosthocClassifier,
 } from "../lib/train/firevnet_training.ts";
@@ -335,16 +337,7 @@ async function firevnetPart(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpo
 
       // Invertibility on validation points, then metamers: z_s of inner points, z_n of outer ones.
       const probe = pickRows(val, Array.from({ length: Math.min(1_000, val.rows) }, (_, i) => i));
-      const roundTrip = await tf.tidy(() => {
-        const out = net.forward(tf.tensor2d(probe.x, [probe.rows, cfg.dim]));
-        return [out.zs, out.zn] as const;
-      });
-      const back = await net.inverse(roundTrip[0], roundTrip[1]);
-      const backValues = await back.data();
-      tf.dispose([...roundTrip, back]);
-      let invertErr = 0;
-      for (let i = 0; i < backValues.length; i++) invertErr = Math.max(invertErr, Math.abs(backValues[i] - probe.x[i]));
-      metrics["invert/max_err"] = invertErr;
+      metrics["invert/max_err"] = await roundTripError(net, probe.x, cfg.dim);
 
       const inner: number[] = [], outer: number[] = [];
       val.labels.forEach((y, i) => (y === 0 ? inner : outer).push(i));
@@ -353,11 +346,8 @@ async function firevnetPart(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpo
       const [xA, xB] = [tf.tensor2d(a.x, [count, cfg.dim]), tf.tensor2d(b.x, [count, cfg.dim])];
       const met = await metamers(net, xA, xB);
       const metValues = new Float32Array(await met.data());
-      const zsA = tf.tidy(() => net.forward(xA).zs);
-      const zsMet = tf.tidy(() => net.forward(met).zs);
-      const match = await tf.tidy(() => tf.max(tf.abs(tf.sub(zsMet, zsA)))).data();
-      tf.dispose([xA, xB, met, zsA, zsMet]);
-      metrics["metamer/logit_match_err"] = match[0];
+      metrics["metamer/logit_match_err"] = await logitMatchError(net, xA, met);
+      tf.dispose([xA, xB, met]);
       const threshold = sphereThreshold(radii);
       const metDecisions = await decisions(net, posthoc, metValues, cfg.dim);
       let outside = 0, dInner = 0, dncAgrees = 0;

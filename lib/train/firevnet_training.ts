@@ -280,3 +280,23 @@ export async function classifierScores(classifier: NuisanceClassifier, zn: Float
   }
   return out;
 }
+
+/** max |F⁻¹(F(x)) − x| over the rows of `x` `[rows, dim]` (float32 round-off of an exact inverse). */
+export async function roundTripError(net: FiRevNet, x: Float32Array, dim: number): Promise<number> {
+  const input = tf.tensor2d(x, [x.length / dim, dim]);
+  const { zs, zn, logDet } = net.forward(input);
+  const back = await net.inverse(zs, zn);
+  const values = await back.data();
+  tf.dispose([input, zs, zn, logDet, back]);
+  let err = 0;
+  for (let i = 0; i < values.length; i++) err = Math.max(err, Math.abs(values[i] - x[i]));
+  return err;
+}
+
+/** max |z_s(x_met) − z_s(x_A)|: how exactly metamers keep their logit source's z_s. */
+export async function logitMatchError(net: FiRevNet, xA: tf.Tensor2D, metamers: tf.Tensor): Promise<number> {
+  const gap = tf.tidy(() => tf.max(tf.abs(tf.sub(net.forward(metamers).zs, net.forward(xA).zs))));
+  const value = (await gap.data())[0];
+  gap.dispose();
+  return value;
+}
