@@ -11,7 +11,8 @@ import type { RegistrySnapshot } from "../registry.ts";
  * → mcc: the metric one of whose outputs is a segment of the key; undefined when none is.
  */
 export function metricOfKey(metrics: RegistrySnapshot["metrics"], key: string) {
-  const segments = key.split("/");
+  // A parameter after "@" names a setting (degeneracy/dto@1.2), not another metric.
+  const segments = key.split("/").map((segment) => segment.replace(/@.*$/, ""));
   return metrics.find((m) => m.outputs.some((output) => segments.includes(output)));
 }
 

@@ -274,6 +274,53 @@ export const METRICS = defineRegistry(
       kind: "encoder",
       outputs: ["jpinv", "neuron_gradient", "feature_ablation", "integrated_gradients"],
     },
+    {
+      name: "distance_to_orthogonality",
+      description: "DtO: mean over points of ‖V − P(V)‖_F, V the right singular vectors of the decoder's Jacobian " +
+        "and P the closest signed permutation (0: locally orthogonal columns)",
+      source: "003_4a2c49557ae8b2d0.md §2.5 (eq. 3.25; lib/metrics/dto.ts)",
+      kind: "encoder",
+      outputs: ["dto"],
+    },
+    {
+      name: "disentanglement_score",
+      description: "the thesis' DS: per factor, the gap between the best and second-best 1-D kNN predictor from one " +
+        "latent, over the factor's spread or the constant classifier's accuracy",
+      source: "003_4a2c49557ae8b2d0.md §4.2 (eqs. 3.32–3.37; lib/metrics/disentanglement_score.ts)",
+      kind: "encoder",
+      outputs: ["ds"],
+    },
+    {
+      name: "polarized_regime",
+      description: "share of training after which Δ_KL = |KL − KL_≈|/KL stays below 3% to the end (the polarized " +
+        "regime's approximate KL over active latents)",
+      source: "003_4a2c49557ae8b2d0.md §2.3 (eqs. 3.5, 3.38; lib/metrics/polarized.ts)",
+      kind: "encoder",
+      outputs: ["polarized"],
+    },
+    {
+      name: "invariance_attack_accuracy",
+      description: "accuracy of Eq. 5's classifier on clean spheres and after Example 6's attack on the coordinate " +
+        "it ignores",
+      source: "004_a2e2a3876a23345e.md §2.1 (Example 6; lib/data/spheres.ts)",
+      kind: "classifier",
+      outputs: ["clean_acc", "shifted_acc"],
+    },
+    {
+      name: "logit_classifier",
+      description: "accuracy or error of a fully invertible network's logits z_s",
+      source: "004_a2e2a3876a23345e.md §4 (Table 2; lib/train/firevnet_training.ts)",
+      kind: "classifier",
+      outputs: ["logit_val_acc", "logit_train_err", "logit_test_err"],
+    },
+    {
+      name: "nuisance_classifier",
+      description: "accuracy or error of a fresh classifier on the frozen nuisances z_n: label information the " +
+        "logits ignore",
+      source: "004_a2e2a3876a23345e.md §4 (Table 2; lib/train/firevnet_training.ts)",
+      kind: "classifier",
+      outputs: ["nuisance_val_acc", "nuisance_train_err", "nuisance_test_err"],
+    },
   ] as const satisfies readonly MetricEntry[],
 );
 
