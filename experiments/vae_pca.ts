@@ -44,7 +44,7 @@ import {
 import { corrGap, disentanglementScore, type FactorKind, migBinned } from "../lib/metrics/disentanglement_score.ts";
 import { distanceToOrthogonality, HAAR_DTO_2 } from "../lib/metrics/dto.ts";
 import { polarizedFraction, polarizedKl } from "../lib/metrics/polarized.ts";
-import type { EnsembleKind, EnsembleOptions, EnsembleVae } from "../lib/models/ensemble.ts";
+import { type EnsembleKind, type EnsembleOptions, EnsembleVae } from "../lib/models/ensemble.ts";
 import {
   type EnsembleTraining,
   memberCodes,
@@ -705,7 +705,6 @@ async function runPhase(ctx: RunContext, cfg: Cfg, id: string, checkpoints: Phas
 
 /** The dsprites part's random decoders: the β-VAE's untrained decoders, at codes z ~ N(0, I). */
 async function randomImageDecoders(seed: number, cfg: Cfg, spec: PhaseSpec, trained: EnsembleOptions) {
-  const { EnsembleVae } = await import("../lib/models/ensemble.ts");
   const untrained = new EnsembleVae({ ...trained, kind: "vae", betas: trained.seeds.map(() => cfg.dsprites_beta) });
   try {
     const out: PhaseResult["members"] = [];
