@@ -74,17 +74,11 @@ const config = {
   ice_variant: choice("permuted", ICE_VARIANTS, "L_nCE: CE against permuted labels (the reference) or −CE/dim z_n"),
   lambda_n: real(0.05, "weight λ_n of L_nCE (the reference's 0.05 for the permuted form)", { min: 0 }),
   lambda_m: real(1, "weight λ_m of the factorial likelihood of z_n, in bits/dim", { min: 0 }),
-  ice_hidden: integers([512, 512], "iCE's nuisance classifier: ReLU widths (App. B: 512–512)", {
-    min: 1,
-    max: 16_384,
-    repeats: true,
-  }),
+  ice_hidden: integer(512, "iCE's nuisance classifier: ReLU width (App. B: 512)", { min: 1, max: 16_384 }),
+  ice_layers: integer(2, "its hidden layers (App. B: 2)", { min: 1, max: 16 }),
   ice_updates: integer(5, "its Adamax updates per encoder step (the reference's 5)", { min: 0, max: 100 }),
-  nuisance_hidden: integers([512, 512], "post-hoc classifier on frozen z_n: ReLU widths (App. B: 512)", {
-    min: 1,
-    max: 16_384,
-    repeats: true,
-  }),
+  nuisance_hidden: integer(512, "post-hoc classifier on frozen z_n: ReLU width (App. B: 512)", { min: 1, max: 16_384 }),
+  nuisance_layers: integer(2, "its hidden layers", { min: 1, max: 16 }),
   nuisance_epochs: integer(10, "epochs of the post-hoc classifier (not stated: ours)", { min: 1, max: 10_000 }),
   proxy_hidden: integer(256, "the independent proxy oracle of the flip rate: one ReLU layer, clean inputs", {
     min: 1,
@@ -271,7 +265,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
       lr: cfg.lr,
       objective: phase.objective,
       ice: {
-        hidden: cfg.ice_hidden,
+        hidden: Array.from({ length: cfg.ice_layers }, () => cfg.ice_hidden),
         updates: cfg.ice_updates,
         variant: cfg.ice_variant,
         lambdaN: cfg.lambda_n,
@@ -298,7 +292,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
       metrics.shifted_test_err = errorRate(logits, shifted.labels, MNIST_CLASSES);
     }
     const posthoc = await trainPosthocClassifier({ zn: trainCodes.zn, labels: train.labels }, MNIST_CLASSES, {
-      hidden: cfg.nuisance_hidden,
+      hidden: Array.from({ length: cfg.nuisance_layers }, () => cfg.nuisance_hidden),
       epochs: cfg.nuisance_epochs,
       batch: cfg.batch,
       lr: 1e-3,
@@ -427,9 +421,10 @@ export const experiment = defineExperiment({
       hidden: 16,
       epochs: 1,
       batch: 32,
-      ice_hidden: [16, 16],
+      ice_hidden: 16,
       ice_updates: 1,
-      nuisance_hidden: [16],
+      nuisance_hidden: 16,
+      nuisance_layers: 1,
       nuisance_epochs: 1,
       proxy_hidden: 16,
       metamer_pairs: 50,
@@ -443,8 +438,8 @@ export const experiment = defineExperiment({
     quick: {
       datasets: ["mnist", "shift-background"],
       epochs: 15,
-      ice_hidden: [256, 256],
-      nuisance_hidden: [256, 256],
+      ice_hidden: 256,
+      nuisance_hidden: 256,
       workers: 2,
     },
     paper: {},

@@ -74,12 +74,11 @@ const config = {
   lr: real(1e-4, "firevnet: Adam learning rate (App. B.1: 1e-4)", { min: 0, max: 1 }),
   blocks: integer(4, "firevnet: additive coupling blocks (App. B.1: 4)", { min: 1, max: 1_000 }),
   hidden: integer(128, "firevnet: bottleneck width (not stated; report §7.3: 128)", { min: 1, max: 16_384 }),
-  nuisance_hidden: integers([1_000, 1_000, 1_000], "firevnet: post-hoc classifier on z_n, ReLU widths (App. B.1)", {
+  nuisance_hidden: integer(1_000, "firevnet: post-hoc classifier on z_n, ReLU width (App. B.1: 1,000)", {
     min: 1,
     max: 16_384,
-    // Layer widths repeat.
-    repeats: true,
   }),
+  nuisance_layers: integer(3, "firevnet: its hidden layers (App. B.1: 3)", { min: 1, max: 16 }),
   nuisance_epochs: integer(10, "firevnet: epochs of the post-hoc classifier (not stated: ours)", {
     min: 1,
     max: 10_000,
@@ -323,7 +322,7 @@ async function firevnetPart(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpo
       "firevnet/logit_val_acc": 1 - errorRate(valCodes.logits, val.labels, 2),
     };
     const posthoc = await trainPosthocClassifier({ zn: trainCodes.zn, labels: train.labels }, 2, {
-      hidden: cfg.nuisance_hidden,
+      hidden: Array.from({ length: cfg.nuisance_layers }, () => cfg.nuisance_hidden),
       epochs: cfg.nuisance_epochs,
       batch: cfg.batch,
       lr: cfg.nuisance_lr,
@@ -443,7 +442,8 @@ export const experiment = defineExperiment({
       batch: 128,
       lr: 1e-3,
       hidden: 16,
-      nuisance_hidden: [16, 16],
+      nuisance_hidden: 16,
+      nuisance_layers: 2,
       nuisance_epochs: 1,
       metamers: 100,
       plane_side: 20,
@@ -459,7 +459,7 @@ export const experiment = defineExperiment({
       train: 50_000,
       val: 10_000,
       lr: 1e-3,
-      nuisance_hidden: [256, 256, 256],
+      nuisance_hidden: 256,
     },
     paper: {},
   },

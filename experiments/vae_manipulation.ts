@@ -70,12 +70,8 @@ const config = {
   ratio: real(1.5, "synth: Synth-Lin stretch r", { min: 1, max: 10 }),
   eps: real(0.1, "synth: size ε of the wiggle and of the uniform noise", { min: 0, max: 0.5 }),
   omega: real(20, "synth: frequency ω of the wiggle sin(ω(w₁ + w₂))", { min: 0 }),
-  hidden: integers([64, 64], "synth: encoder widths, tanh (decoder reversed)", {
-    min: 1,
-    max: 4_096,
-    // Layer widths repeat (64, 64).
-    repeats: true,
-  }),
+  hidden: integer(64, "synth: hidden width of the encoder and decoder MLPs, tanh", { min: 1, max: 4_096 }),
+  hidden_layers: integer(2, "synth: hidden layers of each MLP", { min: 1, max: 16 }),
   synth_latents: integer(2, "synth: latents", { min: 2, max: 64 }),
   beta: real(1e-2, "synth: β of the β-VAE", { min: 0 }),
   synth_lr: real(3e-3, "synth: Adam learning rate", { min: 0, max: 1 }),
@@ -235,7 +231,7 @@ async function runSynth(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpoints
         seeds: members.map((m) => m.seed),
         input: 3,
         latents: cfg.synth_latents,
-        hidden: cfg.hidden,
+        hidden: Array.from({ length: cfg.hidden_layers }, () => cfg.hidden),
         activation: "tanh",
         kind: "vae",
         betas: members.map(() => cfg.beta),
@@ -417,7 +413,8 @@ export const experiment = defineExperiment({
     smoke: {
       datasets: [...DATASETS],
       samples: 2_000,
-      hidden: [8],
+      hidden: 8,
+      hidden_layers: 1,
       synth_steps: 40,
       synth_batch: 32,
       synth_seeds: 2,

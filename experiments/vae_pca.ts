@@ -95,8 +95,6 @@ const config = {
   hidden_nonlin: integers([60, 40, 20], "Synth-Non-Lin encoder widths, tanh (decoder reversed; Table 3.1)", {
     min: 1,
     max: 4_096,
-    // Layer widths repeat (64, 64).
-    repeats: true,
   }),
   generator_seed: integer(-1, "Synth-Non-Lin generator (−1: the first in 0…99 whose S(45°) − S(0°) ≥ 0.05)", {
     min: -1,
@@ -108,12 +106,11 @@ const config = {
     max: 1_000_000,
   }),
   dsprites_resolution: integerChoice(32, [32, 64], "dsprites part: image side"),
-  dsprites_hidden: integers([1_200, 1_200], "dsprites part: encoder widths, ReLU (decoder reversed)", {
+  dsprites_hidden: integer(1_200, "dsprites part: encoder hidden width, ReLU (decoder reversed)", {
     min: 1,
     max: 4_096,
-    // Layer widths repeat (64, 64).
-    repeats: true,
   }),
+  dsprites_layers: integer(2, "dsprites part: hidden layers of each MLP", { min: 1, max: 16 }),
   dsprites_latents: integer(5, "dsprites part: latents (the 5 factors)", { min: 2, max: 64 }),
   dsprites_beta: real(4, "dsprites part: β of the β-VAE and β-VAE_Σ (Table 3.3: 4)", { min: 0 }),
   dsprites_steps: integer(576_000, "dsprites part: AdaGrad steps (50 epochs of 737,280 at batch 64)", {
@@ -510,7 +507,7 @@ function phaseSpec(seed: number, cfg: Cfg, id: string): PhaseSpec {
     id,
     kind: model === "vae" ? "vae" : KIND[model as SynthModel],
     members,
-    hidden: cfg.dsprites_hidden,
+    hidden: Array.from({ length: cfg.dsprites_layers }, () => cfg.dsprites_hidden),
     activation: "relu",
     latents: cfg.dsprites_latents,
     loss: "bernoulli",
@@ -860,7 +857,8 @@ export const experiment = defineExperiment({
       generator_seed: 0,
       dto_points: 50,
       random_decoders: 50,
-      dsprites_hidden: [16],
+      dsprites_hidden: 16,
+      dsprites_layers: 1,
       dsprites_steps: 200,
       dsprites_seeds: 1,
       dsprites_test: 100,
