@@ -22,7 +22,7 @@
  * training and names another class at test time.
  */
 import * as tf from "@tensorflow/tfjs";
-import { choice, choices, type ConfigOf, flag, integer, integerChoice, integers, real } from "../lib/core/config.ts";
+import { choice, choices, type ConfigOf, flag, integer, integerChoice, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { Rng } from "../lib/core/rng.ts";

@@ -22,7 +22,7 @@
  *     (U[−ε, ε]) data and scored.
  */
 import * as tf from "@tensorflow/tfjs";
-import { choices, type ConfigOf, integer, integers, real } from "../lib/core/config.ts";
+import { choices, type ConfigOf, integer, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { type Matrix, meanSd } from "../lib/core/matrix.ts";
