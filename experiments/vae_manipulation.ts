@@ -346,7 +346,7 @@ async function runImages(ctx: RunContext, cfg: Cfg, dataset: ImageDataset): Prom
       shouldStop: () => ctx.stopRequested.aborted,
     });
     perturbation = { gap: trained.gap, maxAbs: trained.maxAbs };
-    modified = perturbedDataset(base, net.tabulate());
+    modified = perturbedDataset(base, await net.tabulate());
   } finally {
     net.dispose();
     for (const r of restarts) r.dispose();

@@ -561,17 +561,18 @@ async function scoreMember(
 }
 
 /** The linear decoder's columns c_j = dec(e_j) − dec(0) of member k, [outputs][latents]. */
-function decoderColumns(model: EnsembleVae, k: number, latents: number): number[][] {
-  const values = tf.tidy(() => {
-    const basis = tf.concat([tf.zeros([1, latents]), tf.eye(latents)], 0) as tf.Tensor2D;
-    return model.memberDecoder(k)(basis).arraySync() as number[][];
-  });
+async function decoderColumns(model: EnsembleVae, k: number, latents: number): Promise<number[][]> {
+  const decoded = tf.tidy(() =>
+    model.memberDecoder(k)(tf.concat([tf.zeros([1, latents]), tf.eye(latents)], 0) as tf.Tensor2D)
+  );
+  const values = await decoded.array() as number[][];
+  decoded.dispose();
   return values[0].map((_, r) => values.slice(1).map((row) => row[r] - values[0][r]));
 }
 
 /** Theorem 2 check of one linear β-VAE member: |cos| of its columns with R e₁, R e₂, σ² against (β/2)/(λ + β). */
 async function pcaCheck(model: EnsembleVae, k: number, member: Member, ratio: number) {
-  const columns = decoderColumns(model, k, 2);
+  const columns = await decoderColumns(model, k, 2);
   const rotation = synthRotation();
   const axes = [0, 1].map((a) => rotation.map((row) => row[a]));
   const cos = (j: number, a: number) => {

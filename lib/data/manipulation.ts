@@ -117,13 +117,14 @@ export class PerturbationNet {
    * (min/max of the affine Dense(1) over the corners of the normalised factor
    * box), for synchronous O(batch) use by {@linkcode perturbedDataset};
    * linear interpolation, error ≤ 1e-3. Holds points·h·w·c floats (4096 ·
-   * 64·64·3 ≈ 200 MB at most). Reads the weights synchronously, because
-   * datasets produce images synchronously.
+   * 64·64·3 ≈ 200 MB at most). Built asynchronously (WebGPU tensors have no
+   * synchronous read); the table itself is read synchronously, as datasets
+   * produce images synchronously.
    */
-  tabulate(points = 4096): PerturbationTable {
+  async tabulate(points = 4096): Promise<PerturbationTable> {
     if (!Number.isInteger(points) || points < 2) throw new UsageError(`points must be an integer ≥ 2, got ${points}`);
-    const weights = this.params.get("scalar/w").dataSync();
-    const bias = this.params.get("scalar/b").dataSync()[0];
+    const weights = await this.params.get("scalar/w").data();
+    const bias = (await this.params.get("scalar/b").data())[0];
     // s = b + Σ aᵢ·wᵢ over raw indices wᵢ ∈ [0, sizeᵢ − 1]: each term spans [0, aᵢ·(sizeᵢ − 1)] = [0, Wᵢ].
     const coefficients = Float64Array.from(weights, (v, i) => v * this.#scales[i]);
     let sMin = bias, sMax = bias;
@@ -140,7 +141,7 @@ export class PerturbationNet {
       const rows = Math.min(chunk, points - start);
       const s = Float32Array.from({ length: rows }, (_, k) => sMin + (sMax - sMin) * (start + k) / (points - 1));
       const m = tf.tidy(() => this.render(tf.tensor2d(s, [rows, 1])));
-      values.set(m.dataSync(), start * size);
+      values.set(await m.data() as Float32Array, start * size);
       m.dispose();
     }
     return {

@@ -69,7 +69,7 @@ Deno.test("reflect01 mirrors at 0 and 1 and is the identity on [0, 1]", async ()
   assertEquals(tf.memory().numTensors, before);
 });
 
-Deno.test("the perturbation net: s is the affine map of w/(size − 1), |ε·m| ≤ ε, the table matches m to 1e-3", () => {
+Deno.test("the perturbation net: s is the affine map of w/(size − 1), |ε·m| ≤ ε, the table matches m to 1e-3", async () => {
   const before = tf.memory().numTensors;
   const net = new PerturbationNet(new Rng(1), OPTIONS);
   assertEquals(net.params.list().length, 2 + 2 + 3 * 2 + 2); // fc1, fc2, three up-convolutions, scalar
@@ -81,7 +81,7 @@ Deno.test("the perturbation net: s is the affine map of w/(size − 1), |ε·m| 
   assertEquals(m.shape, [n, 32, 32, 1]);
   const sValues = s.dataSync(), mValues = m.dataSync();
   const kernel = net.params.get("scalar/w").dataSync(), bias = net.params.get("scalar/b").dataSync()[0];
-  const table = net.tabulate();
+  const table = await net.tabulate();
   assertEquals([table.points, table.shape, table.eps], [4096, [32, 32, 1], 0.1]);
   const out = new Float32Array(1024);
   let maxError = 0, maxAbs = 0;
@@ -108,10 +108,10 @@ Deno.test("the perturbation net: s is the affine map of w/(size − 1), |ε·m| 
   assertEquals(tf.memory().numTensors, before);
 });
 
-Deno.test("perturbed and noisy datasets keep the factors, stay in [0, 1] and within ε of the base", () => {
+Deno.test("perturbed and noisy datasets keep the factors, stay in [0, 1] and within ε of the base", async () => {
   const net = new PerturbationNet(new Rng(3), OPTIONS);
   amplify(net);
-  const table = net.tabulate(512);
+  const table = await net.tabulate(512);
   const mod = perturbedDataset(DSPRITES, table), noisy = noisyDataset(DSPRITES, 0.1, 7);
   assertEquals([mod.name, noisy.name], ["dsprites-mod", "dsprites-noise"]);
   assertEquals(mod.factorSizes, DSPRITES.factorSizes);
