@@ -570,8 +570,20 @@ async function decoderColumns(model: EnsembleVae, k: number, latents: number): P
   return values[0].map((_, r) => values.slice(1).map((row) => row[r] - values[0][r]));
 }
 
-/** Theorem 2 check of one linear β-VAE member: |cos| of its columns with R e₁, R e₂, σ² against (β/2)/(λ + β). */
-async function pcaCheck(model: EnsembleVae, k: number, member: Member, ratio: number) {
+/** Mean over the rows of exp(log σ_j²) per latent: E σ_j², the posterior noise of latent j. */
+function meanPosteriorVariance(logVar: Float32Array, rows: number, latents: number): number[] {
+  return Array.from({ length: latents }, (_, j) => {
+    let s = 0;
+    for (let i = 0; i < rows; i++) s += Math.exp(logVar[i * latents + j]);
+    return s / rows;
+  });
+}
+
+/**
+ * Theorem 2 check of one linear β-VAE member: |cos| of its columns with R e₁, R e₂, and its E σ_j² (`sigma2`)
+ * against (β/2)/(λ_j + β) of the axis it matches.
+ */
+async function pcaCheck(model: EnsembleVae, k: number, member: Member, ratio: number, sigma2: number[]) {
   const columns = await decoderColumns(model, k, 2);
   const rotation = synthRotation();
   const axes = [0, 1].map((a) => rotation.map((row) => row[a]));
@@ -583,21 +595,12 @@ async function pcaCheck(model: EnsembleVae, k: number, member: Member, ratio: nu
   // Latent j ↔ axis π(j): the better of the two matchings.
   const straight = cos(0, 0) + cos(1, 1), crossed = cos(0, 1) + cos(1, 0);
   const axisOf = straight >= crossed ? [0, 1] : [1, 0];
-  const cosMin = Math.min(cos(0, axisOf[0]), cos(1, axisOf[1]));
-  const test = member.data.test;
-  const codes = await memberCodes(model, k, test.x, test.rows);
   const lambda = [ratio * ratio / 12, 1 / 12];
-  let relErr = 0;
-  const sigma2: number[] = [];
-  for (let j = 0; j < 2; j++) {
-    let s = 0;
-    for (let i = 0; i < test.rows; i++) s += Math.exp(codes.logVar![i * 2 + j]);
-    const measured = s / test.rows;
+  const relErr = Math.max(...[0, 1].map((j) => {
     const predicted = (member.beta / 2) / (lambda[axisOf[j]] + member.beta);
-    sigma2.push(measured);
-    relErr = Math.max(relErr, Math.abs(measured - predicted) / predicted);
-  }
-  return { cos_min: cosMin, sigma2_rel_err: relErr, sigma2_0: sigma2[0], sigma2_1: sigma2[1] };
+    return Math.abs(sigma2[j] - predicted) / predicted;
+  }));
+  return { cos_min: Math.min(cos(0, axisOf[0]), cos(1, axisOf[1])), sigma2_rel_err: relErr };
 }
 
 /** Means over members of each score, keyed by the members' groups ({} replaced by the score's name). */
@@ -682,15 +685,13 @@ async function runPhase(ctx: RunContext, cfg: Cfg, id: string, checkpoints: Phas
       const scores = await scoreMember(ensemble, k, member, cfg, ["dto", "ds", "delta_kl"]);
       if (tracksKl) scores.polarized = f[k];
       if (spec.id === "ablation/beta_vae" || spec.id === "beta_sweep") {
-        const codes = await memberCodes(ensemble, k, member.data.test.x, member.data.test.rows);
-        for (let j = 0; j < spec.latents; j++) {
-          let s = 0;
-          for (let i = 0; i < member.data.test.rows; i++) s += Math.exp(codes.logVar![i * spec.latents + j]);
-          scores[`sigma2_${j}`] = s / member.data.test.rows;
+        const test = member.data.test;
+        const codes = await memberCodes(ensemble, k, test.x, test.rows);
+        const sigma2 = meanPosteriorVariance(codes.logVar!, test.rows, spec.latents);
+        sigma2.forEach((v, j) => (scores[`sigma2_${j}`] = v));
+        if (spec.id === "ablation/beta_vae" && spec.latents === 2) {
+          Object.assign(scores, await pcaCheck(ensemble, k, member, cfg.ratio, sigma2));
         }
-      }
-      if (spec.id === "ablation/beta_vae" && spec.latents === 2) {
-        Object.assign(scores, await pcaCheck(ensemble, k, member, cfg.ratio));
       }
       members.push({ seed: member.seed, beta: member.beta, group: member.group, scores });
     }
