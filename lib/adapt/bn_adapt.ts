@@ -73,12 +73,59 @@ class ChannelMoments {
 }
 
 /**
- * "Full" target statistics of a BN model on all `n` images (`[n, 28, 28, 1]` flattened, values
- * in [0, 1]), stage by stage: layer l's per-channel mean and unbiased variance over every image,
- * with the layers before l normalised by their already estimated full statistics. Batches of
- * `batch` images; per-batch float32 moments merged in float64.
+ * A network whose BatchNorm layers can be estimated one after another: the channels of each norm
+ * layer in forward order, the input of layer l with the layers before l normalised by given
+ * statistics, and the network's own (source) statistics.
  */
-export async function fullStats(model: BnCnn, images: Float32Array, n: number, batch = 256): Promise<NormStats> {
+export interface StagedNormModel {
+  readonly normChannels: readonly number[];
+  normInput(x: tf.Tensor4D, layer: number, stats: NormStats): tf.Tensor4D;
+  sourceStats(): Promise<NormStats>;
+}
+
+/**
+ * "Full" target statistics of a staged BN model on `n` images, stage by stage as App. A's
+ * analysis does: layer l's per-channel mean and unbiased variance over every image, with the
+ * layers before l normalised by their already estimated full statistics. `images(start, size)`
+ * gives the batch [start, start + size) as a tensor the caller's tidy owns; per-batch float32
+ * moments merge in float64, so the result does not depend on `batch` beyond rounding.
+ */
+export async function stagedFullStats(
+  model: StagedNormModel,
+  images: (start: number, size: number) => tf.Tensor4D,
+  n: number,
+  batch = 256,
+): Promise<NormStats> {
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`image count n must be an integer ≥ 1, got ${n}`);
+  if (!Number.isInteger(batch) || batch < 1) throw new UsageError(`batch must be an integer ≥ 1, got ${batch}`);
+  // Layers from l on are not read while layer l is estimated; the source values fill them.
+  const stats = await model.sourceStats();
+  for (let layer = 0; layer < model.normChannels.length; layer++) {
+    const moments = new ChannelMoments(model.normChannels[layer]);
+    for (let start = 0; start < n; start += batch) {
+      const size = Math.min(batch, n - start);
+      let count = 0;
+      const [mean, variance] = tf.tidy(() => {
+        const h = model.normInput(images(start, size), layer, stats);
+        count = size * h.shape[1] * h.shape[2];
+        const m = tf.moments(h, [0, 1, 2]);
+        return [m.mean, m.variance];
+      });
+      moments.add(count, await mean.data() as Float32Array, await variance.data() as Float32Array);
+      tf.dispose([mean, variance]);
+    }
+    const result = moments.result();
+    stats.mean[layer] = result.mean;
+    stats.variance[layer] = result.variance;
+  }
+  return stats;
+}
+
+/**
+ * "Full" target statistics of the BN MNIST CNN on all `n` images (`[n, 28, 28, 1]` flattened,
+ * values in [0, 1]): {@linkcode stagedFullStats} in batches of `batch` images.
+ */
+export function fullStats(model: BnCnn, images: Float32Array, n: number, batch = 256): Promise<NormStats> {
   if (model.norm !== "batch") {
     throw new UsageError(`full statistics need a BatchNorm model, this one has "${model.norm}"`);
   }
@@ -93,26 +140,12 @@ export async function fullStats(model: BnCnn, images: Float32Array, n: number, b
     }
   }
   if (!Number.isInteger(batch) || batch < 1) throw new UsageError(`batch must be an integer ≥ 1, got ${batch}`);
-  // Layers from l on are not read while layer l is estimated; the source values fill them.
-  const stats = await sourceStats(model);
-  for (let layer = 0; layer < NORM_CHANNELS.length; layer++) {
-    const moments = new ChannelMoments(NORM_CHANNELS[layer]);
-    for (let start = 0; start < n; start += batch) {
-      const size = Math.min(batch, n - start);
-      let count = 0;
-      const [mean, variance] = tf.tidy(() => {
-        const x = tf.tensor4d(images.subarray(start * pixels, (start + size) * pixels), [size, 28, 28, 1]);
-        const h = normInput(model, x, layer, { kind: "fixed", stats });
-        count = size * h.shape[1] * h.shape[2];
-        const m = tf.moments(h, [0, 1, 2]);
-        return [m.mean, m.variance];
-      });
-      moments.add(count, await mean.data() as Float32Array, await variance.data() as Float32Array);
-      tf.dispose([mean, variance]);
-    }
-    const result = moments.result();
-    stats.mean[layer] = result.mean;
-    stats.variance[layer] = result.variance;
-  }
-  return stats;
+  const staged: StagedNormModel = {
+    normChannels: NORM_CHANNELS,
+    normInput: (x, layer, stats) => normInput(model, x, layer, { kind: "fixed", stats }),
+    sourceStats: () => sourceStats(model),
+  };
+  const batchOf = (start: number, size: number) =>
+    tf.tensor4d(images.subarray(start * pixels, (start + size) * pixels), [size, 28, 28, 1]);
+  return stagedFullStats(staged, batchOf, n, batch);
 }
