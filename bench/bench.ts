@@ -99,6 +99,20 @@
  * images/s; check: the metamers' z_s and z_n against their sources'). The dense steps and the inverse raise the
  * warm-up and the steps per round (`Workload.minimum`), as the `vae-pca` group's short steps do.
  *
+ * The `pose` group (the pose issue, 001_6f3482ea4494d2ce.md §2.4, Speed; `--only pose`) times the DeepLabCut-style
+ * keypoint network of lib/models/pose_net.ts and the frames it trains on. `pose-step` is one training step of
+ * `PoseNet` ({@linkcode POSE_KEYPOINTS} keypoints, {@linkcode POSE_CONVS_PER_STAGE} convolutions per stage, no
+ * classification heads) at batch {@linkcode POSE_STEP_BATCH} on 64×64×3 quadruped frames (lib/data/quadruped.ts): a
+ * train-mode forward (BatchNorm on the batch, running statistics moved), DeepLabCut's loss (lib/train/pose_loss.ts
+ * `poseLoss`: sigmoid cross-entropy of the score maps plus 0.05 × the masked Huber loss of locref, on the frames'
+ * `poseTargets`), backward, Adam 1e-3, the loss read back; beside the same network and loss in PyTorch
+ * (bench/pose_reference.py) on our weights, running statistics, frames and targets, whose eval-mode scores and
+ * locref before any step and first two losses are compared with ours before timing. Goal: ≤
+ * {@linkcode POSE_TORCH_RATIO_GOAL}× PyTorch on the median paired ratio. `pose-render` is plain JS, ours only:
+ * lib/data/quadruped.ts `renderFrames` of {@linkcode POSE_RENDER_FRAMES} frames (every identity, distinct frames) on
+ * one core; goal ≥ {@linkcode POSE_RENDER_GOAL_PER_S} frames/s; check: the keypoints inside the frame and every
+ * normalising unit positive. Both raise the warm-up and steps per round (`Workload.minimum`).
+ *
  * `--corruptions` (issue 19, Speed) adds a section: images/s of each of the 15 MNIST-C corruptions
  * (lib/data/mnist_c.ts) and of the 15 common ones with table `cifar` at severity 3 (lib/data/corruptions.ts) on
  * real digits (lib/data/mnist.ts `loadMnist`, 1,000 by default), each paired round by round (one pass over the
@@ -123,7 +137,7 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet] [--json path] [--write-readme]
+ *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose] [--json path] [--write-readme]
  *
  * @module
  */
@@ -152,6 +166,9 @@ import { deltaSampler, timeDeltaSampler, timeSampler } from "../lib/contrastive/
 import { EnsembleVae } from "../lib/models/ensemble.ts";
 import { ConvFiRevNet, DenseFiRevNet, firevnetMnistInput, metamers } from "../lib/models/firevnet.ts";
 import { Mlp } from "../lib/models/mlp.ts";
+import { POSE_NET_SIDE, PoseNet } from "../lib/models/pose_net.ts";
+import { POSE_TARGETS_64, poseLoss, poseTargets } from "../lib/train/pose_loss.ts";
+import { IDENTITY_COUNT, KEYPOINTS, QUADRUPED_SIDE, renderFrames } from "../lib/data/quadruped.ts";
 import { Params } from "../lib/models/params.ts";
 import { sampleSpheres } from "../lib/data/spheres.ts";
 import { distanceToOrthogonality } from "../lib/metrics/dto.ts";
@@ -213,6 +230,8 @@ export const MODEL_NAMES = [
   "firevnet-conv-32",
   "firevnet-inverse-196",
   "firevnet-metamers-196",
+  "pose-step",
+  "pose-render",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
@@ -229,6 +248,7 @@ export const BENCH_GROUPS = {
     "firevnet-inverse-196",
     "firevnet-metamers-196",
   ],
+  pose: ["pose-step", "pose-render"],
 } as const satisfies Record<string, readonly ModelName[]>;
 /** A group name. */
 export type GroupName = keyof typeof BENCH_GROUPS;
@@ -308,6 +328,21 @@ export const FIREVNET_INVERSE_RATIO_GOAL = 1.2;
 export const FIREVNET_METAMER_PAIRS = 2000;
 /** Floor on metamers per second of the dense fiRevNet at d 196 (issue 23, Speed). */
 export const FIREVNET_METAMERS_GOAL_PER_S = 2000;
+
+/** Frames per training step of `pose-step` (the pose experiment's batch, the paper's 8). */
+export const POSE_STEP_BATCH = 8;
+/** Keypoints of `pose-step`: the quadruped's nose, eye, withers, tail base and four hooves. */
+export const POSE_KEYPOINTS = KEYPOINTS.length;
+/** Convolutions per backbone stage of `pose-step` (PoseNet's default). */
+export const POSE_CONVS_PER_STAGE = 2;
+/** Adam rate of `pose-step` (the pose experiment's). */
+export const POSE_LR = 1e-3;
+/** Ceiling on a pose-net step over PyTorch's, median paired ratio (pose issue, Speed). */
+export const POSE_TORCH_RATIO_GOAL = 2;
+/** Frames per `renderFrames` call of `pose-render`. */
+export const POSE_RENDER_FRAMES = 240;
+/** Floor on quadruped frames rendered per second on one core (pose issue, Speed). */
+export const POSE_RENDER_GOAL_PER_S = 2000;
 
 /** Severity of the `cifar` corruptions timed by `--corruptions`. */
 export const CORRUPTION_SEVERITY = 3;
@@ -2062,6 +2097,125 @@ function firevnetMetamersWorkload(): Workload {
   };
 }
 
+/** `count` distinct quadruped frames: identities in turn, each frame index once. */
+const poseItems = (count: number) =>
+  Array.from({ length: count }, (_, k) => ({ identity: k % IDENTITY_COUNT, frame: k }));
+
+/**
+ * `pose-step`: one training step of a {@linkcode PoseNet} ({@linkcode POSE_KEYPOINTS} keypoints,
+ * {@linkcode POSE_CONVS_PER_STAGE} convolutions per stage) at batch {@linkcode POSE_STEP_BATCH} on quadruped frames:
+ * train-mode forward, DeepLabCut's loss on the frames' targets, backward, Adam, the loss read back. The weights,
+ * running statistics, frames and targets go to bench/pose_reference.py as .npy; the check compares eval-mode scores
+ * and locref before any step and the first two steps' losses.
+ */
+function poseStepWorkload(): Workload {
+  const batch = POSE_STEP_BATCH, K = POSE_KEYPOINTS;
+  return {
+    name: "pose-step",
+    batch,
+    goal: {
+      ratio: POSE_TORCH_RATIO_GOAL,
+      source: `pose issue, Speed: one pose-net step at batch ${batch} (64×64) ≤ ${POSE_TORCH_RATIO_GOAL}× PyTorch`,
+    },
+    minimum: { warmup: 5, steps: 5 },
+    async build(rng) {
+      const net = new PoseNet(rng, { keypoints: K, convsPerStage: POSE_CONVS_PER_STAGE });
+      const frames = renderFrames(poseItems(batch), 0);
+      const side = POSE_NET_SIDE;
+      const x = tf.tensor4d(frames.images, [batch, side, side, 3]);
+      const t = poseTargets(frames.keypoints, batch, K, QUADRUPED_SIDE, POSE_TARGETS_64);
+      const S = t.size;
+      const targets = {
+        scmap: tf.tensor4d(t.scmap, [batch, S, S, K]),
+        locref: tf.tensor4d(t.locref, [batch, S, S, 2 * K]),
+        mask: tf.tensor4d(t.mask, [batch, S, S, 2 * K]),
+      };
+      const directory = Deno.makeTempDirSync({ prefix: "latentlab-bench-pose-" });
+      await writeTensors(directory, {
+        ...net.params.entries(""),
+        ...net.stats.entries(""),
+        x,
+        target_scmap: targets.scmap,
+        target_locref: targets.locref,
+        target_mask: targets.mask,
+      });
+      const before = net.pose(x, { kind: "source" });
+      const scores = await before.scores.data() as Float32Array, locref = await before.locref.data() as Float32Array;
+      tf.dispose([before.scores, before.locref]);
+      const optimizer = tf.train.adam(POSE_LR, 0.9, 0.999, 1e-8);
+      const variables = net.poseVariables();
+      const minimize = () =>
+        optimizer.minimize(
+          () => {
+            const out = net.pose(x, { kind: "train" });
+            return poseLoss(out.scores, out.locref, targets, POSE_TARGETS_64).total;
+          },
+          true,
+          variables,
+        )!;
+      const losses = await firstLosses(minimize);
+      return {
+        parameters: variables.reduce((n, v) => n + v.size, 0),
+        step: () => readLoss(minimize()),
+        dispose() {
+          optimizer.dispose();
+          net.dispose();
+          tf.dispose([x, ...Object.values(targets)]);
+          Deno.removeSync(directory, { recursive: true });
+        },
+        referenceArgs: {
+          directory,
+          keypoints: K,
+          convs_per_stage: POSE_CONVS_PER_STAGE,
+          lr: POSE_LR,
+          locref_weight: POSE_TARGETS_64.locrefLossWeight,
+        },
+        check: (reference) =>
+          compareParts({ scores, locref, losses }, reference, { scores: 1e-5, locref: 1e-5, losses: 1e-5 }),
+      };
+    },
+  };
+}
+
+/**
+ * `pose-render`: lib/data/quadruped.ts `renderFrames` of {@linkcode POSE_RENDER_FRAMES} frames (every identity,
+ * distinct frame indices), plain JS on one core; goal ≥ {@linkcode POSE_RENDER_GOAL_PER_S} frames/s. Ours only. The
+ * check: every keypoint inside the frame and every normalising unit (nose–eye length) positive.
+ */
+function poseRenderWorkload(): Workload {
+  const items = poseItems(POSE_RENDER_FRAMES);
+  return {
+    name: "pose-render",
+    batch: POSE_RENDER_FRAMES,
+    plain: {},
+    oursOnly: true,
+    goal: {
+      imagesPerS: POSE_RENDER_GOAL_PER_S,
+      source: `pose issue, Speed: rendering ≥ ${POSE_RENDER_GOAL_PER_S.toLocaleString("en-US")} frames/s, timed on ` +
+        `${POSE_RENDER_FRAMES} frames of all 30 identities`,
+    },
+    minimum: { warmup: 10, steps: 5 },
+    build() {
+      const frames = renderFrames(items, 0);
+      const inside = frames.keypoints.every((v) => v >= 0 && v <= QUADRUPED_SIDE);
+      const positive = frames.units.every((u) => u > 0);
+      return {
+        parameters: 0,
+        step() {
+          renderFrames(items, 0);
+          return Promise.resolve();
+        },
+        dispose() {},
+        check: () => ({
+          ok: inside && positive,
+          detail: `${frames.n} frames: keypoints inside [0, ${QUADRUPED_SIDE}] ${inside ? "yes" : "NO"}, ` +
+            `nose–eye units > 0 ${positive ? "yes" : "NO"}`,
+        }),
+      };
+    },
+  };
+}
+
 const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
@@ -2154,6 +2308,8 @@ const WORKLOADS: Workload[] = [
   convFiRevNetStepWorkload(),
   firevnetInverseWorkload(),
   firevnetMetamersWorkload(),
+  poseStepWorkload(),
+  poseRenderWorkload(),
 ];
 
 /** Median, quartiles (linear interpolation) and range of `values`. */

@@ -10,7 +10,7 @@
  * `--profile` kernels when present, and the entries a backend did not time, with
  * the reason. A `--only` group's report renders the
  * same way into its own section (`--section bench-tta`, `bench-cebra`,
- * `bench-vae-pca`, `bench-firevnet`).
+ * `bench-vae-pca`, `bench-firevnet`, `bench-pose`).
  *
  * usage: deno task bench-readme <bench.json> [--readme path] [--section name]
  *
@@ -51,6 +51,8 @@ const LABELS: Record<string, string> = {
   "firevnet-inverse-196": "dense fiRevNet d 196 inverse",
   "firevnet-forward-196": "dense fiRevNet d 196 forward",
   "firevnet-metamers-196": "dense fiRevNet d 196 metamers (2 forwards, 1 inverse)",
+  "pose-step": "pose net 64×64×3 (8 keypoints, 2 convs per stage), DeepLabCut loss, Adam step",
+  "pose-render": "quadruped frames 64×64×3 (renderFrames)",
 };
 
 /** What one step of a data-path entry works on, where "N rows" would not say it. */
@@ -392,7 +394,7 @@ if (import.meta.main) {
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
     const usage =
-      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
+      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-pose|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
@@ -405,6 +407,7 @@ if (import.meta.main) {
       "bench-cebra",
       "bench-vae-pca",
       "bench-firevnet",
+      "bench-pose",
       "bench-webgpu",
       "bench-webgpu-tta",
       "bench-webgpu-cebra",

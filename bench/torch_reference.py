@@ -13,7 +13,8 @@ builder; `check` is present for the NumPy data-path entries of bench/numpy_refer
 worker serves too, so that they run in the same process with the same environment, and for the ABS
 and test-time adaptation entries, whose builders load our weights from .npy files and return their
 first result to compare; the `cebra` group's builders live in bench/cebra_reference.py, the `vae-pca`
-group's in bench/vae_pca_reference.py, the `firevnet` group's in bench/firevnet_reference.py.
+group's in bench/vae_pca_reference.py, the `firevnet` group's in bench/firevnet_reference.py, the `pose` group's in
+bench/pose_reference.py.
 
 usage: /usr/bin/python3 bench/torch_reference.py --threads 1
 """
@@ -35,6 +36,7 @@ import cebra_reference
 import firevnet_reference
 import vae_pca_reference
 import numpy_reference
+import pose_reference
 
 LATENTS = 10
 FACTORS = 5  # outputs of the generalization benchmark's regressors
@@ -480,6 +482,7 @@ BUILDERS = {
     **cebra_reference.BUILDERS,
     **vae_pca_reference.BUILDERS,
     **firevnet_reference.BUILDERS,
+    **pose_reference.BUILDERS,
 }
 
 
