@@ -28,6 +28,7 @@ import { experiment as vaePca } from "./vae_pca.ts";
 import { experiment as vaeManipulation } from "./vae_manipulation.ts";
 import { experiment as spheresInvariance } from "./spheres_invariance.ts";
 import { experiment as mnistInvariance } from "./mnist_invariance.ts";
+import { experiment as poseOod } from "./pose_ood.ts";
 
 /** All registered experiments; `load` gives a trained encoder where an experiment keeps one. */
 export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
@@ -53,6 +54,7 @@ export const EXPERIMENTS: AnyExperiment<TrainedEncoder>[] = [
   vaeManipulation,
   spheresInvariance,
   mnistInvariance,
+  poseOod,
 ];
 
 /** The experiment called `name`, or undefined. */

@@ -9,8 +9,8 @@
  * - "encoder" metrics draw their own observations and encode them through a
  *   trained model.
  * - "models" metrics compare several trained models.
- * - "predictions" metrics score a model's predictions of the factors
- *   (`deno task gen-eval`).
+ * - "predictions" metrics score a model's predictions: of the factors
+ *   (`deno task gen-eval`), of keypoints (pose-ood).
  *
  * @module
  */
@@ -24,6 +24,7 @@ import { mig } from "./mig.ts";
 import { modularityExplicitness } from "./modularity.ts";
 import { sap } from "./sap.ts";
 import { unsupervisedScores } from "./unsupervised.ts";
+import { CORRUPTION_NAMES } from "../data/corruptions.ts";
 
 /** What a "codes" metric reads: all rows, and the same rows split 80/20 into train and test. */
 export interface CodesInput {
@@ -320,6 +321,26 @@ export const METRICS = defineRegistry(
       source: "004_a2e2a3876a23345e.md §4 (Table 2; lib/train/firevnet_training.ts)",
       kind: "classifier",
       outputs: ["nuisance_val_acc", "nuisance_train_err", "nuisance_test_err"],
+    },
+    {
+      name: "pose_error",
+      description: "keypoint error in units of the nose–eye length and PCK@0.3, within domain and on unseen " +
+        "identities (OOD), their ratio, and scratch over pretrained OOD error",
+      source: "001_6f3482ea4494d2ce.md §4.3, §5.4 (lib/metrics/pose.ts)",
+      kind: "predictions",
+      outputs: ["within_err", "ood_err", "within_pck", "ood_pck", "ood_over_within", "scratch_over_pretrained_ood"],
+    },
+    {
+      name: "pose_bn_adaptation_gain",
+      description: "relative drop of the normalised keypoint error when a pose net's BatchNorm statistics are " +
+        "re-estimated per identity (within, OOD) or per identity and (corruption, severity)",
+      source: "001_6f3482ea4494d2ce.md §5.4, Tables D.5–D.9 (lib/train/pose_training.ts)",
+      kind: "predictions",
+      outputs: [
+        "identity_gain_within",
+        "identity_gain_ood",
+        ...CORRUPTION_NAMES.flatMap((c) => [1, 2, 3, 4, 5].map((s) => `${c}_s${s}_gain`)),
+      ],
     },
   ] as const satisfies readonly MetricEntry[],
 );
