@@ -87,8 +87,8 @@ const config = {
   lr_floor: real(0.01, "cosine decay target as a share of the initial rate (ResNet-50: 0.1)", { min: 0, max: 1 }),
   convs_per_stage: integer(2, "3×3 convolutions per backbone stage", { min: 1, max: 8 }),
   corruptions: choices<CorruptionName>(
-    [...CORRUPTION_NAMES],
     ["gaussian_noise", "contrast", "fog", "pixelate"],
+    CORRUPTION_NAMES,
     "Horse-C corruptions of the within-domain frames",
   ),
   severities: integers([3, 5], "corruption severities", { min: 1, max: 5 }),
