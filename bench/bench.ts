@@ -99,7 +99,7 @@
  * images/s; check: the metamers' z_s and z_n against their sources'). The dense steps and the inverse raise the
  * warm-up and the steps per round (`Workload.minimum`), as the `vae-pca` group's short steps do.
  *
- * The `pose` group (the pose issue, 001_6f3482ea4494d2ce.md §2.4, Speed; `--only pose`) times the DeepLabCut-style
+ * The `pose` group (issue 24, 001_6f3482ea4494d2ce.md §2.4, Speed; `--only pose`) times the DeepLabCut-style
  * keypoint network of lib/models/pose_net.ts and the frames it trains on. `pose-step` is one training step of
  * `PoseNet` ({@linkcode POSE_KEYPOINTS} keypoints, {@linkcode POSE_CONVS_PER_STAGE} convolutions per stage, no
  * classification heads) at batch {@linkcode POSE_STEP_BATCH} on 64×64×3 quadruped frames (lib/data/quadruped.ts): a
@@ -337,11 +337,11 @@ export const POSE_KEYPOINTS = KEYPOINTS.length;
 export const POSE_CONVS_PER_STAGE = 2;
 /** Adam rate of `pose-step` (the pose experiment's). */
 export const POSE_LR = 1e-3;
-/** Ceiling on a pose-net step over PyTorch's, median paired ratio (pose issue, Speed). */
+/** Ceiling on a pose-net step over PyTorch's, median paired ratio (issue 24, Speed). */
 export const POSE_TORCH_RATIO_GOAL = 2;
 /** Frames per `renderFrames` call of `pose-render`. */
 export const POSE_RENDER_FRAMES = 240;
-/** Floor on quadruped frames rendered per second on one core (pose issue, Speed). */
+/** Floor on quadruped frames rendered per second on one core (issue 24, Speed). */
 export const POSE_RENDER_GOAL_PER_S = 2000;
 
 /** Severity of the `cifar` corruptions timed by `--corruptions`. */
@@ -2115,7 +2115,7 @@ function poseStepWorkload(): Workload {
     batch,
     goal: {
       ratio: POSE_TORCH_RATIO_GOAL,
-      source: `pose issue, Speed: one pose-net step at batch ${batch} (64×64) ≤ ${POSE_TORCH_RATIO_GOAL}× PyTorch`,
+      source: `issue 24, Speed: one pose-net step at batch ${batch} (64×64) ≤ ${POSE_TORCH_RATIO_GOAL}× PyTorch`,
     },
     minimum: { warmup: 5, steps: 5 },
     async build(rng) {
@@ -2191,7 +2191,7 @@ function poseRenderWorkload(): Workload {
     oursOnly: true,
     goal: {
       imagesPerS: POSE_RENDER_GOAL_PER_S,
-      source: `pose issue, Speed: rendering ≥ ${POSE_RENDER_GOAL_PER_S.toLocaleString("en-US")} frames/s, timed on ` +
+      source: `issue 24, Speed: rendering ≥ ${POSE_RENDER_GOAL_PER_S.toLocaleString("en-US")} frames/s, timed on ` +
         `${POSE_RENDER_FRAMES} frames of all 30 identities`,
     },
     minimum: { warmup: 10, steps: 5 },
