@@ -586,7 +586,9 @@ export const experiment = defineExperiment({
     smoke: "6 identities, 64 frames, 20 steps of a one-conv-per-stage net: the pipeline only",
     quick: "50% of 150 frames per identity, one shuffle, 3,000 pose steps per model after 1,500 pretraining steps; " +
       "4 corruptions × severities 3, 5",
-    paper: "not run: 3 shuffles × {5%, 50%}, 30k (pretrained) / 180k (scratch) steps, 15 corruptions × 5 severities",
+    paper: "not run: 3 shuffles × {5%, 50%}, 30k (pretrained) / 180k (scratch) steps, 15 corruptions × 5 severities: " +
+      "1.26M pose steps at the quick run's 0.12–0.15 s per step on one wasm core is 42–53 hours here (an " +
+      "estimate; no GPU time of this net has been measured)",
   },
   targets,
   claims,
