@@ -9,6 +9,7 @@
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { loadDataset } from "../lib/data/registry.ts";
 import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
+import { checkDataParallelWorkers, DATA_PARALLEL_CONFIG } from "../lib/train/data_parallel.ts";
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import { trainVae, VAE_CONFIG, VAE_SMOKE_PRESET, type VaeConfig } from "../lib/train/vae.ts";
 
@@ -45,15 +46,18 @@ const claims: Claim<VaeConfig>[] = [
   },
 ];
 
+const CONFIG = { ...VAE_CONFIG, ...DATA_PARALLEL_CONFIG };
+
 /** One VAE-family model on a ground-truth dataset, trained and scored. */
-export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
+export const experiment = defineExperiment<typeof CONFIG, TrainedEncoder>({
   name: "vae-dsprites",
   description: "One VAE-family model (β-VAE, FactorVAE, DIP-VAE-I/II, β-TCVAE, AnnealedVAE) on dSprites, scored",
   source: SOURCE,
-  config: VAE_CONFIG,
+  config: CONFIG,
   presets: {
     smoke: {
       ...VAE_SMOKE_PRESET,
+      workers: 1,
       checkpoint_every: 2,
       curve_every: 2,
       curve_samples: 50,
@@ -102,6 +106,7 @@ export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
   },
   targets,
   claims,
+  validate: (cfg) => checkDataParallelWorkers(cfg.workers),
   async run(ctx, cfg) {
     const dataset = loadDataset(cfg.dataset, { size: cfg.resolution });
     const training = {
@@ -111,6 +116,7 @@ export const experiment = defineExperiment<typeof VAE_CONFIG, TrainedEncoder>({
       checkpoints: true,
       mediaPrefix: "",
       saveAs: "model",
+      workers: cfg.workers,
     };
     const { encoder, dispose } = await trainVae(ctx, cfg, dataset, training);
     const { metrics, seconds } = await scoreVae(encoder, dataset, cfg as VaeConfig, ctx.seed);

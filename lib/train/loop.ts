@@ -25,6 +25,16 @@ export interface TrainPhase {
   optimizer: tf.Optimizer;
   /** Loss terms of one step; `total` is minimised, all are logged. Runs inside a tidy. */
   loss(step: number): LossTerms;
+  /**
+   * When present, replaces minimising `loss` here: the step's gradients by
+   * variable name (in `variables`' order, which the optimizer's state
+   * follows) and its loss terms, computed elsewhere (data-parallel workers).
+   * They are applied with `optimizer.applyGradients` and disposed; the terms
+   * are logged as `loss`'s would be.
+   */
+  gradients?(step: number): Promise<{ grads: tf.NamedTensorMap; terms: Record<string, number> }>;
+  /** Further metrics at each logged step (e.g. the data-parallel communication share). */
+  extraLogs?(step: number): Record<string, number>;
   /** Runs after each optimizer step (a second model's update, e.g. FactorVAE's discriminator). */
   afterStep?(step: number): void;
   logEvery: number;
@@ -73,20 +83,28 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
   for (let step = phase.startStep + 1; step <= phase.steps; step++) {
     const logging = step % phase.logEvery === 0 || step === phase.steps;
     if (phase.learningRate) (phase.optimizer as unknown as WithRate).learningRate = phase.learningRate(step);
-    let kept: Record<string, tf.Scalar> = {};
-    const cost = phase.optimizer.minimize(
-      () => {
-        const terms = phase.loss(step);
-        if (logging) kept = Object.fromEntries(Object.entries(terms).map(([k, v]) => [k, tf.keep(v)]));
-        return terms.total;
-      },
-      true,
-      phase.variables,
-    )!;
     const values: Record<string, number> = {};
-    for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
-    // `cost` is the kept `total` itself when logging; dispose each tensor once.
-    tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+    if (phase.gradients) {
+      const { grads, terms } = await phase.gradients(step);
+      phase.optimizer.applyGradients(grads);
+      tf.dispose(Object.values(grads));
+      if (logging) Object.assign(values, terms);
+    } else {
+      let kept: Record<string, tf.Scalar> = {};
+      const cost = phase.optimizer.minimize(
+        () => {
+          const terms = phase.loss(step);
+          if (logging) kept = Object.fromEntries(Object.entries(terms).map(([k, v]) => [k, tf.keep(v)]));
+          return terms.total;
+        },
+        true,
+        phase.variables,
+      )!;
+      for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
+      // `cost` is the kept `total` itself when logging; dispose each tensor once.
+      tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+    }
+    if (logging && phase.extraLogs) Object.assign(values, phase.extraLogs(step));
     // Read only at logged steps (no extra sync): training on a non-finite loss would only write NaN from here on.
     if (logging && !Number.isFinite(values.total)) {
       throw new Error(`${phase.label}: the loss is ${values.total} at step ${step}; the data or the settings diverge`);

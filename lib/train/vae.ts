@@ -3,7 +3,8 @@
  * (002_e32ada0b3d473046.md §2: objectives, Table 2 architecture, Table 4a
  * optimizer) on a ground-truth dataset: its config keys, and the training
  * loop with checkpoints, media and resume, which keeps the trained encoder
- * in the run.
+ * in the run. Objectives that are means over examples can train data-parallel
+ * over workers (issue 25 §1, lib/train/data_parallel.ts).
  *
  * @module
  */
@@ -18,7 +19,8 @@ import { imageGrid } from "../data/preview.ts";
 import { DATASET_NAMES } from "../data/registry.ts";
 import { vaeNetworks } from "../models/dislib_vae.ts";
 import { type Decoder, type Encoder, posterior } from "../models/vae.ts";
-import { optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import { DataParallel, type Replica, resolveDataParallelWorkers } from "./data_parallel.ts";
 import { CURVE_CONFIG, curveScores, SCORE_CONFIG, scoreConfig } from "../metrics/score.ts";
 import { saveEncoder } from "./saved_encoder.ts";
 import {
@@ -141,6 +143,62 @@ export interface VaeTraining {
   saveAs?: string;
   /** Prefix of its media names, so that many models share one run. */
   mediaPrefix: string;
+  /**
+   * Cores it trains on, as DATA_PARALLEL_CONFIG's `workers` (0: one per
+   * core); absent: 1, as in a study that trains its models side by side.
+   */
+  workers?: number;
+}
+
+/**
+ * Methods whose loss is a mean of per-example terms, so that a batch can be
+ * split over data-parallel workers. Not AnnealedVAE (γ·|KL − C| of the batch
+ * mean KL), the DIP-VAEs (batch covariances), β-TCVAE (minibatch-weighted
+ * sampling over the batch) nor FactorVAE (a discriminator on codes permuted
+ * across the batch).
+ */
+export const DATA_PARALLEL_METHODS: readonly VaeMethod[] = ["beta_vae"];
+
+/** The loss of a batch given as tensors `x` `[n, h, w, c]` and reparameterisation noise `eps` `[n, latents]`. */
+function batchLoss(encoder: Encoder, decoder: Decoder, cfg: Cfg) {
+  return (inputs: Record<string, tf.Tensor>, step: number): LossTerms => {
+    const x = inputs.x as tf.Tensor4D;
+    const q = posterior(encoder, x, inputs.eps as tf.Tensor2D);
+    return vaeLoss(decoder, x, q, {
+      method: cfg.method,
+      value: cfg.value,
+      step,
+      iterationThreshold: cfg.anneal_steps,
+    });
+  };
+}
+
+/**
+ * A data-parallel worker's copy of the VAE of `cfg` (the master's values
+ * overwrite its initial ones before every step): its variables in
+ * {@linkcode trainVae}'s order and the loss of a shard.
+ */
+export function vaeReplica(args: unknown): Replica {
+  const { cfg, channels } = args as { cfg: Cfg; channels: number };
+  const { encoder, decoder } = vaeModels(new Rng(0), cfg, channels);
+  return {
+    variables: [...encoder.params.list(), ...decoder.params.list()],
+    loss: batchLoss(encoder, decoder, cfg),
+  };
+}
+
+/** The workers a model trains on: the requested number, or 1 where its objective cannot be split (with a note). */
+function dataParallelWorkers(ctx: RunContext, cfg: Cfg, training: VaeTraining): number {
+  const workers = resolveDataParallelWorkers(training.workers ?? 1, ctx.backend.name);
+  if (workers > 1 && !DATA_PARALLEL_METHODS.includes(cfg.method)) {
+    console.error(
+      `${training.label}: ${cfg.method}'s loss is not a mean over examples, so it trains in one worker ` +
+        `(data-parallel: ${DATA_PARALLEL_METHODS.join(", ")})`,
+    );
+    return 1;
+  }
+  // A shard holds at least one image.
+  return Math.min(workers, cfg.batch);
 }
 
 function greatestCommonDivisor(a: number, b: number): number {
@@ -149,6 +207,7 @@ function greatestCommonDivisor(a: number, b: number): number {
 
 /** Trains one VAE-family model on `dataset`; returns its networks and last logged terms. */
 export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDataset, training: VaeTraining) {
+  const workers = dataParallelWorkers(ctx, cfg, training);
   const [h, w, c] = dataset.imageShape;
   const { encoder, decoder, discriminator } = vaeModels(Rng.derive(training.seed, "model"), cfg, c);
   const vaeParams = [...encoder.params.list(), ...decoder.params.list()];
@@ -171,6 +230,24 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
   const batchRng = saved ? Rng.fromState(saved.batchRng) : Rng.derive(training.seed, "batches");
   const mediaRng = Rng.derive(training.seed, "media");
   let lastZ: tf.Tensor2D | null = null;
+  const parallel = workers > 1
+    ? new DataParallel({
+      module: import.meta.url,
+      exportName: "vaeReplica",
+      args: { cfg, channels: c },
+      workers,
+      backend: ctx.backend.name,
+      variables: vaeParams,
+      loss: batchLoss(encoder, decoder, cfg),
+      signal: ctx.stopRequested,
+    })
+    : null;
+  // Every draw on this thread, in the order of one process: the numbers depend on the worker count only through
+  // float32 summation order.
+  const drawBatch = () => {
+    const { observations } = sampleBatch(dataset, cfg.batch, batchRng);
+    return { x: observations.values, eps: batchRng.normalArray(cfg.batch * cfg.latents) };
+  };
 
   const last = await trainPhase(ctx, {
     label: training.label,
@@ -180,13 +257,9 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
     optimizer,
     logEvery: cfg.log_every,
     loss: (step) => {
-      const { observations } = sampleBatch(dataset, cfg.batch, batchRng);
-      const x = tf.tensor4d(observations.values, [cfg.batch, h, w, c]);
-      const q = posterior(
-        encoder,
-        x,
-        tf.tensor2d(batchRng.normalArray(cfg.batch * cfg.latents), [cfg.batch, cfg.latents]),
-      );
+      const batch = drawBatch();
+      const x = tf.tensor4d(batch.x, [cfg.batch, h, w, c]);
+      const q = posterior(encoder, x, tf.tensor2d(batch.eps, [cfg.batch, cfg.latents]));
       if (discriminator) lastZ = tf.keep(q.z);
       return vaeLoss(decoder, x, q, {
         method: cfg.method,
@@ -196,6 +269,16 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
         discriminator: discriminator ?? undefined,
       });
     },
+    gradients: parallel
+      ? (step) => {
+        const batch = drawBatch();
+        return parallel.gradients(step, {
+          x: { data: batch.x, shape: [cfg.batch, h, w, c] },
+          eps: { data: batch.eps, shape: [cfg.batch, cfg.latents] },
+        });
+      }
+      : undefined,
+    extraLogs: parallel ? () => ({ dp_workers: workers, dp_comm_share: parallel.takeCommunicationShare() }) : undefined,
     afterStep: discriminator
       ? () => {
         // Same batch for the discriminator, as disentanglement_lib; z is a constant here.
@@ -230,7 +313,7 @@ export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDa
       };
       await ctx.checkpoint(step, arrays, { step, batchRng: batchRng.state() } satisfies VaeState);
     },
-  });
+  }).finally(() => parallel?.terminate());
   if (training.saveAs !== undefined) {
     await saveEncoder(ctx, training.saveAs, encoder, {
       architecture: cfg.architecture,

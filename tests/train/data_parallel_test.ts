@@ -1,0 +1,193 @@
+/**
+ * Data-parallel VAE training (issue 25 §1): 2 workers train the conv β-VAE
+ * of 1 worker up to float32 summation order, the same bits for a fixed
+ * worker count, objectives that are no mean over examples fall back to one
+ * worker, bad worker counts are usage errors, and a failing worker fails
+ * the run with its message.
+ */
+import * as tf from "@tensorflow/tfjs";
+import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
+import { selectBackend } from "../../lib/core/backend.ts";
+import { resolveConfig } from "../../lib/core/config.ts";
+import { UsageError } from "../../lib/core/errors.ts";
+import { type CheckpointArrays, parseInvocation, tensorArrays } from "../../lib/core/experiment.ts";
+import { type LoadedCheckpoint, SWEEP_TASK_ENV } from "../../lib/core/run_store.ts";
+import { loadDataset } from "../../lib/data/registry.ts";
+import {
+  DataParallel,
+  maxDataParallelWorkers,
+  resolveDataParallelWorkers,
+  shardBounds,
+} from "../../lib/train/data_parallel.ts";
+import { trainVae, VAE_CONFIG, VAE_SMOKE_PRESET, type VaeConfig } from "../../lib/train/vae.ts";
+import { experiment as vaeDsprites } from "../../experiments/vae_dsprites.ts";
+import { fakeContext } from "./fake_context.ts";
+
+await selectBackend("wasm");
+const dataset = loadDataset("dsprites", { size: 32 });
+
+type Logged = { step: number; values: Record<string, number> }[];
+
+/** A small conv VAE trained for `steps` with `workers`: its parameters (encoder then decoder) and logged terms. */
+async function train(
+  workers: number,
+  overrides: Partial<VaeConfig> = {},
+  backend = "wasm",
+  checkpoints: { resumed?: LoadedCheckpoint; saved?: LoadedCheckpoint[] } = {},
+) {
+  const cfg = resolveConfig(VAE_CONFIG, {
+    ...VAE_SMOKE_PRESET,
+    steps: 50,
+    batch: 8,
+    latents: 3,
+    lr: 5e-4,
+    log_every: 10,
+    media_every: 1_000,
+    curve_every: 0,
+    checkpoint_every: 0,
+    ...overrides,
+  }, new Map());
+  const logged: Logged = [];
+  const ctx = {
+    ...fakeContext(logged),
+    backend: { ...fakeContext([]).backend, name: backend },
+    checkpoint: async (step: number, arrays: CheckpointArrays, state: unknown) => {
+      const read = await tensorArrays(arrays);
+      const npy = Object.fromEntries(
+        Object.entries(read).map(([key, a]) => [key, { ...a, dtype: a.data instanceof Int32Array ? "i4" : "f4" }]),
+      );
+      checkpoints.saved?.push({ step, arrays: npy, state: structuredClone(state) });
+    },
+  };
+  const tensors = tf.memory().numTensors;
+  const training = {
+    label: "m",
+    seed: 3,
+    resumed: checkpoints.resumed ?? null,
+    checkpoints: checkpoints.saved !== undefined,
+    mediaPrefix: "",
+    workers,
+  };
+  const { encoder, decoder, dispose } = await trainVae(ctx, cfg, dataset, training);
+  const params: Float32Array[] = [];
+  for (const v of [...encoder.params.list(), ...decoder.params.list()]) params.push(await v.data() as Float32Array);
+  dispose();
+  assertEquals(tf.memory().numTensors, tensors, "tensors left on the main thread");
+  return { params, logged };
+}
+
+/** The loss terms of each logged step, without the data-parallel timing metrics. */
+function lossTerms(logged: Logged): Logged {
+  return logged.map(({ step, values }) => ({
+    step,
+    values: Object.fromEntries(Object.entries(values).filter(([key]) => !/\/dp_/.test(key))),
+  }));
+}
+
+Deno.test("3 workers give the same bits twice, and resumed from a checkpoint", async () => {
+  // Three shards of 3, 3 and 2 images: unequal shard weights too.
+  const overrides = { steps: 10, log_every: 5, batch: 8, checkpoint_every: 5 };
+  const saved: LoadedCheckpoint[] = [];
+  const first = await train(3, overrides, "wasm", { saved });
+  const second = await train(3, overrides);
+  assertEquals(second.params, first.params, "two runs with 3 workers differ");
+  assertEquals(lossTerms(second.logged), lossTerms(first.logged));
+  assertEquals(saved.map((c) => c.step), [5]);
+  const resumed = await train(3, overrides, "wasm", { resumed: saved[0] });
+  assertEquals(resumed.params, first.params, "the resumed run differs");
+  assertEquals(lossTerms(resumed.logged), lossTerms(first.logged).slice(1));
+});
+
+Deno.test("2 workers train the conv β-VAE of 1 worker up to float32 summation order", async () => {
+  const one = await train(1);
+  const two = await train(2);
+  // Each variable's largest difference relative to its largest value.
+  const differences = one.params.map((p, i) => {
+    let diff = 0, scale = 0;
+    p.forEach((v, j) => {
+      diff = Math.max(diff, Math.abs(v - two.params[i][j]));
+      scale = Math.max(scale, Math.abs(v));
+    });
+    return diff / scale;
+  });
+  const largest = Math.max(...differences);
+  console.log(`largest relative parameter difference after 50 steps: ${largest.toExponential(2)}`);
+  // Measured 1.6e-5 (wasm): float32 rounding (6e-8) of the summation order grows through 50 Adam steps, whose
+  // update divides by √v and so amplifies it where gradients are small. Nonzero: the shards really were split.
+  assert(largest > 0 && largest < 1e-4, `largest relative parameter difference ${largest}`);
+  const terms = lossTerms(one.logged);
+  assertEquals(
+    lossTerms(two.logged).map((l) => [l.step, Object.keys(l.values)]),
+    terms.map((l) => [l.step, Object.keys(l.values)]),
+  );
+  let lossDifference = 0;
+  lossTerms(two.logged).forEach(({ values }, i) => {
+    for (const key of ["m/total", "m/reconstruction"]) {
+      lossDifference = Math.max(
+        lossDifference,
+        Math.abs(values[key] - terms[i].values[key]) / Math.abs(terms[i].values[key]),
+      );
+    }
+  });
+  console.log(`largest relative loss difference: ${lossDifference.toExponential(2)}`);
+  // Measured 4.3e-6: the parameters' difference seen through the loss.
+  assert(lossDifference < 3e-5, `largest relative loss difference ${lossDifference}`);
+  // The communication share is logged beside the terms at each logged step.
+  for (const { values } of two.logged) {
+    assertEquals(values["m/dp_workers"], 2);
+    assert(values["m/dp_comm_share"] >= 0 && values["m/dp_comm_share"] < 1);
+  }
+});
+
+Deno.test("an objective that is no mean over examples trains in one worker: the numbers of 1 worker", async () => {
+  const overrides = { method: "dip_vae_i", steps: 6, log_every: 3 } as const;
+  const one = await train(1, overrides);
+  const two = await train(2, overrides);
+  assertEquals(two.params, one.params);
+  assertEquals(two.logged, one.logged);
+});
+
+Deno.test("worker counts: 0 is one per core (1 in a sweep or off wasm), bad counts are usage errors", async () => {
+  const cores = navigator.hardwareConcurrency;
+  assertEquals(maxDataParallelWorkers(), 2 * cores);
+  assertEquals(resolveDataParallelWorkers(0, "wasm"), cores);
+  assertEquals(resolveDataParallelWorkers(0, "webgpu"), 1);
+  assertEquals(resolveDataParallelWorkers(3, "wasm"), 3);
+  Deno.env.set(SWEEP_TASK_ENV, "s:0123456789ab:0");
+  try {
+    assertEquals(resolveDataParallelWorkers(0, "wasm"), 1);
+  } finally {
+    Deno.env.delete(SWEEP_TASK_ENV);
+  }
+  assertThrows(() => resolveDataParallelWorkers(-1, "wasm"), UsageError, "--workers -1");
+  assertThrows(() => resolveDataParallelWorkers(2 * cores + 1, "wasm"), UsageError, "twice this machine's cores");
+  assertThrows(() => resolveDataParallelWorkers(2, "cpu"), UsageError, "need the wasm backend");
+  // On the command line, before anything is written.
+  const root = Deno.makeTempDirSync();
+  assertThrows(() => parseInvocation(vaeDsprites, ["--workers", "-1", "--runs", root]), UsageError, "--workers");
+  assertThrows(
+    () => parseInvocation(vaeDsprites, ["--workers", String(2 * cores + 1), "--runs", root]),
+    UsageError,
+    "twice this machine's cores",
+  );
+  await assertRejects(() => train(2, { steps: 2 }, "cpu"), UsageError, "need the wasm backend");
+  assertEquals(shardBounds(8, 3), [[0, 3], [3, 6], [6, 8]]);
+  assertThrows(() => shardBounds(2, 3), UsageError);
+});
+
+Deno.test("a worker that fails fails the step with its message", async () => {
+  const variable = tf.variable(tf.zeros([2]));
+  const parallel = new DataParallel({
+    module: new URL("../../lib/train/vae.ts", import.meta.url).href,
+    exportName: "noSuchFactory",
+    args: {},
+    workers: 2,
+    backend: "wasm",
+    variables: [variable],
+    loss: () => ({ total: tf.sum(variable) as tf.Scalar }),
+  });
+  const inputs = { x: { data: new Float32Array(4), shape: [4, 1] } };
+  await assertRejects(() => parallel.gradients(1, inputs), Error, "exports no replica factory noSuchFactory");
+  parallel.terminate();
+  variable.dispose();
+});
