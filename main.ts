@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkFolder, checkOutputFile, checkRunsRoot, closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
-import { curvesFileName, latestSummaries, scorecardMarkdown } from "./lib/core/scorecard.ts";
+import { curvesFileName, latestSummaries, scorecardMarkdown, writtenScorecard } from "./lib/core/scorecard.ts";
 import { summaryCurvesSvg } from "./lib/core/curves.ts";
-import { writeSection } from "./lib/core/readme.ts";
+import { readSection, writeSection } from "./lib/core/readme.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
@@ -158,18 +158,23 @@ function scorecard(args: string[]): void {
   const currentLimits = (experiment: string, preset: string) =>
     findExperiment(experiment)?.presetLimits?.[preset as PresetName];
   if (flags.has("write")) {
+    const path = join(ROOT, "README.md");
+    // Rows of experiments and presets this store has no run of stay as an earlier store wrote them.
+    const written = writtenScorecard(readSection(Deno.readTextFileSync(path), "scorecard"));
+    const markdown = scorecardMarkdown(summaries, { folder: CURVES_FOLDER }, currentLimits, written);
     const folder = join(ROOT, CURVES_FOLDER);
     Deno.mkdirSync(folder, { recursive: true });
     // The folder holds exactly the drawings the table links to.
     for (const entry of Deno.readDirSync(folder)) {
-      if (entry.name.endsWith(".svg")) Deno.removeSync(join(folder, entry.name));
+      if (entry.name.endsWith(".svg") && !markdown.includes(`${CURVES_FOLDER}/${entry.name})`)) {
+        Deno.removeSync(join(folder, entry.name));
+      }
     }
     for (const summary of summaries) {
       const svg = summaryCurvesSvg(summary);
       if (svg) Deno.writeTextFileSync(join(folder, curvesFileName(summary)), svg);
     }
-    const path = join(ROOT, "README.md");
-    writeSection(path, "scorecard", scorecardMarkdown(summaries, { folder: CURVES_FOLDER }, currentLimits));
+    writeSection(path, "scorecard", markdown);
     console.error(`updated the scorecard in ${path} and its curves in ${folder}`);
   }
   console.log(scorecardMarkdown(summaries, undefined, currentLimits));

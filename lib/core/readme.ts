@@ -15,6 +15,13 @@ export function replaceSection(readme: string, name: string, content: string): s
   return `${readme.slice(0, start + begin.length)}\n\n${content}\n\n${readme.slice(stop)}`;
 }
 
+/** The text between the `name` markers of `readme` ("" when the markers are missing). */
+export function readSection(readme: string, name: string): string {
+  const begin = `<!-- ${name}:begin -->`, end = `<!-- ${name}:end -->`;
+  const start = readme.indexOf(begin), stop = readme.indexOf(end);
+  return start < 0 || stop < start ? "" : readme.slice(start + begin.length, stop);
+}
+
 /** Rewrites the `name` section of the Markdown file at `path` and formats the file with deno fmt. */
 export function writeSection(path: string, name: string, content: string): void {
   Deno.writeTextFileSync(path, replaceSection(Deno.readTextFileSync(path), name, content));

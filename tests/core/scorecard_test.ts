@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
-import { latestSummaries, scorecardMarkdown } from "../../lib/core/scorecard.ts";
+import { latestSummaries, scorecardMarkdown, writtenScorecard } from "../../lib/core/scorecard.ts";
 import { replaceSection } from "../../lib/core/readme.ts";
 import { RunWriter } from "../../lib/core/run_store.ts";
 
@@ -163,4 +163,41 @@ Deno.test("the scorecard prefers a run of the preset as defined, and names the o
   const rows = scorecardMarkdown(summaries).split("\n").filter((line) => line.startsWith("| toy"));
   assert(rows.some((row) => row.startsWith("| toy (smoke, seed 0, --steps 400) |")), rows.join("\n"));
   assert(rows.some((row) => row.startsWith("| toy (quick, seed 0) |")), rows.join("\n"));
+});
+
+Deno.test("scorecard --write keeps the rows of runs this store lacks, and escapes pipes inside cells", () => {
+  const root = Deno.makeTempDirSync();
+  const dir = completedRun(root, "quick", 0.88);
+  const summary = latestSummaries(root)[0];
+  summary.claims[0].text = "|cos| ≥ 0.99";
+  // An earlier section: an "other" run measured elsewhere (kept), and an older toy quick row (replaced).
+  const section = [
+    "Verdicts: 1 reproduced · 0 still rising · 2 not reproduced · 0 not measured.",
+    "",
+    "| experiment | source | metric or finding | published | ours | reproduced when | curve | verdict |",
+    "| ---------- | ------ | ----------------- | --------- | ---- | --------------- | ----- | ------- |",
+    "| other (long, seed 1, abc1234) | d.md | x | 1 | 0.5 | ≥ 0.9 (1 − 0.1) | | not reproduced |",
+    "| other (long, seed 1, abc1234) | d.md | a \\| b | holds | | | | reproduced |",
+    "| toy (quick, seed 0, 0000000) | doc.md Table 1 | mcc | 0.9 | 0.2 | ≥ 0.85 (0.9 − 0.05) | | not reproduced |",
+    "",
+    "What each preset cannot show, and why:",
+    "",
+    "- other (long): short",
+    "",
+    "Learning curves of each target (blue; dot: the final value), published value dashed red:",
+    "",
+    "![other (long) learning curves](docs/curves/other-long.svg)",
+  ].join("\n");
+  const lines = scorecardMarkdown([summary], { folder: "docs/curves" }, undefined, writtenScorecard(section))
+    .split("\n");
+  assertEquals(lines[0], "Verdicts: 3 reproduced · 0 still rising · 1 not reproduced · 0 not measured.");
+  assertEquals(lines.slice(4, 8), [
+    "| other (long, seed 1, abc1234) | d.md | x | 1 | 0.5 | ≥ 0.9 (1 − 0.1) | | not reproduced |",
+    "| other (long, seed 1, abc1234) | d.md | a \\| b | holds | | | | reproduced |",
+    "| toy (quick, seed 0) | doc.md Table 1 | mcc | 0.9 | 0.88 | ≥ 0.85 (0.9 − 0.05) |  | reproduced |",
+    "| toy (quick, seed 0) | doc.md Table 1 | \\|cos\\| ≥ 0.99 | holds | | | | reproduced |",
+  ]);
+  assert(lines.includes("- other (long): short"));
+  assert(lines.includes("![other (long) learning curves](docs/curves/other-long.svg)"));
+  Deno.removeSync(dir, { recursive: true });
 });
