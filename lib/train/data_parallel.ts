@@ -205,6 +205,10 @@ export class DataParallel {
     if (!(Number.isInteger(options.workers) && options.workers >= 2)) {
       throw new UsageError(`data-parallel training needs at least 2 workers, got ${options.workers}`);
     }
+    // Other backends may hand out their tensors' own storage, which transferring would detach.
+    if (options.backend !== "wasm") {
+      throw new UsageError(`data-parallel workers need the wasm backend, not ${options.backend}`);
+    }
     this.workers = options.workers;
     this.#options = options;
     options.signal?.addEventListener("abort", this.#onAbort, { once: true });
@@ -281,8 +285,8 @@ export class DataParallel {
     const values = await Promise.all(variables.map((v) => v.data() as Promise<Float32Array>));
     const replies = bounds.slice(1).map(([start, end], i) => {
       const shard = sliceRows(inputs, start, end);
-      // Each worker gets its own copies: a transferred buffer is gone from this thread.
-      const copies = values.map((v) => v.slice());
+      // The wasm backend reads into fresh buffers, which the last worker takes; the others get copies.
+      const copies = i === bounds.length - 2 ? values : values.map((v) => v.slice());
       const transfer = [
         ...Object.values(shard).map((s) => s.data.buffer),
         ...copies.map((c) => c.buffer),

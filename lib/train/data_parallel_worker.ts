@@ -39,12 +39,11 @@ self.onmessage = async ({ data }: MessageEvent<DataParallelRequest>) => {
     const { variables, loss } = replica;
     tf.tidy(() => variables.forEach((v, i) => v.assign(tf.tensor(data.variables[i], v.shape))));
     const { grads, terms } = await shardGradients(variables, loss, data.inputs, data.step);
+    // The wasm backend (the only one DataParallel starts) reads into fresh buffers: they can be transferred.
     const arrays: Float32Array[] = [];
     for (const grad of grads) arrays.push((await grad.data()) as Float32Array);
     tf.dispose(grads);
-    // Copies, so that transferring cannot detach a buffer a backend still holds.
-    const owned = arrays.map((a) => a.slice());
-    post({ type: "result", grads: owned, terms }, owned.map((a) => a.buffer as ArrayBuffer));
+    post({ type: "result", grads: arrays, terms }, arrays.map((a) => a.buffer as ArrayBuffer));
   } catch (error) {
     post({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
