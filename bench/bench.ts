@@ -99,6 +99,12 @@
  * images/s; check: the metamers' z_s and z_n against their sources'). The dense steps and the inverse raise the
  * warm-up and the steps per round (`Workload.minimum`), as the `vae-pca` group's short steps do.
  *
+ * The `workers` group (issue 25, Targets; `--only workers`) times the data-parallel β-VAE step of lib/train/vae.ts
+ * on {@linkcode DATA_PARALLEL_SHARDS} shards (the main thread and one Deno worker, `DataParallel`): each entry is
+ * paired with PyTorch's one-thread step of the same network (goals {@linkcode DATA_PARALLEL_TORCH_GOALS}) and with
+ * the 1-worker step in this process, whose throughput over the entry's is the scaling (goal ≥
+ * {@linkcode DATA_PARALLEL_SCALING_GOAL}, 80% efficiency). PyTorch on 2 threads is not timed.
+ *
  * The `pose` group (issue 24, 001_6f3482ea4494d2ce.md §2.4, Speed; `--only pose`) times the DeepLabCut-style
  * keypoint network of lib/models/pose_net.ts and the frames it trains on. `pose-step` is one training step of
  * `PoseNet` ({@linkcode POSE_KEYPOINTS} keypoints, {@linkcode POSE_CONVS_PER_STAGE} convolutions per stage, no
@@ -137,7 +143,7 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose] [--json path] [--write-readme]
+ *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose,workers] [--json path] [--write-readme]
  *
  * @module
  */
@@ -179,6 +185,8 @@ import { absCnn, absCnnModel } from "../lib/models/abs_cnn.ts";
 import { crossEntropy, lossGradient } from "../lib/attacks/attack.ts";
 import { posterior } from "../lib/models/vae.ts";
 import { vaeLoss } from "../lib/train/vae_objectives.ts";
+import { VAE_CONFIG, vaeReplica } from "../lib/train/vae.ts";
+import { DataParallel } from "../lib/train/data_parallel.ts";
 import { sampleBatch } from "../lib/data/ground_truth.ts";
 import { formatNpy } from "../lib/core/npy.ts";
 import { DSPRITES_SIZES } from "../lib/data/dsprites.ts";
@@ -232,6 +240,9 @@ export const MODEL_NAMES = [
   "firevnet-metamers-196",
   "pose-step",
   "pose-render",
+  "conv-vae-64-dp2",
+  "conv-vae-32-dp2",
+  "mlp-vae-64-dp2",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
@@ -249,6 +260,7 @@ export const BENCH_GROUPS = {
     "firevnet-metamers-196",
   ],
   pose: ["pose-step", "pose-render"],
+  workers: ["conv-vae-64-dp2", "conv-vae-32-dp2", "mlp-vae-64-dp2"],
 } as const satisfies Record<string, readonly ModelName[]>;
 /** A group name. */
 export type GroupName = keyof typeof BENCH_GROUPS;
@@ -343,6 +355,13 @@ export const POSE_TORCH_RATIO_GOAL = 2;
 export const POSE_RENDER_FRAMES = 240;
 /** Floor on quadruped frames rendered per second on one core (issue 24, Speed). */
 export const POSE_RENDER_GOAL_PER_S = 2000;
+
+/** Shards of a `workers`-group step: the main thread and one Deno worker, the two cores of this machine. */
+export const DATA_PARALLEL_SHARDS = 2;
+/** Ceilings on a 2-worker VAE step over PyTorch's on one thread, median paired ratio (issue 25, Targets). */
+export const DATA_PARALLEL_TORCH_GOALS = { "conv-vae-64-dp2": 1.0, "conv-vae-32-dp2": 1.3, "mlp-vae-64-dp2": 1.5 };
+/** Floor on 2-worker over 1-worker throughput: 80% scaling efficiency (issue 25, Targets). */
+export const DATA_PARALLEL_SCALING_GOAL = 1.6;
 
 /** Severity of the `cifar` corruptions timed by `--corruptions`. */
 export const CORRUPTION_SEVERITY = 3;
@@ -753,6 +772,70 @@ function vaeTrainer(rng: Rng, size: 32 | 64, kind: "conv" | "mlp") {
       x.dispose();
     },
   };
+}
+
+/**
+ * A β-VAE step (β 1, batch 64, binary images) on {@linkcode DATA_PARALLEL_SHARDS} shards: lib/train/vae.ts's
+ * replica and `DataParallel`, the gradients summed in order and Adam applied once, paired with PyTorch's step on one
+ * thread and with the same step in one process (the 1-worker baseline: scaling efficiency).
+ */
+function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, size: 32 | 64, kind: "conv" | "mlp") {
+  const ratio = DATA_PARALLEL_TORCH_GOALS[name];
+  const single = name.replace("-dp2", "") as ModelName;
+  return {
+    name,
+    batch: 64,
+    alsoReference: true,
+    goal: { ratio, source: `issue 25, Targets: a ${single} step with 2 workers ≤ ${ratio}× PyTorch on one thread` },
+    baseline: {
+      model: single,
+      throughputFloor: DATA_PARALLEL_SCALING_GOAL,
+      paired: true,
+      source: `issue 25, Targets: 2 workers give ≥ ${DATA_PARALLEL_SCALING_GOAL}× the 1-worker throughput (80%)`,
+    },
+    build(rng: Rng) {
+      const cfg = resolveConfig(
+        VAE_CONFIG,
+        { method: "beta_vae", value: 1, architecture: kind, resolution: size, batch: 64, latents: 10 },
+        new Map(),
+      );
+      const master = vaeReplica({ cfg, channels: 1 });
+      const optimizer: tf.Optimizer = tf.train.adam(1e-4);
+      const parallel = new DataParallel({
+        module: new URL("../lib/train/vae.ts", import.meta.url).href,
+        exportName: "vaeReplica",
+        args: { cfg, channels: 1 },
+        workers: DATA_PARALLEL_SHARDS,
+        backend: tf.getBackend(),
+        variables: master.variables,
+        loss: master.loss,
+      });
+      const images = Float32Array.from({ length: 64 * size * size }, () => rng.uniform() < 0.2 ? 1 : 0);
+      const trainer = vaeTrainer(rng, size, kind);
+      let step = 0;
+      return {
+        parameters: trainer.parameters,
+        async step() {
+          const inputs = {
+            x: { data: images, shape: [64, size, size, 1] },
+            eps: { data: rng.normalArray(64 * 10), shape: [64, 10] },
+          };
+          const { grads } = await parallel.gradients(++step, inputs);
+          optimizer.applyGradients(grads);
+          tf.dispose(Object.values(grads));
+          // The step ends when its update is readable, as the other entries end on their loss.
+          await master.variables[0].data();
+        },
+        baselineStep: () => readLoss(trainer.minimize()),
+        dispose() {
+          parallel.terminate();
+          optimizer.dispose();
+          trainer.dispose();
+          master.variables.forEach((v) => v.dispose());
+        },
+      };
+    },
+  } satisfies Workload;
 }
 
 function vaeWorkload(name: ModelName, size: 32 | 64, kind: "conv" | "mlp"): Workload {
@@ -2220,6 +2303,9 @@ const WORKLOADS: Workload[] = [
   vaeWorkload("conv-vae-64", 64, "conv"),
   vaeWorkload("conv-vae-32", 32, "conv"),
   vaeWorkload("mlp-vae-64", 64, "mlp"),
+  dataParallelVaeWorkload("conv-vae-64-dp2", 64, "conv"),
+  dataParallelVaeWorkload("conv-vae-32-dp2", 32, "conv"),
+  dataParallelVaeWorkload("mlp-vae-64-dp2", 64, "mlp"),
   {
     name: "mnist-cnn",
     batch: MNIST_CNN_BATCH,

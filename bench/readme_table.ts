@@ -10,7 +10,7 @@
  * `--profile` kernels when present, and the entries a backend did not time, with
  * the reason. A `--only` group's report renders the
  * same way into its own section (`--section bench-tta`, `bench-cebra`,
- * `bench-vae-pca`, `bench-firevnet`, `bench-pose`).
+ * `bench-vae-pca`, `bench-firevnet`, `bench-pose`, `bench-workers`).
  *
  * usage: deno task bench-readme <bench.json> [--readme path] [--section name]
  *
@@ -53,6 +53,9 @@ const LABELS: Record<string, string> = {
   "firevnet-metamers-196": "dense fiRevNet d 196 metamers (2 forwards, 1 inverse)",
   "pose-step": "pose net 64×64×3 (8 keypoints, 2 convs per stage), DeepLabCut loss, Adam step",
   "pose-render": "quadruped frames 64×64×3 (renderFrames)",
+  "conv-vae-64-dp2": "conv VAE 64×64, 2 data-parallel workers",
+  "conv-vae-32-dp2": "conv VAE 32×32, 2 data-parallel workers",
+  "mlp-vae-64-dp2": "MLP VAE 64×64, 2 data-parallel workers",
 };
 
 /** What one step of a data-path entry works on, where "N rows" would not say it. */
@@ -394,7 +397,7 @@ if (import.meta.main) {
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
   if (flags.has("help") || positionals.length !== 1) {
     const usage =
-      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-pose|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
+      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-pose|bench-workers|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
@@ -408,6 +411,7 @@ if (import.meta.main) {
       "bench-vae-pca",
       "bench-firevnet",
       "bench-pose",
+      "bench-workers",
       "bench-webgpu",
       "bench-webgpu-tta",
       "bench-webgpu-cebra",

@@ -468,6 +468,10 @@ BUILDERS = {
     "conv-vae-64": lambda: vae_step_fn(conv_encoder(64), conv_decoder(64), 64),
     "conv-vae-32": lambda: vae_step_fn(conv_encoder(32), conv_decoder(32), 32),
     "mlp-vae-64": lambda: vae_step_fn(mlp_encoder(64 * 64), mlp_decoder(64), 64),
+    # The 2-worker entries pair with the same one-thread step.
+    "conv-vae-64-dp2": lambda: vae_step_fn(conv_encoder(64), conv_decoder(64), 64),
+    "conv-vae-32-dp2": lambda: vae_step_fn(conv_encoder(32), conv_decoder(32), 32),
+    "mlp-vae-64-dp2": lambda: vae_step_fn(mlp_encoder(64 * 64), mlp_decoder(64), 64),
     "mnist-cnn": classifier_step_fn,
     "conv-encoder-infer": inference_step_fn,
     "cnn-regressor-32": lambda: regression_step_fn(conv_encoder(32, FACTORS)),
