@@ -15,7 +15,7 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { UsageError } from "../lib/core/errors.ts";
 import { Rng } from "../lib/core/rng.ts";
 import type { ResultTable } from "../lib/core/scorecard.ts";
-import { corruptAt, CORRUPTION_NAMES, type CorruptionName } from "../lib/data/corruptions.ts";
+import { COMMON_CORRUPTIONS, corruptAt, CORRUPTION_NAMES, type CorruptionName } from "../lib/data/corruptions.ts";
 import { imageGrid } from "../lib/data/preview.ts";
 import {
   IDENTITY_COUNT,
@@ -562,23 +562,7 @@ export const experiment = defineExperiment({
       shuffles: 3,
       steps: 30_000,
       scratch_steps: 180_000,
-      corruptions: [
-        "gaussian_noise",
-        "shot_noise",
-        "impulse_noise",
-        "defocus_blur",
-        "glass_blur",
-        "motion_blur",
-        "zoom_blur",
-        "snow",
-        "frost",
-        "fog",
-        "brightness",
-        "contrast",
-        "elastic_transform",
-        "pixelate",
-        "jpeg_compression",
-      ],
+      corruptions: [...COMMON_CORRUPTIONS],
       severities: [1, 2, 3, 4, 5],
     },
   },
