@@ -11,12 +11,32 @@
  * - input gradient: s² stride-1 full convolutions of dy, one per output
  *   phase, with sub-filters of the rotated filter, interleaved.
  *
- * Layout changes and interleaving are JS loops over the wasm heap.
+ * Layout changes and interleaving are JS loops over the wasm heap. Narrow
+ * layers (few input channels, small dy) go to the im2col/col2im matrix
+ * products of conv_gemm.ts instead, by its shape rule.
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
+import {
+  gemmConvSupported,
+  gemmFilterGradient,
+  gemmInputGradient,
+  preferGemmFilterGradient,
+  preferGemmInputGradient,
+} from "./conv_gemm.ts";
 import { type ConvAttrs, convInfo, type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
+
+/** How the gradients are computed: by the shape rule, or forced to one path (tests of both paths). */
+export type ConvGradientRoute = "auto" | "gemm" | "conv";
+let route: ConvGradientRoute = "auto";
+
+/** Forces the convolution gradients onto one path, or back to the shape rule with "auto"; returns the previous. */
+export function setConvGradientRoute(next: ConvGradientRoute): ConvGradientRoute {
+  const previous = route;
+  route = next;
+  return previous;
+}
 
 /**
  * Copies x [n, h, w, c] into out [c, rows, w, n], keeping input rows
@@ -38,6 +58,10 @@ function conv2DBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.Tensor
   const { filterShape, ...convAttrs } = attrs as unknown as ConvAttrs & { filterShape: number[] };
   const info = convInfo(x.shape, filterShape, convAttrs);
   const ops = new WasmOps(backend);
+  const gemm = route === "gemm" || (route === "auto" && preferGemmFilterGradient(info));
+  if (gemm && gemmConvSupported(info, [x.dtype, dy.dtype])) {
+    return ops.finish(gemmFilterGradient(ops, x, dy, info));
+  }
   const [n, h, w, cIn] = x.shape;
   const { strideHeight: sh, strideWidth: sw, outHeight: ho, outWidth: wo, filterHeight: kh, filterWidth: kw } = info;
   const { top, left } = info.padInfo;
@@ -97,6 +121,10 @@ function conv2DBackpropInput({ inputs, backend, attrs }: KernelArgs): tf.TensorI
   const { inputShape, ...convAttrs } = attrs as unknown as ConvAttrs & { inputShape: number[] };
   const info = convInfo(inputShape, filter.shape, convAttrs);
   const ops = new WasmOps(backend);
+  const gemm = route === "gemm" || (route === "auto" && preferGemmInputGradient(info));
+  if (gemm && gemmConvSupported(info, [dy.dtype, filter.dtype])) {
+    return ops.finish(gemmInputGradient(ops, dy, filter, info));
+  }
   const [n, h, w, cIn] = inputShape;
   const { strideHeight: sh, strideWidth: sw } = info;
   const { top, left } = info.padInfo;
