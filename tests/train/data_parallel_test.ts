@@ -20,8 +20,10 @@ import {
   shardBounds,
 } from "../../lib/train/data_parallel.ts";
 import { trainVae, VAE_CONFIG, VAE_SMOKE_PRESET, type VaeConfig } from "../../lib/train/vae.ts";
-import { experiment as vaeDsprites } from "../../experiments/vae_dsprites.ts";
+import { findExperiment } from "../../experiments/mod.ts";
 import { fakeContext } from "./fake_context.ts";
+
+const vaeDsprites = findExperiment("vae-dsprites")!;
 
 await selectBackend("wasm");
 const dataset = loadDataset("dsprites", { size: 32 });
