@@ -36,7 +36,9 @@ Deno.test("40 steps on dSprites raise the ELBO and leave no tensors, for every V
       ["media_every", "40"],
       ["curve_every", "0"],
     ]);
-    const cfg = resolveConfig(VAE_CONFIG, findExperiment("vae-dsprites")!.presets.smoke, flags);
+    // The smoke preset's data-parallel `workers` is the experiment's key, not one of VAE_CONFIG's.
+    const { workers: _workers, ...smoke } = findExperiment("vae-dsprites")!.presets.smoke as Record<string, unknown>;
+    const cfg = resolveConfig(VAE_CONFIG, smoke, flags);
     const logged: { step: number; values: Record<string, number> }[] = [];
     const before = tf.memory().numTensors;
     const training = { label: method, seed: 1, resumed: null, checkpoints: false, mediaPrefix: "", saveAs: method };
