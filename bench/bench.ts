@@ -793,7 +793,7 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
       paired: true,
       source: `issue 25, Targets: 2 workers give ≥ ${DATA_PARALLEL_SCALING_GOAL}× the 1-worker throughput (80%)`,
     },
-    build(rng: Rng) {
+    async build(rng: Rng) {
       const cfg = resolveConfig(
         VAE_CONFIG,
         { method: "beta_vae", value: 1, architecture: kind, resolution: size, batch: 64, latents: 10 },
@@ -810,7 +810,9 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
         variables: master.variables,
         loss: master.loss,
       });
-      const images = Float32Array.from({ length: 64 * size * size }, () => rng.uniform() < 0.2 ? 1 : 0);
+      const pixels = binaryImages(rng, 64, size);
+      const images = await pixels.data() as Float32Array;
+      pixels.dispose();
       const trainer = vaeTrainer(rng, size, kind);
       let step = 0;
       return {

@@ -252,10 +252,12 @@ async function evaluateNet(
   corruptions: readonly [CorruptionName, number][],
   seed: number,
   adapt: boolean,
-): Promise<Record<string, number>> {
+): Promise<{ metrics: Record<string, number>; oodPredictions: Float32Array }> {
   const out: Record<string, number> = {};
+  let oodPredictions: Float32Array = new Float32Array(0);
   for (const [name, frames] of [["within", sets.within], ["ood", sets.ood]] as const) {
     const { base, adapted } = await predictions(net, frames, adapt);
+    if (name === "ood") oodPredictions = base;
     out[`${name}_err`] = normalizedError(base, frames.keypoints, frames.units);
     out[`${name}_pck`] = pck(base, frames.keypoints, frames.units, cfg.pck_threshold);
     if (adapted) {
@@ -279,7 +281,7 @@ async function evaluateNet(
     out[`bn_${key}_err`] = normalizedError(adapted!, clean.keypoints, clean.units);
     out[`bn_${key}_gain`] = gain(out[`${key}_err`], out[`bn_${key}_err`]);
   }
-  return out;
+  return { metrics: out, oodPredictions };
 }
 
 /** The first `count` frames of each identity of `frames` (learning curves, corruptions). */
@@ -412,7 +414,7 @@ async function posePhase(
       logEvery: cfg.log_every,
       evaluateEvery: cfg.eval_every,
       evaluate: async (step) => {
-        const m = await evaluateNet(
+        const { metrics: m } = await evaluateNet(
           net,
           curveSets,
           cfg,
@@ -427,7 +429,7 @@ async function posePhase(
       },
       checkpointEvery: cfg.checkpoint_every,
     }, checkpoints);
-    const final = await evaluateNet(
+    const { metrics: final, oodPredictions } = await evaluateNet(
       net,
       data,
       cfg,
@@ -435,8 +437,9 @@ async function posePhase(
       ctx.seed,
       true,
     );
+    // The OOD predictions of the evaluation serve the per-keypoint errors and the grid: no second forward pass.
     const perKeypoint = normalizedErrorPerKeypoint(
-      await predictKeypoints(net, data.ood.images, data.ood.n),
+      oodPredictions,
       data.ood.keypoints,
       data.ood.units,
       KEYPOINTS.length,
@@ -444,8 +447,11 @@ async function posePhase(
     KEYPOINTS.forEach((k, i) => (final[`ood_err_${k}`] = perKeypoint[i]));
     if (shuffle === 0 && fraction === cfg.fractions[0]) {
       const count = Math.min(16, data.ood.n);
-      const shown = pickFrames(data.ood, Array.from({ length: count }, (_, i) => Math.floor(i * data.ood.n / count)));
-      ctx.image(`${model}_ood`, steps, keypointGrid(shown, await predictKeypoints(net, shown.images, count), count));
+      const index = Array.from({ length: count }, (_, i) => Math.floor(i * data.ood.n / count));
+      const K2 = KEYPOINTS.length * 2;
+      const shownPredictions = new Float32Array(count * K2);
+      index.forEach((f, i) => shownPredictions.set(oodPredictions.subarray(f * K2, (f + 1) * K2), i * K2));
+      ctx.image(`${model}_ood`, steps, keypointGrid(pickFrames(data.ood, index), shownPredictions, count));
     }
     return final;
   } finally {
