@@ -358,7 +358,7 @@ async function runPhase(
   };
 
   const evaluate = async (): Promise<Record<string, number>> => {
-    const auc = scoreMap(pinvMap(mlpJacobian(layers, evalX), k, d), set);
+    const auc = scoreMap(pinvMap(await mlpJacobian(layers, evalX), k, d), set);
     return { jpinv: auc.whole, jpinv_block: auc.block, factor_r2: await factorR2(layers, set) };
   };
 
@@ -383,14 +383,14 @@ async function runPhase(
   });
   // Final attribution maps.
   const attributionX = rowsMatrix(set.x, d, evenRows(n, cfg.attribution_samples));
-  const jacobians = mlpJacobian(layers, attributionX);
+  const jacobians = await mlpJacobian(layers, attributionX);
   const jpinvMap = pinvMap(jacobians, k, d);
   const baselineX = rowsMatrix(set.x, d, evenRows(n, cfg.baseline_samples));
   const maps: Record<Exclude<Attribution, "jpinv_block">, Float64Array> = {
     jpinv: jpinvMap,
     neuron_gradient: neuronGradientMap(jacobians, k, d),
-    feature_ablation: featureAblation((m) => mlpForward64(layers, m), baselineX),
-    integrated_gradients: integratedGradients(layers, baselineX, cfg.ig_steps),
+    feature_ablation: await featureAblation((m) => mlpForward64(layers, m), baselineX),
+    integrated_gradients: await integratedGradients(layers, baselineX, cfg.ig_steps),
   };
   const metrics: PhaseMetrics = {};
   for (const [name, map] of Object.entries(maps)) {

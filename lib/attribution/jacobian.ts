@@ -184,16 +184,23 @@ interface Dense64 {
   slope: number;
 }
 
-/** The layers' weights read once into float64 (dataSync: these run on CPU-side data). */
-function snapshot(layers: DenseLayer[], inputs: number): Dense64[] {
+/**
+ * The layers' weights read once into float64. `data()` rather than
+ * `dataSync()`, which the WebGPU backend does not offer; the shapes are
+ * checked before any read.
+ */
+function snapshot(layers: DenseLayer[], inputs: number): Promise<Dense64[]> {
   checkLayers(layers, inputs);
-  return layers.map((layer) => ({
-    w: Float64Array.from(layer.w.dataSync()),
-    b: Float64Array.from(layer.b.dataSync()),
-    inputs: layer.w.shape[0],
-    outputs: layer.w.shape[1],
-    activation: layer.activation,
-    slope: layer.slope ?? DEFAULT_LEAKY_SLOPE,
+  return Promise.all(layers.map(async (layer) => {
+    const [w, b] = await Promise.all([layer.w.data(), layer.b.data()]);
+    return {
+      w: Float64Array.from(w),
+      b: Float64Array.from(b),
+      inputs: layer.w.shape[0],
+      outputs: layer.w.shape[1],
+      activation: layer.activation,
+      slope: layer.slope ?? DEFAULT_LEAKY_SLOPE,
+    };
   }));
 }
 
@@ -344,10 +351,10 @@ function rowsOf(x: Matrix, start: number, end: number): Float64Array {
 }
 
 /** The network's output `[n, out]` for `x` `[n, in]`, in float64. */
-export function mlpForward64(layers: DenseLayer[], x: Matrix): Matrix {
+export async function mlpForward64(layers: DenseLayer[], x: Matrix): Promise<Matrix> {
   const inputs = layers[0]?.w.shape[0] ?? 0;
   checkInput(x, inputs, "mlpForward64");
-  const net = snapshot(layers, inputs);
+  const net = await snapshot(layers, inputs);
   const k = net[net.length - 1].outputs;
   const out = new Float64Array(x.rows * k);
   for (let start = 0; start < x.rows; start += CHUNK) {
@@ -362,10 +369,10 @@ export function mlpForward64(layers: DenseLayer[], x: Matrix): Matrix {
  * `[out, in]` row-major, computed in float64 from the analytic per-layer
  * chain (σ′ of GELU in erf form, 5·tanh(·/5), leaky ReLU, identity).
  */
-export function mlpJacobian(layers: DenseLayer[], x: Matrix): Float64Array[] {
+export async function mlpJacobian(layers: DenseLayer[], x: Matrix): Promise<Float64Array[]> {
   const inputs = layers[0]?.w.shape[0] ?? 0;
   checkInput(x, inputs, "mlpJacobian");
-  const net = snapshot(layers, inputs);
+  const net = await snapshot(layers, inputs);
   const size = net[net.length - 1].outputs * inputs;
   const out: Float64Array[] = [];
   for (let start = 0; start < x.rows; start += CHUNK) {
@@ -440,8 +447,8 @@ export function pinvMap(jacobians: Float64Array[], out: number, inp: number): Fl
 }
 
 /** Neuron-gradient map Σ_x |J_f(x)|ᵀ `[in, out]` over the rows of `x` `[n, in]`. */
-export function neuronGradient(layers: DenseLayer[], x: Matrix): Float64Array {
-  return neuronGradientMap(mlpJacobian(layers, x), layers[layers.length - 1].w.shape[1], x.cols);
+export async function neuronGradient(layers: DenseLayer[], x: Matrix): Promise<Float64Array> {
+  return neuronGradientMap(await mlpJacobian(layers, x), layers[layers.length - 1].w.shape[1], x.cols);
 }
 
 /** Σ_x |J_f(x)|ᵀ `[in, out]` from per-sample Jacobians `[out, in]` (the neuron gradient of Jacobians already at hand). */
@@ -460,20 +467,25 @@ export function neuronGradientMap(jacobians: Float64Array[], out: number, inp: n
  * Feature-ablation map `[in, out]` with a zero baseline: for each input i,
  * Σ_x |f(x) − f(x with xᵢ = 0)| per output (captum `NeuronFeatureAblation`
  * per output neuron, absolute values summed over samples). `f` maps
- * `[n, in]` to `[n, out]` and is called in + 1 times on all of `x`.
+ * `[n, in]` to `[n, out]`, directly or through a promise (as
+ * {@linkcode mlpForward64}), and is called in + 1 times on all of `x`, one
+ * call at a time: the ablated copy it receives is reused for the next input.
  */
-export function featureAblation(f: (x: Matrix) => Matrix, x: Matrix): Float64Array {
+export async function featureAblation(
+  f: (x: Matrix) => Matrix | Promise<Matrix>,
+  x: Matrix,
+): Promise<Float64Array> {
   if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
     throw new UsageError(`featureAblation: x must be a non-empty matrix, got [${x.rows}, ${x.cols}]`);
   }
-  const base = f(x);
+  const base = await f(x);
   const out = base.cols;
   if (base.rows !== x.rows) throw new UsageError(`featureAblation: f returned ${base.rows} rows for ${x.rows}`);
   const map = new Float64Array(x.cols * out);
   const ablated = Float64Array.from(x.data);
   for (let i = 0; i < x.cols; i++) {
     for (let r = 0; r < x.rows; r++) ablated[r * x.cols + i] = 0;
-    const y = f({ data: ablated, rows: x.rows, cols: x.cols });
+    const y = await f({ data: ablated, rows: x.rows, cols: x.cols });
     for (let r = 0; r < x.rows; r++) {
       for (let o = 0; o < out; o++) map[i * out + o] += Math.abs(base.data[r * out + o] - y.data[r * out + o]);
     }
@@ -487,13 +499,17 @@ export function featureAblation(f: (x: Matrix) => Matrix, x: Matrix): Float64Arr
  * IG_{i,o}(x) = xᵢ · (1/m) Σ_{s<m} ∂f_o/∂xᵢ((s + ½)/m · x), the midpoint
  * Riemann sum over `steps` = m points, so Σᵢ IG_{i,o} → f_o(x) − f_o(0).
  */
-export function integratedGradientsPerSample(layers: DenseLayer[], x: Matrix, steps = 50): Float64Array[] {
+export async function integratedGradientsPerSample(
+  layers: DenseLayer[],
+  x: Matrix,
+  steps = 50,
+): Promise<Float64Array[]> {
   if (!Number.isInteger(steps) || steps < 1) {
     throw new UsageError(`integratedGradients: steps must be an integer ≥ 1, got ${steps}`);
   }
   const inputs = layers[0]?.w.shape[0] ?? 0;
   checkInput(x, inputs, "integratedGradients");
-  const net = snapshot(layers, inputs);
+  const net = await snapshot(layers, inputs);
   const out = net[net.length - 1].outputs;
   const size = out * inputs;
   const path = new Float64Array(steps * inputs);
@@ -520,8 +536,8 @@ export function integratedGradientsPerSample(layers: DenseLayer[], x: Matrix, st
 }
 
 /** Integrated-gradients map Σ_x |IG(x)| `[in, out]` (zero baseline, midpoint rule, `steps` points). */
-export function integratedGradients(layers: DenseLayer[], x: Matrix, steps = 50): Float64Array {
-  const perSample = integratedGradientsPerSample(layers, x, steps);
+export async function integratedGradients(layers: DenseLayer[], x: Matrix, steps = 50): Promise<Float64Array> {
+  const perSample = await integratedGradientsPerSample(layers, x, steps);
   const map = new Float64Array(perSample[0].length);
   for (const ig of perSample) for (let e = 0; e < map.length; e++) map[e] += Math.abs(ig[e]);
   return map;
