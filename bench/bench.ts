@@ -101,9 +101,14 @@
  *
  * The `workers` group (issue 25, Targets; `--only workers`) times the data-parallel β-VAE step of lib/train/vae.ts
  * on {@linkcode DATA_PARALLEL_SHARDS} shards (the main thread and one Deno worker, `DataParallel`): each entry is
- * paired with PyTorch's one-thread step of the same network (goals {@linkcode DATA_PARALLEL_TORCH_GOALS}) and with
- * the 1-worker step in this process, whose throughput over the entry's is the scaling (goal ≥
- * {@linkcode DATA_PARALLEL_SCALING_GOAL}, 80% efficiency). PyTorch on 2 threads is not timed.
+ * paired round by round with PyTorch's one-thread step of the same network (goals
+ * {@linkcode DATA_PARALLEL_TORCH_GOALS}), with the 1-worker step in this process, whose throughput over the entry's
+ * is the scaling (goal ≥ {@linkcode DATA_PARALLEL_SCALING_GOAL}, 80% efficiency), and with PyTorch's step on
+ * {@linkcode DATA_PARALLEL_SHARDS} threads in a second worker process (same script and environment, only the thread
+ * count differs; `reference_threads`): the ratios ours / PyTorch-N and 1-worker / PyTorch-N are reported, with no
+ * goal. The four sides alternate ABCD DCBA. Each round also records `DataParallel`'s communication share (the part of
+ * its `gradients()` time the main thread spends outside its own shard: copying variables and shards out, waiting for
+ * the worker, summing gradients).
  *
  * The `pose` group (issue 24, 001_6f3482ea4494d2ce.md §2.4, Speed; `--only pose`) times the DeepLabCut-style
  * keypoint network of lib/models/pose_net.ts and the frames it trains on. `pose-step` is one training step of
@@ -420,6 +425,15 @@ export interface Round {
   /** An entry with a baseline step of ours: its median step in the round and ours_ms over it. */
   baseline_ms?: number;
   baseline_ratio?: number;
+  /**
+   * An entry paired with PyTorch on N threads too (`workers` group): its median step in the round, ours_ms over it
+   * and baseline_ms over it.
+   */
+  reference_threads_ms?: number;
+  reference_threads_ratio?: number;
+  baseline_reference_threads_ratio?: number;
+  /** A data-parallel entry: `DataParallel`'s communication share over the round's timed steps of ours. */
+  communication_share?: number;
 }
 
 /** One model on one backend. */
@@ -478,6 +492,25 @@ export interface ModelResult {
    * step, the prior forward against the source forward), round by round, the order alternating.
    */
   baseline?: BaselineComparison;
+  /** The `workers` group's entries: PyTorch on N threads in the same rounds; null elsewhere, absent in older reports. */
+  reference_threads?: ThreadsComparison | null;
+  /**
+   * The `workers` group's entries: over the rounds, `DataParallel`'s communication share, the part of its
+   * `gradients()` time the main thread spent outside its own shard; null elsewhere, absent in older reports.
+   */
+  communication_share?: Spread | null;
+}
+
+/** An entry's times against PyTorch on N threads (reported, with no goal: the issue's goals are on one thread). */
+export interface ThreadsComparison {
+  /** The threads PyTorch reported it runs on ({@linkcode DATA_PARALLEL_SHARDS} asked). */
+  threads: number;
+  ms_per_step: Spread;
+  page_faults_per_step: number;
+  /** Of the per-round ratios entry ms / PyTorch-N ms. */
+  ratio: Spread;
+  /** Of the per-round ratios baseline ms / PyTorch-N ms (the 1-worker step); null without a baseline step. */
+  baseline_ratio: Spread | null;
 }
 
 /**
@@ -665,6 +698,11 @@ export interface BenchReport {
     webgpu_adapter?: string | null;
   };
   reference: ReferenceInfo | null;
+  /**
+   * The second PyTorch worker, on {@linkcode DATA_PARALLEL_SHARDS} threads, when a `workers`-group entry was timed
+   * beside it; null otherwise, absent in older reports.
+   */
+  reference_threads?: ReferenceInfo | null;
   results: ModelResult[];
   /** Rendering a batch of 64 images on one core; `share_of_conv_vae_64`: of a conv VAE 64×64 step when timed. */
   datasets: { name: string; images_per_s: number; batch_ms: number; share_of_conv_vae_64: number | null }[];
@@ -689,6 +727,8 @@ interface WorkloadState {
   check?(reference: unknown): { ok: boolean; detail: string };
   /** A step of ours to pair with instead of the reference worker's (`Workload.baseline`). */
   baselineStep?(): Promise<void>;
+  /** `DataParallel`'s communication share of the steps since the last call (`takeCommunicationShare`). */
+  takeCommunicationShare?(): number;
 }
 
 /** Work timed in paired rounds: ours, built here, against the reference worker's builder of the same name. */
@@ -699,6 +739,8 @@ interface PairedWork {
   alsoReference?: boolean;
   /** Timed alone: no reference worker (nothing there does the same work) and no baseline. */
   oursOnly?: boolean;
+  /** Paired also with the reference worker on {@linkcode DATA_PARALLEL_SHARDS} threads, when one runs. */
+  alsoThreadedReference?: boolean;
   /**
    * Floors on the warm-up and timed steps per side per round for short steps: a step of a few milliseconds runs
    * tens of times slower until V8 has compiled its path, and 3 steps of it make a round too short to outlast the
@@ -777,7 +819,8 @@ function vaeTrainer(rng: Rng, size: 32 | 64, kind: "conv" | "mlp") {
 /**
  * A β-VAE step (β 1, batch 64, binary images) on {@linkcode DATA_PARALLEL_SHARDS} shards: lib/train/vae.ts's
  * replica and `DataParallel`, the gradients summed in order and Adam applied once, paired with PyTorch's step on one
- * thread and with the same step in one process (the 1-worker baseline: scaling efficiency).
+ * thread, with the same step in one process (the 1-worker baseline: scaling efficiency) and with PyTorch's step on
+ * {@linkcode DATA_PARALLEL_SHARDS} threads (no goal).
  */
 function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, size: 32 | 64, kind: "conv" | "mlp") {
   const ratio = DATA_PARALLEL_TORCH_GOALS[name];
@@ -786,6 +829,7 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
     name,
     batch: 64,
     alsoReference: true,
+    alsoThreadedReference: true,
     goal: { ratio, source: `issue 25, Targets: a ${single} step with 2 workers ≤ ${ratio}× PyTorch on one thread` },
     baseline: {
       model: single,
@@ -829,6 +873,7 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
           await master.variables[0].data();
         },
         baselineStep: () => readLoss(trainer.minimize()),
+        takeCommunicationShare: () => parallel.takeCommunicationShare(),
         dispose() {
           parallel.terminate();
           optimizer.dispose();
@@ -2547,13 +2592,18 @@ interface PairedTiming {
   state: WorkloadState;
   referenceParameters: number | null;
   check: { ok: boolean; detail: string } | undefined;
-  /** Every timed step of ours, of the reference and of the baseline step (empty where that side is absent). */
+  /**
+   * Every timed step of ours, of the reference, of the baseline step and of the reference on N threads (empty where
+   * that side is absent).
+   */
   ours: number[];
   theirs: number[];
   baseline: number[];
+  threaded: number[];
   rounds: Round[];
-  /** The reference's minor page faults over its timed steps. */
+  /** The reference's minor page faults over its timed steps, and the N-thread reference's over its. */
   faults: number;
+  threadedFaults: number;
   loadBefore: number;
   loadAfter: number;
   peakRss: number;
@@ -2561,38 +2611,44 @@ interface PairedTiming {
 
 /** One side of a round: times `steps` steps. */
 type Side = {
-  kind: "ours" | "reference" | "baseline";
+  kind: "ours" | "reference" | "baseline" | "reference_threads";
   time(steps: number): Promise<{ times: number[]; faults: number }>;
 };
 
 /**
  * Rounds of one piece of work: ours and the other sides take turns, each timing `steps` steps per round, the
- * order reversed every other round (ABBA with one other side, ABC CBA with two), which cancels a linear drift in
- * machine load from every ratio. The other sides: the state's `baselineStep` when it has one, and the reference
- * worker's builder of the same name when there is no baseline step or `work.alsoReference` (none without a
- * worker). The state is disposed before returning.
+ * order reversed every other round (ABBA with one other side, ABC CBA with two, ABCD DCBA with three), which
+ * cancels a linear drift in machine load from every ratio. The other sides: the state's `baselineStep` when it has
+ * one, the reference worker's builder of the same name when there is no baseline step or `work.alsoReference`
+ * (none without a worker), and under `work.alsoThreadedReference` the same builder in `threaded`, the reference
+ * worker on more threads (none without it). The state is disposed before returning.
  */
 async function timeRounds(
   work: PairedWork,
   worker: TorchWorker | null,
   cfg: { rounds: number; steps: number; warmup: number },
+  threaded: TorchWorker | null = null,
 ): Promise<PairedTiming> {
   const state = await work.build(new Rng(0));
   const remote = work.oursOnly || (state.baselineStep && !work.alsoReference) ? null : worker;
-  const built = remote
-    ? await remote.request({
-      op: "build",
-      model: work.name,
-      ...(state.referenceArgs ? { args: state.referenceArgs } : {}),
-    })
-    : null;
+  const remoteThreaded = work.oursOnly || !work.alsoThreadedReference ? null : threaded;
+  // Both workers build from the same request, so they run the same weights and arguments.
+  const buildRequest = {
+    op: "build",
+    model: work.name,
+    ...(state.referenceArgs ? { args: state.referenceArgs } : {}),
+  };
+  const built = remote ? await remote.request(buildRequest) : null;
+  const builtThreaded = remoteThreaded ? await remoteThreaded.request(buildRequest) : null;
   const referenceParameters = built ? built.parameters as number : null;
   const check = state.check?.(built?.check ?? null);
   if (check && !check.ok) console.error(`${work.name}: FAILED: ${check.detail}`);
-  if (referenceParameters !== null && referenceParameters !== state.parameters) {
-    console.error(
-      `${work.name}: ${state.parameters} parameters here, ${referenceParameters} in PyTorch: not the same network`,
-    );
+  for (const parameters of [referenceParameters, builtThreaded ? builtThreaded.parameters as number : null]) {
+    if (parameters !== null && parameters !== state.parameters) {
+      console.error(
+        `${work.name}: ${state.parameters} parameters here, ${parameters} in PyTorch: not the same network`,
+      );
+    }
   }
   const local = (kind: Side["kind"], step: () => Promise<void>): Side => ({
     kind,
@@ -2601,34 +2657,54 @@ async function timeRounds(
   const sides: Side[] = [local("ours", state.step)];
   if (state.baselineStep) sides.push(local("baseline", state.baselineStep));
   if (remote) sides.push({ kind: "reference", time: (steps) => timeReference(remote, work.name, steps) });
+  if (remoteThreaded) {
+    sides.push({ kind: "reference_threads", time: (steps) => timeReference(remoteThreaded, work.name, steps) });
+  }
   const loadBefore = loadavg()[0];
   for (const side of cfg.warmup ? sides : []) await side.time(cfg.warmup);
-  const ours: number[] = [], theirs: number[] = [], baseline: number[] = [], rounds: Round[] = [];
-  let peakRss = Deno.memoryUsage().rss, faults = 0;
+  // The warm-up's share is not the rounds'.
+  state.takeCommunicationShare?.();
+  const ours: number[] = [], theirs: number[] = [], baseline: number[] = [], threadedTimes: number[] = [];
+  const rounds: Round[] = [];
+  let peakRss = Deno.memoryUsage().rss, faults = 0, threadedFaults = 0;
   for (let r = 0; r < cfg.rounds; r++) {
     const measured = new Map<Side["kind"], number[]>();
     for (const side of r % 2 === 1 ? [...sides].reverse() : sides) {
       const { times, faults: sideFaults } = await side.time(cfg.steps);
       measured.set(side.kind, times);
-      faults += sideFaults;
+      if (side.kind === "reference_threads") threadedFaults += sideFaults;
+      else faults += sideFaults;
     }
     peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
     const a = measured.get("ours")!, reference = measured.get("reference"), base = measured.get("baseline");
+    const threads = measured.get("reference_threads");
     ours.push(...a);
     if (reference) theirs.push(...reference);
     if (base) baseline.push(...base);
+    if (threads) threadedTimes.push(...threads);
     const oursMs = spread(a).median;
     const referenceMs = reference ? spread(reference).median : null;
     const baselineMs = base ? spread(base).median : null;
+    const threadsMs = threads ? spread(threads).median : null;
+    const share = state.takeCommunicationShare?.();
     rounds.push({
       ours_ms: oursMs,
       reference_ms: referenceMs,
       ratio: referenceMs ? oursMs / referenceMs : null,
       ...(baselineMs ? { baseline_ms: baselineMs, baseline_ratio: oursMs / baselineMs } : {}),
+      ...(threadsMs
+        ? {
+          reference_threads_ms: threadsMs,
+          reference_threads_ratio: oursMs / threadsMs,
+          ...(baselineMs ? { baseline_reference_threads_ratio: baselineMs / threadsMs } : {}),
+        }
+        : {}),
+      ...(share === undefined ? {} : { communication_share: share }),
     });
   }
   state.dispose();
   if (remote) await remote.request({ op: "dispose", model: work.name });
+  if (remoteThreaded) await remoteThreaded.request({ op: "dispose", model: work.name });
   return {
     state,
     referenceParameters,
@@ -2636,8 +2712,10 @@ async function timeRounds(
     ours,
     theirs,
     baseline,
+    threaded: threadedTimes,
     rounds,
     faults,
+    threadedFaults,
     loadBefore,
     loadAfter: loadavg()[0],
     peakRss,
@@ -2671,11 +2749,12 @@ function baselineComparison(spec: NonNullable<Workload["baseline"]>, t: PairedTi
 }
 
 /** Rounds of one model on one backend (see {@linkcode timeRounds}), summarised with its goal and check. */
-async function timeModel(
+export async function timeModel(
   workload: Workload,
   backend: string,
   worker: TorchWorker | null,
   cfg: { rounds: number; steps: number; warmup: number },
+  threaded: { worker: TorchWorker; info: ReferenceInfo } | null = null,
 ): Promise<ModelResult> {
   const raised = workload.minimum &&
     (workload.minimum.warmup > cfg.warmup || workload.minimum.steps > cfg.steps);
@@ -2686,7 +2765,7 @@ async function timeModel(
       steps: Math.max(cfg.steps, workload.minimum!.steps),
     }
     : cfg;
-  const t = await timeRounds(workload, worker, counts);
+  const t = await timeRounds(workload, worker, counts, threaded?.worker ?? null);
   const withReference = t.theirs.length > 0;
   // A floor on images/s is a ceiling on the step: batch / floor.
   const floor = workload.goal?.imagesPerS;
@@ -2704,6 +2783,7 @@ async function timeModel(
     ...(workload.goal ? { source: workload.goal.source } : {}),
   };
   const baseline = workload.baseline && t.baseline.length ? baselineComparison(workload.baseline, t) : null;
+  const shares = t.rounds.flatMap((r) => r.communication_share === undefined ? [] : [r.communication_share]);
   return {
     model: workload.name,
     backend,
@@ -2727,12 +2807,29 @@ async function timeModel(
     ...(goal ? { goal } : {}),
     ...(t.check ? { check: t.check } : {}),
     ...(baseline ? { baseline } : {}),
+    reference_threads: threaded && t.threaded.length ? threadsComparison(t, threaded.info.threads) : null,
+    communication_share: shares.length ? spread(shares) : null,
+  };
+}
+
+/** The times of an entry against PyTorch on `threads` threads, paired round by round (no goal). */
+function threadsComparison(t: PairedTiming, threads: number): ThreadsComparison {
+  const baselineRatios = t.rounds.flatMap((r) =>
+    r.baseline_reference_threads_ratio === undefined ? [] : [r.baseline_reference_threads_ratio]
+  );
+  return {
+    threads,
+    ms_per_step: spread(t.threaded),
+    page_faults_per_step: Math.round(t.threadedFaults / t.threaded.length),
+    ratio: spread(t.rounds.map((r) => r.reference_threads_ratio!)),
+    baseline_ratio: baselineRatios.length ? spread(baselineRatios) : null,
   };
 }
 
 /**
  * One line on an entry with a goal, a check or a baseline (data-path, ABS, ANT and `tta` entries): absolute
- * times, the paired ratios to the reference and to the baseline step, their goals, the load and the check.
+ * times, the paired ratios to the reference and to the baseline step, their goals, the `workers` group's times
+ * and ratios against PyTorch on N threads and its communication share, the load and the check.
  */
 export function dataEntryLine(r: ModelResult): string {
   const f = (v: number) => v.toFixed(v >= 100 ? 0 : 1), x = (v: number) => v.toFixed(2);
@@ -2770,6 +2867,23 @@ export function dataEntryLine(r: ModelResult): string {
       ...(goal.ratio === undefined ? [] : [`ratio ≤ ${goal.ratio} ${verdict(goal.ratio_met)}`]),
     ];
     parts[parts.length - 1] += `; goal ${goals.join(", ")}`;
+  }
+  const n = r.reference_threads;
+  if (n) {
+    parts.push(
+      `PyTorch on ${n.threads} threads ${f(n.ms_per_step.median)} ms (${iqr(n.ms_per_step)}), ratio ours/PyTorch-` +
+        `${n.threads} ${x(n.ratio.median)} (${range(n.ratio)})` +
+        (n.baseline_ratio
+          ? `, ${r.baseline?.model ?? "baseline"}/PyTorch-${n.threads} ${x(n.baseline_ratio.median)} ` +
+            `(${range(n.baseline_ratio)})`
+          : "") +
+        "; no goal",
+    );
+  }
+  const c = r.communication_share;
+  if (c) {
+    const pct = (v: number) => `${(100 * v).toFixed(0)}%`;
+    parts.push(`communication ${pct(c.median)} of the gradient time (IQR ${(100 * c.q1).toFixed(0)}–${pct(c.q3)})`);
   }
   return `${r.model}${r.backend === "js" ? "" : ` (${r.backend})`}: ${parts.join(", ")}` +
     `; load ${r.load_before.toFixed(2)} → ${r.load_after.toFixed(2)}` +
@@ -3178,6 +3292,15 @@ async function main(args: string[]): Promise<void> {
     : null;
   if (!started && cfg.torch === "auto") console.error("no python3 with torch found: running without the reference");
   if (started) console.error(`reference: ${torchProcessLine(started.info)}`);
+  // The `workers` group's entries run PyTorch on as many threads as they have shards too, in a worker of its own.
+  const threaded = started && WORKLOADS.some((w) => w.alsoThreadedReference && models.includes(w.name))
+    ? await TorchWorker.start(
+      DATA_PARALLEL_SHARDS,
+      cfg.torch_env as "clean" | "inherit",
+      cfg.torch_malloc as "keep" | "default",
+    )
+    : null;
+  if (threaded) console.error(`reference on ${DATA_PARALLEL_SHARDS} threads: ${torchProcessLine(threaded.info)}`);
   console.error(`1-minute load average at the start: ${machine.load_start[0].toFixed(2)} on ${machine.cores} cores`);
   const worker = started?.worker ?? null;
   const report: BenchReport = {
@@ -3198,6 +3321,7 @@ async function main(args: string[]): Promise<void> {
     },
     machine,
     reference: started?.info ?? null,
+    reference_threads: threaded?.info ?? null,
     results: [],
     datasets: [],
     profile: null,
@@ -3210,7 +3334,7 @@ async function main(args: string[]): Promise<void> {
       if (backend === "webgpu") report.machine.webgpu_adapter = info.adapter;
       for (const workload of onBackends) {
         console.error(`timing ${workload.name} on ${backend} ...`);
-        const result = await timeModel(workload, backend, worker, cfg);
+        const result = await timeModel(workload, backend, worker, cfg, threaded);
         report.results.push(result);
         if (result.goal || result.check || result.baseline) console.error(dataEntryLine(result));
       }
@@ -3265,6 +3389,7 @@ async function main(args: string[]): Promise<void> {
     }
   } finally {
     await worker?.close();
+    await threaded?.worker.close();
   }
   const convStep = report.results.find((r) => r.model === "conv-vae-64" && r.backend === backends[0]);
   // --only times its groups and nothing else.

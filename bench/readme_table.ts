@@ -7,8 +7,10 @@
  * against a training step and the prior-mode forward against the source-mode one, the data-path
  * entries beside NumPy with their absolute goals, the `--corruptions` table
  * (images/s per corruption beside NumPy, MNIST-C on 10,000 digits) and the
- * `--profile` kernels when present, and the entries a backend did not time, with
- * the reason. A `--only` group's report renders the
+ * `--profile` kernels when present, the entries a backend did not time, with
+ * the reason, and for the data-parallel entries (issue 25) a table of the step
+ * with N workers and with one beside PyTorch on one thread and on N, their
+ * paired ratios and the communication share. A `--only` group's report renders the
  * same way into its own section (`--section bench-tta`, `bench-cebra`,
  * `bench-vae-pca`, `bench-firevnet`, `bench-pose`, `bench-workers`).
  *
@@ -19,7 +21,7 @@
 import { fileURLToPath } from "node:url";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { writeSection } from "../lib/core/readme.ts";
-import type { BenchReport, CorruptionSection } from "./bench.ts";
+import type { BenchReport, CorruptionSection, ReferenceInfo } from "./bench.ts";
 
 /** The project's README. */
 export const README_PATH = fileURLToPath(new URL("../README.md", import.meta.url));
@@ -139,8 +141,11 @@ export function modelGoalLine(r: BenchReport["results"][number]): string {
 
 /** The BLAS the reference ran, in words: OpenBLAS's own config and core when it reported them. */
 export function blasDescription(report: BenchReport): string {
-  const ref = report.reference;
-  if (!ref) return "none";
+  return report.reference ? referenceBlas(report.reference) : "none";
+}
+
+/** The BLAS one PyTorch worker ran, in words. */
+function referenceBlas(ref: ReferenceInfo): string {
   const openblas = ref.blas.openblas as { config: string; core: string } | null;
   if (openblas) return `${openblas.config.split(" ").slice(0, 2).join(" ")}, core kernel ${openblas.core}`;
   return `${ref.blas.blas_info ?? "unknown"} (torch build setting)`;
@@ -182,6 +187,8 @@ export function speedSection(report: BenchReport): string {
         `, in one persistent process. ${c.rounds} rounds per model after ${c.warmup} warm-up steps per side; ` +
         `each round times ${c.steps} steps of each side, the order alternating (ABBA${
           report.results.some((r) => r.baseline && r.reference_ms_per_step) ? "; ABC CBA with a baseline step too" : ""
+        }${
+          report.results.some((r) => r.reference_threads) ? "; ABCD DCBA with PyTorch on more threads as well" : ""
         }); the ratio is the median over ` +
         `rounds of tfjs ms / PyTorch ms in the same round.`,
     );
@@ -218,6 +225,8 @@ export function speedSection(report: BenchReport): string {
       } | ${load(r.load_before)} → ${load(r.load_after)} |`,
     );
   }
+  const parallel = models.filter((r) => r.reference_threads || r.communication_share);
+  if (parallel.length > 0) lines.push("", ...dataParallelLines(parallel, report));
   const goals = models.filter((r) => r.goal || r.check || r.baseline);
   if (goals.length > 0) {
     lines.push("");
@@ -307,6 +316,53 @@ export function speedSection(report: BenchReport): string {
     }
   }
   return lines.join("\n");
+}
+
+/**
+ * The data-parallel entries' table: the step with N workers and its 1-worker baseline beside PyTorch on the
+ * reference's threads and on N, the paired ratios to PyTorch on N threads (no goal) and `DataParallel`'s
+ * communication share.
+ */
+export function dataParallelLines(results: BenchReport["results"], report: BenchReport): string[] {
+  const ref = report.reference, second = report.reference_threads;
+  const threads = second?.threads ?? results.find((r) => r.reference_threads)?.reference_threads?.threads;
+  const n = threads === undefined ? "N" : String(threads);
+  const oneThread = ref ? `${ref.threads} thread${ref.threads > 1 ? "s" : ""}` : "one thread";
+  const pct = (v: number) => `${(100 * v).toFixed(0)}%`;
+  const lines: string[] = [];
+  lines.push(
+    (second
+      ? `Data-parallel steps beside PyTorch on ${oneThread} and on ${n} threads (a second persistent process, the ` +
+        `same environment but for the thread count, BLAS ${referenceBlas(second)}), in the same rounds as the ` +
+        `table above (ABCD DCBA): the ratios are medians over rounds of ours ms, and of the 1-worker step's, over ` +
+        `PyTorch-${n} ms in the same round, with no goal (the issue's goals are on one thread). `
+      : "Data-parallel steps; PyTorch on more threads was not run. ") +
+      `The communication share is \`DataParallel\`'s: of its \`gradients()\` time, the part the main thread spends ` +
+      `outside its own shard (copying variables and shards out, waiting for the worker, summing gradients), median ` +
+      `and IQR over rounds.`,
+  );
+  lines.push("");
+  lines.push(
+    `| model | backend | tfjs ms/step | 1-worker ms/step | PyTorch ${oneThread} ms/step | PyTorch ${n} threads ` +
+      `ms/step | ratio tfjs/PyTorch-${n} | ratio IQR | ratio min–max | ratio 1-worker/PyTorch-${n} | ` +
+      `communication share (IQR) | load before → after |`,
+  );
+  lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|");
+  for (const r of results) {
+    const t = r.reference_threads, q = t?.ratio, b = t?.baseline_ratio, c = r.communication_share;
+    lines.push(
+      `| ${LABELS[r.model] ?? r.model} | ${r.backend} | ${ms(r.ms_per_step.median)} | ${
+        r.baseline ? ms(r.baseline.ms_per_step.median) : "—"
+      } | ${r.reference_ms_per_step ? ms(r.reference_ms_per_step.median) : "—"} | ${
+        t ? ms(t.ms_per_step.median) : "—"
+      } | ${q ? ratio(q.median) : "—"} | ${q ? `${ratio(q.q1)}–${ratio(q.q3)}` : "—"} | ${
+        q ? `${ratio(q.min)}–${ratio(q.max)}` : "—"
+      } | ${b ? `${ratio(b.median)} (IQR ${ratio(b.q1)}–${ratio(b.q3)})` : "—"} | ${
+        c ? `${pct(c.median)} (${(100 * c.q1).toFixed(0)}–${pct(c.q3)})` : "—"
+      } | ${load(r.load_before)} → ${load(r.load_after)} |`,
+    );
+  }
+  return lines;
 }
 
 /** The "Corruptions, images/s" table of a `--corruptions` run, with the MNIST-C 10,000-digit time and notes. */
