@@ -4,7 +4,8 @@
  * depthwise gradients) and faster versions of slow ones (BatchMatMul with
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
  * Slice, Identity, Transpose, Sum over leading axes), and a member-wise
- * matMul for ensembles of small models.
+ * matMul for ensembles of small models, and Adam's update fused into one
+ * kernel per variable.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { registerWasmCopies } from "./copies.ts";
 import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 import { registerWasmRowConvGradients } from "./conv_rows.ts";
 import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
+import { registerWasmFusedAdam } from "./fused_adam.ts";
 import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
 import { registerWasmMemberMatMul } from "./member_mat_mul.ts";
 import { registerWasmTransposeSum } from "./transpose_sum.ts";
@@ -30,4 +32,5 @@ export function registerWasmKernels(): void {
   registerWasmMaxPoolGrad();
   registerWasmUnsortedSegmentSum();
   registerWasmMemberMatMul();
+  registerWasmFusedAdam();
 }

@@ -5,11 +5,34 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
+import { WAT_MODULES } from "./wat/modules.ts";
 
 /** The parts of tfjs-backend-wasm's BackendWasm that composed kernels use. */
 export interface WasmBackend extends tf.KernelBackend {
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
   typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array | Uint8Array;
+  wasm: { asm: { memory: WebAssembly.Memory } };
+}
+
+const watInstances = new WeakMap<WebAssembly.Memory, Map<string, WebAssembly.Exports>>();
+
+/**
+ * The exports of the hand-written kernel module `name` (lib/core/kernels/wat/), instantiated once per backend
+ * on that backend's memory, so its functions take tensors' byte addresses (a view's `byteOffset`).
+ */
+export function watKernel(backend: WasmBackend, name: string): WebAssembly.Exports {
+  const memory = backend.wasm.asm.memory;
+  const modules = watInstances.get(memory) ?? new Map<string, WebAssembly.Exports>();
+  watInstances.set(memory, modules);
+  let exports = modules.get(name);
+  if (!exports) {
+    const base64 = WAT_MODULES[name];
+    if (!base64) throw new Error(`no hand-written wasm kernel ${name}`);
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    exports = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports;
+    modules.set(name, exports);
+  }
+  return exports;
 }
 
 /** Runs wasm kernels for one composed kernel call and frees what it created but does not return. */

@@ -2,6 +2,7 @@ import * as tf from "@tensorflow/tfjs";
 import { assert } from "../../assert.ts";
 import { selectBackend } from "../../../lib/core/backend.ts";
 import { Rng } from "../../../lib/core/rng.ts";
+import { batchMatMulPlan } from "../../../lib/core/kernels/batch_mat_mul.ts";
 
 /** Runs `f` on the given backend and returns its values. */
 async function on(backend: string, f: () => tf.Tensor): Promise<Float32Array> {
@@ -23,6 +24,11 @@ Deno.test("wasm BatchMatMul with transposed operands matches the cpu backend", a
     [[3, 4, 9], [3, 6, 9], false, true],
     [[1, 64], [1, 33], true, false],
     [[128, 20], [128, 100], true, false],
+    // Products that transpose the other operand and the output instead of the flagged operand.
+    [[8, 40], [50, 40], false, true],
+    [[40, 50], [40, 3], true, false],
+    [[30, 40], [2, 30], true, true],
+    [[1, 5, 40], [3, 50, 40], false, true],
   ];
   for (const [shapeA, shapeB, transposeA, transposeB] of shapes) {
     const a = rng.normalArray(shapeA.reduce((x, y) => x * y, 1));
@@ -54,4 +60,21 @@ Deno.test("gradients through matMul on wasm match the cpu backend", async () => 
   const maxDiff = Math.max(...wasm.map((v, i) => Math.abs(v - cpu[i])));
   assert(maxDiff < 1e-3, `diff ${maxDiff}`);
   await tf.setBackend("wasm");
+});
+
+Deno.test("BatchMatMul moves the fewer elements, and both ways give the same bits on wasm", async () => {
+  await selectBackend("wasm");
+  // dy·Wᵀ of a 1200 → 4096 layer at batch 64: 64·(1200 + 4096) values moved instead of 4096·1200.
+  assert(batchMatMulPlan([64, 1200], [4096, 1200], false, true) === "swapped", "dense input gradient swaps");
+  // xᵀ·dy, the weight gradient: transposing the batch-sized x is cheaper than the output.
+  assert(batchMatMulPlan([64, 4096], [64, 1200], true, false) === "operands", "dense weight gradient transposes x");
+  assert(batchMatMulPlan([3, 4], [4, 5], false, false) === "plain", "no flags, no transposes");
+  const rng = new Rng(3);
+  const a = tf.tensor2d(rng.normalArray(64 * 300), [64, 300]), w = tf.tensor2d(rng.normalArray(500 * 300), [500, 300]);
+  const flagged = await tf.tidy(() => tf.matMul(a, w, false, true)).data();
+  // The same product with the transpose materialised: the plain kernel on stored operands.
+  const materialised = await tf.tidy(() => tf.matMul(a, tf.transpose(w))).data();
+  const differing = flagged.filter((v, i) => v !== materialised[i]).length;
+  assert(differing === 0, `${differing} of ${flagged.length} values differ in their bits`);
+  tf.dispose([a, w]);
 });
