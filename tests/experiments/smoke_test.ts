@@ -9,8 +9,9 @@
  * commit that added them). Smoke presets may since measure more (settings added so that every
  * target is measured); what they measured before stays the same. The experiments whose convolution gradients go
  * through the GEMM of narrow layers (vae-dsprites, dislib-study, slowvae-dsprites, slowvae-kitti, gen-benchmark,
- * abs-mnist, noise-train-mnist, self-learning, vae-manipulation, pose-ood) hold the numbers of the commit that made
- * that route the default: it sums in another order, which training carries into every later value.
+ * abs-mnist, noise-train-mnist, bn-adapt, self-learning, ccc-mini, vae-manipulation, pose-ood) hold the numbers of
+ * the commit that made that route the default, with freshly trained source models: it sums in another order, which
+ * training carries into every later value.
  */
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
