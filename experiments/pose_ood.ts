@@ -219,17 +219,21 @@ function byIdentity(frames: PoseFrames): number[][] {
   return [...groups.values()];
 }
 
+/** Values of one frame's predicted keypoints: (x, y) per keypoint. */
+const KEYPOINT_VALUES = 2 * KEYPOINTS.length;
+
 /** Predictions with the source statistics and with statistics adapted to each identity of `frames`. */
 async function predictions(net: PoseNet, frames: PoseFrames, adapt: boolean) {
   const base = await predictKeypoints(net, frames.images, frames.n);
   if (!adapt) return { base, adapted: null };
   const adapted = new Float32Array(base.length);
-  const K2 = KEYPOINTS.length * 2;
   for (const group of byIdentity(frames)) {
     const subset = pickFrames(frames, group);
     const stats: NormStats = await adaptedPoseStats(net, subset.images, subset.n);
     const predicted = await predictKeypoints(net, subset.images, subset.n, { kind: "fixed", stats });
-    group.forEach((f, i) => adapted.set(predicted.subarray(i * K2, (i + 1) * K2), f * K2));
+    group.forEach((f, i) =>
+      adapted.set(predicted.subarray(i * KEYPOINT_VALUES, (i + 1) * KEYPOINT_VALUES), f * KEYPOINT_VALUES)
+    );
   }
   return { base, adapted };
 }
@@ -448,9 +452,13 @@ async function posePhase(
     if (shuffle === 0 && fraction === cfg.fractions[0]) {
       const count = Math.min(16, data.ood.n);
       const index = Array.from({ length: count }, (_, i) => Math.floor(i * data.ood.n / count));
-      const K2 = KEYPOINTS.length * 2;
-      const shownPredictions = new Float32Array(count * K2);
-      index.forEach((f, i) => shownPredictions.set(oodPredictions.subarray(f * K2, (f + 1) * K2), i * K2));
+      const shownPredictions = new Float32Array(count * KEYPOINT_VALUES);
+      index.forEach((f, i) =>
+        shownPredictions.set(
+          oodPredictions.subarray(f * KEYPOINT_VALUES, (f + 1) * KEYPOINT_VALUES),
+          i * KEYPOINT_VALUES,
+        )
+      );
       ctx.image(`${model}_ood`, steps, keypointGrid(pickFrames(data.ood, index), shownPredictions, count));
     }
     return final;

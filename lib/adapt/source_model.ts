@@ -327,7 +327,7 @@ function checkEvaluation(images: Float32Array, batch: number): number {
 
 /**
  * Calls `each(values, start, rows)` with the values of `read(logits)` over consecutive batches of the images. The
- * values are read with `data()`, never `dataSync()`, which the WebGPU backend does not offer.
+ * values are read asynchronously: the WebGPU backend offers no synchronous read.
  */
 async function forEachBatch(
   model: SourceClassifier,

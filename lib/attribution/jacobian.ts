@@ -185,9 +185,8 @@ interface Dense64 {
 }
 
 /**
- * The layers' weights read once into float64. `data()` rather than
- * `dataSync()`, which the WebGPU backend does not offer; the shapes are
- * checked before any read.
+ * The layers' weights read once into float64, asynchronously: the WebGPU
+ * backend offers no synchronous read. The shapes are checked before any read.
  */
 function snapshot(layers: DenseLayer[], inputs: number): Promise<Dense64[]> {
   checkLayers(layers, inputs);

@@ -21,14 +21,13 @@ import { replaceWasmKernel } from "./wasm_ops.ts";
 
 type KernelFunc = tf.KernelConfig["kernelFunc"];
 
-const size = (x: tf.TensorInfo) => x.shape.reduce((p, d) => p * d, 1);
+const size = tf.util.sizeFromShape;
 
 /** Elements of the output of a (possibly broadcast) batched product. */
-function outputSize(a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): number {
-  const rows = a.shape.at(-2 + (transposeA ? 1 : 0))!, cols = b.shape.at(transposeB ? -2 : -1)!;
-  const batchA = size(a) / (a.shape.at(-1)! * a.shape.at(-2)!);
-  const batchB = size(b) / (b.shape.at(-1)! * b.shape.at(-2)!);
-  return Math.max(batchA, batchB) * rows * cols;
+function outputSize(a: number[], b: number[], transposeA: boolean, transposeB: boolean): number {
+  const rows = a.at(transposeA ? -1 : -2)!, cols = b.at(transposeB ? -2 : -1)!;
+  const batches = (shape: number[]) => size(shape.slice(0, -2));
+  return Math.max(batches(a), batches(b)) * rows * cols;
 }
 
 /**
@@ -36,13 +35,12 @@ function outputSize(a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, tra
  * multiplies b by a with the flags flipped and transposes the output.
  */
 export function batchMatMulPlan(
-  aShape: number[],
-  bShape: number[],
+  a: number[],
+  b: number[],
   transposeA: boolean,
   transposeB: boolean,
 ): "plain" | "operands" | "swapped" {
   if (!transposeA && !transposeB) return "plain";
-  const a = { shape: aShape } as tf.TensorInfo, b = { shape: bShape } as tf.TensorInfo;
   const operands = (transposeA ? size(a) : 0) + (transposeB ? size(b) : 0);
   // (a'·b')ᵀ = b'ᵀ·a'ᵀ: an operand that was flagged is used as stored; the other one is transposed.
   const swapped = outputSize(a, b, transposeA, transposeB) + (transposeA ? 0 : size(a)) + (transposeB ? 0 : size(b));

@@ -14,22 +14,26 @@ export interface WasmBackend extends tf.KernelBackend {
   wasm: { asm: { memory: WebAssembly.Memory } };
 }
 
+/** The binary of the hand-written kernel module `name` (lib/core/kernels/wat/). */
+export function watModuleBytes(name: string): Uint8Array<ArrayBuffer> {
+  const base64 = WAT_MODULES[name];
+  if (!base64) throw new Error(`no hand-written wasm kernel ${name}`);
+  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+}
+
 const watInstances = new WeakMap<WebAssembly.Memory, Map<string, WebAssembly.Exports>>();
 
 /**
- * The exports of the hand-written kernel module `name` (lib/core/kernels/wat/), instantiated once per backend
- * on that backend's memory, so its functions take tensors' byte addresses (a view's `byteOffset`).
+ * The exports of the hand-written kernel module `name`, instantiated once per backend on that backend's memory, so
+ * its functions take tensors' byte addresses (a view's `byteOffset`).
  */
 export function watKernel(backend: WasmBackend, name: string): WebAssembly.Exports {
   const memory = backend.wasm.asm.memory;
-  const modules = watInstances.get(memory) ?? new Map<string, WebAssembly.Exports>();
-  watInstances.set(memory, modules);
+  let modules = watInstances.get(memory);
+  if (!modules) watInstances.set(memory, modules = new Map());
   let exports = modules.get(name);
   if (!exports) {
-    const base64 = WAT_MODULES[name];
-    if (!base64) throw new Error(`no hand-written wasm kernel ${name}`);
-    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-    exports = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports;
+    exports = new WebAssembly.Instance(new WebAssembly.Module(watModuleBytes(name)), { env: { memory } }).exports;
     modules.set(name, exports);
   }
   return exports;

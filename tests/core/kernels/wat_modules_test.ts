@@ -1,6 +1,7 @@
 import { assert } from "../../assert.ts";
 import { assemble, WAT_KERNELS } from "../../../lib/core/kernels/wat/build.ts";
 import { WAT_MODULES } from "../../../lib/core/kernels/wat/modules.ts";
+import { watModuleBytes } from "../../../lib/core/kernels/wasm_ops.ts";
 
 Deno.test("the committed wasm kernel binaries are the assembled .wat sources", async () => {
   const assembled = await assemble();
@@ -9,7 +10,7 @@ Deno.test("the committed wasm kernel binaries are the assembled .wat sources", a
     `modules.ts has ${Object.keys(WAT_MODULES)}, the sources are ${WAT_KERNELS}: run lib/core/kernels/wat/build.ts`,
   );
   for (const name of WAT_KERNELS) {
-    const committed = Uint8Array.from(atob(WAT_MODULES[name]), (c) => c.charCodeAt(0));
+    const committed = watModuleBytes(name);
     const fresh = assembled[name];
     const same = committed.length === fresh.length && committed.every((b, i) => b === fresh[i]);
     assert(same, `${name}: modules.ts differs from ${name}.wat; run deno run -A lib/core/kernels/wat/build.ts`);
