@@ -35,6 +35,7 @@ import { sweepCommand } from "./lib/sweep/commands.ts";
 import { genSplitCommand } from "./lib/data/gen_commands.ts";
 import { corruptCommand } from "./lib/data/corrupt_command.ts";
 import { genEvalCommand } from "./lib/metrics/gen_eval.ts";
+import { auditExperiment, auditMarkdown } from "./lib/core/audit.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 /** Where `scorecard --write` draws each run's target curves, relative to README.md. */
@@ -76,6 +77,8 @@ commands:
   corrupt --in x.npy --out y.npy --name N [--severity 1-5] [--table cifar|imagenet|mnist_c] [--seed k]
                                one corruption (ImageNet-C family or MNIST-C) of images [n, h, w(, c)] in
                                [0, 1] or uint8, seeded per image
+  audit [experiment ...]       every target's null models (chance, mean predictor, untrained network) pushed
+                               through its verdict, its class and tolerance source; exit 1 when one passes
   datasets [--out dir]         preview PNGs of every dataset (random samples, then one traversal
                                row per factor) into data/previews/
 
@@ -178,6 +181,22 @@ function scorecard(args: string[]): void {
     console.error(`updated the scorecard in ${path} and its curves in ${folder}`);
   }
   console.log(scorecardMarkdown(summaries, undefined, currentLimits));
+}
+
+/** `audit [names]`: the null-model gate of the named experiments (all by default); exit code 1 when a target fails. */
+function audit(args: string[]): void {
+  const { flags, positionals } = parseCommandLine(args);
+  for (const key of flags.keys()) usageError(`unknown option --${key} for audit; it takes experiment names only`);
+  const chosen = positionals.length === 0 ? EXPERIMENTS : positionals.map((name) => {
+    const experiment = findExperiment(name);
+    if (!experiment) {
+      usageError(`unknown experiment "${name}"; did you mean ${closest(name, EXPERIMENTS.map((e) => e.name))}?`);
+    }
+    return experiment;
+  });
+  const rows = chosen.flatMap(auditExperiment);
+  console.log(auditMarkdown(rows));
+  if (rows.some((r) => r.problems.length > 0)) Deno.exitCode = 1;
 }
 
 function datasets(args: string[]): void {
@@ -362,7 +381,7 @@ async function evaluate(args: string[]): Promise<void> {
 export async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   const wantsHelp = rest.includes("--help") || rest.includes("-h");
-  if (["list", "scorecard", "datasets", "eval", "export-codes"].includes(command) && wantsHelp) {
+  if (["list", "scorecard", "audit", "datasets", "eval", "export-codes"].includes(command) && wantsHelp) {
     console.log(HELP);
     return;
   }
@@ -379,6 +398,8 @@ export async function main(args: string[]): Promise<void> {
       return await demo(rest);
     case "scorecard":
       return scorecard(rest);
+    case "audit":
+      return audit(rest);
     case "datasets":
       return datasets(rest);
     case "eval":
@@ -412,6 +433,7 @@ export async function main(args: string[]): Promise<void> {
             "sweep",
             "demo",
             "scorecard",
+            "audit",
             "datasets",
             "eval",
             "export-codes",

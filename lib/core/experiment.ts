@@ -67,6 +67,25 @@ export interface Target<C = any> {
    * number is not a failure to reproduce it.
    */
   direction: TargetDirection;
+  /**
+   * Where `tolerance` comes from: the document's own spread (s.d. over seeds or
+   * models, the IQR of a figure: say which table) or the stated rule applied.
+   */
+  toleranceSource: string;
+  /**
+   * What trivial models score on this metric (chance, the mean predictor, the
+   * untrained network at step 0 by the same code, a ratio of 1 for "no
+   * effect"): the band of "reproduced" must exclude each, with the tolerance
+   * at most half the way from the published value to the nearest one.
+   */
+  nulls: NullModel[];
+  /** Whether the run measures the document's quantity or a stand-in for it. */
+  kind: TargetKind;
+  /**
+   * For an analogue: what stands in for what (e.g. "a 4-layer CNN on MNIST for
+   * ResNet-50 on ImageNet"). For like-for-like: optional, the scale factor.
+   */
+  standIn?: string;
   /** Whether the published number is about this run's setting (default: always); others are left out. */
   appliesTo?: (cfg: C) => boolean;
   /**
@@ -76,6 +95,20 @@ export interface Target<C = any> {
    */
   curve?: string | ((cfg: C) => string);
 }
+
+/** A trivial model's score on a target's metric, and what that model is. */
+export interface NullModel {
+  value: number;
+  /** e.g. "chance (10 classes)", "mean predictor (R² 0)", "untrained network, step 0". */
+  model: string;
+}
+
+/**
+ * "like-for-like": the document's quantity (its data, model family and metric,
+ * at a scale within a stated factor); "analogue": a stand-in (another dataset,
+ * architecture or scale), counted apart.
+ */
+export type TargetKind = "like-for-like" | "analogue";
 
 /** A qualitative finding of the source, checked on the final metrics and the run's config. */
 // deno-lint-ignore no-explicit-any

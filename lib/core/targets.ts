@@ -26,13 +26,54 @@ export function targetVerdict(
   curve?: TargetCurve | null,
 ): Verdict {
   if (ours === undefined || ours === null || !Number.isFinite(ours)) return "not measured";
-  const gap = ours - target.paper;
-  const holds = target.direction === "higher"
+  return inBand(target, ours) ? "reproduced" : stillRising(target, curve) ? "still rising" : "not reproduced";
+}
+
+/**
+ * Whether `value` counts as reproducing the target: within `tolerance` of the
+ * published number, or beyond it in the target's direction.
+ */
+export function inBand(target: Comparison, value: number): boolean {
+  const gap = value - target.paper;
+  return target.direction === "higher"
     ? gap >= -target.tolerance
     : target.direction === "lower"
     ? gap <= target.tolerance
     : Math.abs(gap) <= target.tolerance;
-  return holds ? "reproduced" : stillRising(target, curve) ? "still rising" : "not reproduced";
+}
+
+/** What the null-model gate needs of a target. */
+export interface GatedTarget extends Comparison {
+  metric: string;
+  nulls: { value: number; model: string }[];
+  toleranceSource: string;
+}
+
+/**
+ * Why a target cannot give evidence, or [] when it can: a target needs at
+ * least one null model and a tolerance source; no null may lie in its band,
+ * and the tolerance may be at most half the way from the published value to
+ * the nearest null (else a run halfway between the trivial model and the
+ * document would count as reproducing it).
+ */
+export function nullGateProblems(target: GatedTarget): string[] {
+  const problems: string[] = [];
+  if (target.nulls.length === 0) problems.push(`${target.metric}: no null model`);
+  if (!target.toleranceSource.trim()) problems.push(`${target.metric}: no tolerance source`);
+  if (!(target.tolerance > 0) || !Number.isFinite(target.paper)) {
+    problems.push(`${target.metric}: tolerance ${target.tolerance} must be > 0 and the published value finite`);
+  }
+  for (const n of target.nulls) {
+    if (!Number.isFinite(n.value)) problems.push(`${target.metric}: null "${n.model}" is not a number`);
+    else if (inBand(target, n.value)) {
+      problems.push(`${target.metric}: null "${n.model}" (${n.value}) is "reproduced" by ${comparisonText(target)}`);
+    } else if (target.tolerance > Math.abs(target.paper - n.value) / 2 + 1e-12) {
+      problems.push(
+        `${target.metric}: tolerance ${target.tolerance} exceeds half the way from ${target.paper} to null "${n.model}" (${n.value})`,
+      );
+    }
+  }
+  return problems;
 }
 
 /** What "reproduced" means for a target, e.g. "0.997 ± 0.03", "≥ 0.967 (0.997 − 0.03)". */

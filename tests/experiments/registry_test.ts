@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { EXPERIMENTS, findExperiment } from "../../experiments/mod.ts";
 import { parseInvocation, PRESETS, presetsOf } from "../../lib/core/experiment.ts";
+import { auditExperiment } from "../../lib/core/audit.ts";
 
 const PAPERS = new URL("../../../shared/papers/", import.meta.url);
 const DOCUMENTS = new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
@@ -54,6 +55,13 @@ Deno.test("targets state a direction and a positive tolerance, and name each met
       assert(t.tolerance > 0 && Number.isFinite(t.paper), `${e.name} ${t.metric}`);
     }
   }
+});
+
+Deno.test("no target's band holds a null model; each names its tolerance source and class", () => {
+  const problems = EXPERIMENTS.flatMap((e) =>
+    auditExperiment(e).flatMap((r) => r.problems.map((p) => `${e.name} ${p}`))
+  );
+  assertEquals(problems, []);
 });
 
 Deno.test("a long preset training a subset of the models leaves the other models' targets out", () => {
