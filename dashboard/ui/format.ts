@@ -42,14 +42,16 @@ export function formatMeasured(value: number | null): string {
 }
 
 /** The CSS class that colours a verdict; "not measured" stays plain. */
-export function verdictClass(verdict: string): string {
-  return verdict === "reproduced"
+export function verdictClass(verdict: string, kind = "like-for-like"): string {
+  const base = verdict === "reproduced"
     ? "verdict-reproduced"
     : verdict === "not reproduced"
     ? "verdict-not"
     : verdict === "still rising"
     ? "verdict-rising"
     : "";
+  // An analogue's verdict has a colour of its own: it is not counted with like-for-like ones.
+  return kind === "analogue" && base ? `${base} verdict-analogue` : base;
 }
 
 /**

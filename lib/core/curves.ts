@@ -17,19 +17,31 @@ export interface TargetCurve {
   /** The logged metric it was read from (`*` stands for any characters but "/", e.g. a seed). */
   metric: string;
   points: CurvePoints;
-  /**
-   * Change of the metric over the last quarter of the steps, from a least-squares
-   * line (signed; null with fewer than two points).
-   */
-  change_last_quarter: number | null;
+  /** The least-squares trend of the last third of the steps (null with fewer than three points). */
+  trend?: CurveTrend | null;
+  /** Written by earlier versions: the change over the last quarter of the steps. Verdicts no longer read it. */
+  change_last_quarter?: number | null;
 }
 
 /**
- * A curve counts as still rising when, over the last quarter of its steps, it
- * moved toward the published value by at least this fraction of that value's
- * magnitude (e.g. 0.0098 MCC for a published 0.975).
+ * A straight line through the last third of a curve's steps: its slope per
+ * step with the slope's standard error (from the residuals about the line:
+ * the curve's own noise), and where the line reaches at twice the steps run.
  */
-export const RISING_FRACTION = 0.01;
+export interface CurveTrend {
+  slope: number;
+  slope_se: number;
+  /** The step the projection is for: twice the last step. */
+  projected_at: number;
+  /** The line's value at `projected_at`. */
+  projected: number;
+}
+
+/**
+ * A trend counts only when its slope is this many standard errors from 0: a
+ * flat curve's noise gives |slope| > 2 s.e. in about 5% of fits with many points.
+ */
+export const TREND_T = 2;
 
 /**
  * Minimum and maximum of `values[start..end)` (Infinity and -Infinity when
@@ -65,15 +77,16 @@ export function curveOf(series: ReadonlyMap<string, Series>, pattern: string): C
 }
 
 /**
- * Change over the last quarter of a curve's steps (0.75·last step … last
- * step): the slope of a least-squares line through the points in that window
- * (the last two points when fewer lie in it), times a quarter of the last step.
+ * The trend of the last third of a curve's steps (first + ⅔·(last − first)
+ * onward; the last three points when fewer lie there): least-squares slope,
+ * its standard error from the residuals (n − 2 degrees of freedom), and the
+ * line's value at twice the last step. Null with fewer than three points.
  */
-export function changeOverLastQuarter(points: CurvePoints): number | null {
-  if (points.length < 2) return null;
-  const last = points[points.length - 1][0];
-  let window = points.filter(([step]) => step >= 0.75 * last);
-  if (window.length < 2) window = points.slice(-2);
+export function lastThirdTrend(points: CurvePoints): CurveTrend | null {
+  if (points.length < 3) return null;
+  const first = points[0][0], last = points[points.length - 1][0];
+  let window = points.filter(([step]) => step >= first + (2 / 3) * (last - first));
+  if (window.length < 3) window = points.slice(-3);
   const n = window.length;
   const mx = window.reduce((a, [x]) => a + x, 0) / n;
   const my = window.reduce((a, [, y]) => a + y, 0) / n;
@@ -82,30 +95,44 @@ export function changeOverLastQuarter(points: CurvePoints): number | null {
     sxy += (x - mx) * (y - my);
     sxx += (x - mx) ** 2;
   }
-  return sxx > 0 ? (sxy / sxx) * 0.25 * last : 0;
+  if (!(sxx > 0)) return null;
+  const slope = sxy / sxx;
+  const residuals = window.reduce((a, [x, y]) => a + (y - my - slope * (x - mx)) ** 2, 0);
+  const slopeSe = Math.sqrt(residuals / (n - 2) / sxx);
+  return { slope, slope_se: slopeSe, projected_at: 2 * last, projected: my + slope * (2 * last - mx) };
 }
 
 /** The curve of a target in summary.json, or null when nothing matching was logged. */
 export function targetCurve(series: ReadonlyMap<string, Series>, metric: string): TargetCurve | null {
   const points = curveOf(series, metric);
   if (points.length === 0) return null;
-  return { metric, points, change_last_quarter: changeOverLastQuarter(points) };
+  return { metric, points, trend: lastThirdTrend(points) };
 }
 
 /**
- * Whether a curve ended still moving toward the published value: its change
- * over the last quarter is at least {@linkcode RISING_FRACTION} of |paper| in
- * the target's direction ("lower": falling; "match": toward `paper` from the
- * curve's last value). Needs three points: two say nothing of a trend's end.
+ * Whether a curve that ended outside the band is still on its way into it:
+ * the trend of its last third moves toward the published value by more than
+ * {@linkcode TREND_T} standard errors of its slope (more than the curve's own
+ * noise), and the straight line reaches the band within twice the steps run.
+ * The trend is recomputed from the points, so stored curves get today's rule.
  */
 export function stillRising(
-  target: { paper: number; direction: TargetDirection },
+  target: { paper: number; tolerance: number; direction: TargetDirection },
   curve: TargetCurve | null | undefined,
 ): boolean {
-  if (!curve || curve.points.length < 3 || curve.change_last_quarter === null) return false;
-  const last = curve.points[curve.points.length - 1][1];
-  const toward = target.direction === "higher" ? 1 : target.direction === "lower" ? -1 : Math.sign(target.paper - last);
-  return toward * curve.change_last_quarter >= RISING_FRACTION * Math.abs(target.paper);
+  const trend = curve ? lastThirdTrend(curve.points) : null;
+  if (!curve || !trend) return false;
+  const [lastStep, lastValue] = curve.points[curve.points.length - 1];
+  const fitted = trend.projected - trend.slope * (trend.projected_at - lastStep);
+  const toward = target.direction === "higher"
+    ? 1
+    : target.direction === "lower"
+    ? -1
+    : Math.sign(target.paper - (Number.isFinite(fitted) ? fitted : lastValue));
+  if (toward === 0 || !(toward * trend.slope > TREND_T * trend.slope_se)) return false;
+  // The band's near edge in the direction of travel.
+  const edge = toward > 0 ? target.paper - target.tolerance : target.paper + target.tolerance;
+  return toward > 0 ? trend.projected >= edge : trend.projected <= edge;
 }
 
 const BARS = "▁▂▃▄▅▆▇█";
@@ -121,14 +148,16 @@ export function sparkline(points: CurvePoints, width = 12): string {
   return values.map((v) => BARS[hi > lo ? Math.round(((v - lo) / (hi - lo)) * (BARS.length - 1)) : 0]).join("");
 }
 
-const signed = (value: number) => `${value >= 0 ? "+" : "−"}${Number(Math.abs(value).toPrecision(2))}`;
-
-/** A target's curve for a table cell: its sparkline, then its change over the last quarter of the steps. */
+/**
+ * A target's curve for a table cell: its sparkline, then where the trend of
+ * its last third projects at twice the steps run ("→ 0.41 at 2×").
+ */
 export function curveCell(target: SummaryTarget): string {
   const curve = target.curve;
   if (!curve || curve.points.length === 0) return "";
-  const change = curve.change_last_quarter === null ? "" : ` ${signed(curve.change_last_quarter)} last ¼`;
-  return `${sparkline(curve.points)}${change}`;
+  const trend = lastThirdTrend(curve.points);
+  const projection = trend ? ` → ${Number(trend.projected.toPrecision(2))} at 2×` : "";
+  return `${sparkline(curve.points)}${projection}`;
 }
 
 /** One panel of {@linkcode curvesSvg}. */

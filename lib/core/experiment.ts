@@ -26,7 +26,7 @@ import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
 import { targetVerdict } from "./targets.ts";
-import { resultTablesMarkdown, scorecardMarkdown } from "./scorecard.ts";
+import { resultTablesMarkdown, summaryMarkdown } from "./scorecard.ts";
 import { targetCurve } from "./curves.ts";
 import { Rng } from "./rng.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
@@ -502,6 +502,9 @@ export async function runExperiment<S extends ConfigSpec>(
           source: t.source,
           tolerance: t.tolerance,
           direction: t.direction,
+          kind: t.kind,
+          nulls: t.nulls,
+          tolerance_source: t.toleranceSource,
           ours: result.metrics[t.metric] ?? null,
           verdict: targetVerdict(t, result.metrics[t.metric], curve),
           curve,
@@ -576,7 +579,7 @@ export async function runFromCli<S extends ConfigSpec>(
     });
     // The run's verdicts as the scorecard shows them: each target beside its published number, then the claims.
     const summary = readSummary(dir);
-    if (summary) console.log(`\n${scorecardMarkdown([summary])}\n`);
+    if (summary) console.log(`\n${summaryMarkdown(summary)}\n`);
     // Then the run's own tables (e.g. every setting beside the paper's), where it writes them.
     const tables = summary ? resultTablesMarkdown(summary.details) : "";
     if (tables) console.log(`${tables}\n`);

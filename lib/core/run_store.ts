@@ -90,6 +90,11 @@ export interface SummaryTarget {
   direction: TargetDirection;
   ours: number | null;
   verdict: Verdict;
+  /** "like-for-like" or "analogue" (absent in summaries written before targets had a class). */
+  kind?: "like-for-like" | "analogue";
+  /** What trivial models score here, as the target stated when the run ended. */
+  nulls?: { value: number; model: string }[];
+  tolerance_source?: string;
   /** The metric's learning curve during training, when the run logged it. */
   curve?: TargetCurve | null;
 }
@@ -658,7 +663,8 @@ function readSmallFile(path: string): string {
   return Deno.readTextFileSync(path);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** Whether a parsed JSON value is an object (not null, not an array). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -864,7 +870,7 @@ const isVerdict = (v: unknown): v is Verdict => VERDICTS.includes(v as Verdict);
 function isCurve(c: unknown): c is TargetCurve {
   return isObject(c) && isString(c.metric) && Array.isArray(c.points) &&
     c.points.every((p) => Array.isArray(p) && p.length === 2 && isNumber(p[0]) && isNumber(p[1])) &&
-    (c.change_last_quarter === null || isNumber(c.change_last_quarter));
+    (c.change_last_quarter === undefined || c.change_last_quarter === null || isNumber(c.change_last_quarter));
 }
 
 function isTarget(t: unknown): t is SummaryTarget {

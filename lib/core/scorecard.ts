@@ -1,151 +1,312 @@
 /**
- * The reproduction scorecard: for every experiment and preset, the latest
- * completed run's targets and claims beside the published values, rendered
- * as Markdown (for the README and the terminal).
+ * The reproduction scorecard: every experiment's targets and claims judged
+ * again, with the targets of today, on kept results (see
+ * lib/core/reference_results.ts) or on a run store's latest runs. Seeds of
+ * one configuration are judged together (their mean and 95% interval);
+ * like-for-like targets are counted apart from analogues.
  *
  * @module
  */
-import { comparisonText } from "./targets.ts";
-import { curveCell, hasCurves } from "./curves.ts";
-import { configOverrides, listRuns, readSummary, type SummaryView, VERDICTS } from "./run_store.ts";
+import { curveCell, type CurvePoints, lastThirdTrend, type TargetCurve } from "./curves.ts";
+import type { ReferenceResult } from "./reference_results.ts";
+import { comparisonText, seedsVerdict } from "./targets.ts";
+import { type SummaryView, type TargetDirection, type Verdict, VERDICTS } from "./run_store.ts";
+
+/** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
+export interface ScoredExperiment {
+  name: string;
+  targets: readonly {
+    metric: string;
+    paper: number;
+    source: string;
+    tolerance: number;
+    direction: TargetDirection;
+    toleranceSource: string;
+    nulls: readonly { value: number; model: string }[];
+    kind: "like-for-like" | "analogue";
+    standIn?: string;
+    // deno-lint-ignore no-explicit-any
+    appliesTo?: (cfg: any) => boolean;
+  }[];
+  // deno-lint-ignore no-explicit-any
+  claims: readonly {
+    text: string;
+    source: string;
+    holds: (m: Record<string, number>, cfg: any) => boolean | undefined;
+  }[];
+  presetLimits?: Partial<Record<string, string>>;
+}
+
+/** One target of a scored configuration. */
+export interface ScoredTarget {
+  metric: string;
+  source: string;
+  paper: number;
+  tolerance: number;
+  direction: TargetDirection;
+  kind: "like-for-like" | "analogue";
+  standIn: string | null;
+  toleranceSource: string;
+  verdict: Verdict;
+  /** Seeds that measured it. */
+  n: number;
+  /** The seeds' mean (the value, with one seed). */
+  ours: number | null;
+  /** The 95% interval of the mean with three or more seeds. */
+  interval: [number, number] | null;
+  /** The learning curve (averaged per step over the seeds), null when none was kept. */
+  curve: TargetCurve | null;
+}
+
+/** One claim of a scored configuration. */
+export interface ScoredClaim {
+  text: string;
+  source: string;
+  verdict: Verdict;
+  /** "holds in 2 of 3 seeds", or how the verdict was reached when not judged again. */
+  note: string | null;
+}
+
+/** An experiment's preset (and config overrides) over its seeds, judged with the targets of today. */
+export interface ScoredGroup {
+  experiment: string;
+  preset: string;
+  overrides: string[];
+  seeds: number[];
+  /** Short commits of the runs. */
+  commits: string[];
+  /** Whether a run is older than the experiment's code (its commit predates the last change of the code). */
+  stale: boolean;
+  provenance: string[];
+  wall_time_s: number | null;
+  targets: ScoredTarget[];
+  claims: ScoredClaim[];
+  /** What the preset cannot show, and why. */
+  limits: string | null;
+  /** Why this group cannot be judged (an experiment no longer registered). */
+  problem: string | null;
+}
+
+/** Per-step mean of several curves. */
+function meanCurve(curves: CurvePoints[]): CurvePoints {
+  const byStep = new Map<number, { sum: number; n: number }>();
+  for (const points of curves) {
+    for (const [step, value] of points) {
+      const at = byStep.get(step) ?? { sum: 0, n: 0 };
+      at.sum += value;
+      at.n += 1;
+      byStep.set(step, at);
+    }
+  }
+  return [...byStep.entries()].sort((a, b) => a[0] - b[0]).map(([step, { sum, n }]) => [step, sum / n]);
+}
+
+/** A claim judged on each seed's metrics and config (kept verdicts where the config was not kept). */
+function scoreClaim(claim: ScoredExperiment["claims"][number], seeds: ReferenceResult[]): ScoredClaim {
+  const judged = seeds.map((r): boolean | undefined => {
+    if (r.config === null) {
+      const kept = r.claims.find((c) => c.text === claim.text)?.verdict;
+      return kept === "reproduced" ? true : kept === "not reproduced" ? false : undefined;
+    }
+    try {
+      return claim.holds(r.metrics, r.config);
+    } catch {
+      return undefined; // a claim written after the run reads metrics the run did not log
+    }
+  });
+  const measured = judged.filter((j) => j !== undefined);
+  const holding = measured.filter((j) => j).length;
+  const verdict: Verdict = measured.length === 0
+    ? "not measured"
+    : holding === measured.length
+    ? "reproduced"
+    : "not reproduced";
+  const kept = seeds.every((r) => r.config === null) ? "as judged by the run (config not kept)" : null;
+  const note = seeds.length > 1 && measured.length > 0 ? `holds in ${holding} of ${measured.length} seeds` : kept;
+  return { text: claim.text, source: claim.source, verdict, note };
+}
 
 /**
- * The latest completed run's summary per (experiment, preset), sorted by
- * experiment then preset; a run whose command line set config keys beyond
- * its preset is shown only when no run of the preset as defined exists. A
- * run whose summary.json is missing or does not parse is passed over for
- * the one before it; a summary that parses but lacks parts is shown with
- * its `problem` (see {@linkcode readSummary}).
+ * Results grouped by (experiment, preset, overrides) and judged with the
+ * experiments of today: targets that apply to the group's config (all whose
+ * metric a seed measured, where the config was not kept), each over the
+ * seeds; claims judged on each seed. `isStale` says whether a result's run
+ * predates its experiment's code.
  */
-export function latestSummaries(root: string): SummaryView[] {
-  const chosen = new Map<string, SummaryView>();
-  for (const run of listRuns(root)) {
-    if (run.status !== "completed") continue;
-    const key = `${run.info.experiment}/${run.info.preset}`;
-    const held = chosen.get(key);
-    // Newest first: keep the first seen, unless it had overrides and this one has none.
-    if (held && !(held.overrides?.length && configOverrides(run.info.argv).length === 0)) continue;
-    const summary = readSummary(run.dir);
-    if (summary) chosen.set(key, summary);
+export function scoreResults(
+  results: readonly ReferenceResult[],
+  lookup: (name: string) => ScoredExperiment | undefined,
+  isStale: (result: ReferenceResult) => boolean = () => false,
+): ScoredGroup[] {
+  const groups = new Map<string, ReferenceResult[]>();
+  for (const r of results) {
+    const key = `${r.experiment}\u0000${r.preset}\u0000${r.overrides.join(" ")}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
   }
-  return [...chosen.values()].sort((a, b) =>
-    `${a.experiment}/${a.preset}`.localeCompare(`${b.experiment}/${b.preset}`)
-  );
+  const scored = [...groups.values()].map((seeds): ScoredGroup => {
+    const [first] = seeds;
+    const experiment = lookup(first.experiment);
+    const base = {
+      experiment: first.experiment,
+      preset: first.preset,
+      overrides: first.overrides,
+      seeds: seeds.map((r) => r.seed),
+      commits: [...new Set(seeds.flatMap((r) => r.commit ? [r.commit.slice(0, 7)] : []))],
+      stale: seeds.some(isStale),
+      provenance: [...new Set(seeds.map((r) => r.provenance))],
+      wall_time_s: seeds.every((r) => r.wall_time_s !== null)
+        ? seeds.reduce((a, r) => a + r.wall_time_s!, 0) / seeds.length
+        : null,
+    };
+    if (!experiment) {
+      return { ...base, targets: [], claims: [], limits: null, problem: `no experiment ${first.experiment} today` };
+    }
+    const applies = (t: ScoredExperiment["targets"][number]) =>
+      seeds.some((r) => r.config === null ? t.metric in r.metrics : t.appliesTo?.(r.config) ?? true);
+    const targets = experiment.targets.filter(applies).map((t): ScoredTarget => {
+      const curves = seeds.flatMap((r) => r.curves[t.metric] ? [r.curves[t.metric]] : []);
+      const points = meanCurve(curves);
+      const curve = points.length ? { metric: t.metric, points, trend: lastThirdTrend(points) } : null;
+      const judged = seedsVerdict(t, seeds.map((r) => r.metrics[t.metric]), curve);
+      return {
+        metric: t.metric,
+        source: t.source,
+        paper: t.paper,
+        tolerance: t.tolerance,
+        direction: t.direction,
+        kind: t.kind,
+        standIn: t.standIn ?? null,
+        toleranceSource: t.toleranceSource,
+        verdict: judged.verdict,
+        n: judged.n,
+        ours: judged.mean,
+        interval: judged.interval,
+        curve,
+      };
+    });
+    return {
+      ...base,
+      targets,
+      claims: experiment.claims.map((c) => scoreClaim(c, seeds)),
+      limits: experiment.presetLimits?.[first.preset] ?? null,
+      problem: null,
+    };
+  });
+  const key = (g: ScoredGroup) => `${g.experiment}/${g.preset}/${g.overrides.join(" ")}`;
+  return scored.sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+/** Verdict counts of targets of one class, or of claims. */
+export function verdictCounts(verdicts: readonly Verdict[]): Record<Verdict, number> {
+  return Object.fromEntries(VERDICTS.map((v) => [v, verdicts.filter((x) => x === v).length])) as Record<
+    Verdict,
+    number
+  >;
+}
+
+/**
+ * The headline: like-for-like targets' verdicts, then how many analogues
+ * agree with their published number, then the claims.
+ */
+export function scorecardHeadline(groups: readonly ScoredGroup[]): string {
+  const targets = groups.flatMap((g) => g.targets);
+  const like = verdictCounts(targets.filter((t) => t.kind === "like-for-like").map((t) => t.verdict));
+  const analogues = targets.filter((t) => t.kind === "analogue");
+  const claims = verdictCounts(groups.flatMap((g) => g.claims.map((c) => c.verdict)));
+  return [
+    `Like-for-like targets: ${VERDICTS.map((v) => `${like[v]} ${v}`).join(" · ")}.`,
+    `Analogues agreeing: ${analogues.filter((t) => t.verdict === "reproduced").length} of ${analogues.length}` +
+    ` (stand-ins for the document's data, model or scale; counted apart).`,
+    `Claims: ${claims.reproduced} hold · ${claims["not reproduced"]} do not · ${claims["not measured"]} not measured.`,
+  ].join(" ");
 }
 
 const format = (value: number | null) => value === null ? "—" : Number(value.toFixed(3)).toString();
 
-/** Markdown table rows of one summary: its targets, then its claims, then what is wrong with it, if anything. */
-export function summaryRows(summary: SummaryView): string[] {
-  const commit = summary.git_commit ? `, ${summary.git_commit.slice(0, 7)}` : "";
-  const overrides = summary.overrides?.length ? `, ${summary.overrides.join(" ")}` : "";
-  const run = `${summary.experiment} (${summary.preset}, seed ${summary.seed}${overrides}${commit})`;
+/** "0.61", or "0.61 [0.55, 0.67], 3 seeds" with an interval. */
+export function oursText(t: Pick<ScoredTarget, "ours" | "interval" | "n">): string {
+  if (t.interval) return `${format(t.ours)} [${format(t.interval[0])}, ${format(t.interval[1])}], ${t.n} seeds`;
+  return t.n > 1 ? `${format(t.ours)}, ${t.n} seeds` : format(t.ours);
+}
+
+/** "abs-mnist (quick, seed 0, ca94db3)" or "(quick, seeds 0–2, --steps 10, …; older than the code)". */
+export function groupLabel(g: ScoredGroup): string {
+  const seeds = g.seeds.length === 1 ? `seed ${g.seeds[0]}` : `seeds ${g.seeds.join(", ")}`;
+  const parts = [g.preset, seeds, ...g.overrides, ...g.commits];
+  return `${g.experiment} (${parts.join(", ")}${g.stale ? "; older than the code" : ""})`;
+}
+
+/** Markdown rows of one group: its targets, then its claims, then its problem. */
+export function groupRows(g: ScoredGroup): string[] {
   // A "|" inside a cell (|cos|, a list of choices) would end the cell: Markdown needs it escaped.
   const cell = (text: string) => text.replaceAll("|", "\\|");
-  const at = cell(run);
+  const at = cell(groupLabel(g));
   return [
-    ...summary.targets.map((t) =>
-      `| ${at} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${format(t.ours)} | ${
+    ...g.targets.map((t) =>
+      `| ${at} | ${t.kind} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${oursText(t)} | ${
         cell(comparisonText(t))
-      } | ${curveCell(t)} | ${t.verdict} |`
+      } | ${t.curve ? curveCell({ ...t, curve: t.curve }) : ""} | ${t.verdict} |`
     ),
-    ...summary.claims.map((c) => `| ${at} | ${cell(c.source)} | ${cell(c.text)} | holds | | | | ${c.verdict} |`),
-    ...(summary.problem ? [`| ${at} | | ${cell(summary.problem)} | | | | | not measured |`] : []),
+    ...g.claims.map((c) =>
+      `| ${at} | claim | ${cell(c.source)} | ${cell(c.text)} | holds | ${cell(c.note ?? "")} | | | ${c.verdict} |`
+    ),
+    ...(g.problem ? [`| ${at} | | | ${cell(g.problem)} | | | | | not measured |`] : []),
   ];
 }
 
-/** File name of a summary's curve drawing under the curves folder. */
-export const curvesFileName = (summary: SummaryView) => `${summary.experiment}-${summary.preset}.svg`;
+/** File name of a group's curve drawing under the curves folder. */
+export const curvesFileName = (g: Pick<ScoredGroup, "experiment" | "preset">) => `${g.experiment}-${g.preset}.svg`;
 
 /**
- * What an earlier `scorecard --write` put in a README for one (experiment,
- * preset): its table rows, its "cannot show" line and its curve image, as
- * written (a run store on another machine made them).
+ * The scorecard as Markdown: the headline, the table, what each preset
+ * cannot show, and, with `curves`, an image of each group's target curves
+ * from the folder `curves.folder` (relative to the Markdown file).
  */
-export interface WrittenEntry {
-  rows: string[];
-  limits: string[];
-  images: string[];
-}
-
-/** The key "experiment/preset" of a written line, or null for lines of no run. */
-function writtenKey(line: string): string | null {
-  const match = line.match(/^\| (\S+) \((\w+), seed /) ?? line.match(/^- (\S+) \((\w+)\): /) ??
-    line.match(/^!\[(\S+) \((\w+)\) learning curves\]/);
-  return match ? `${match[1]}/${match[2]}` : null;
-}
-
-/** The entries of a written scorecard section, keyed "experiment/preset". */
-export function writtenScorecard(section: string): Map<string, WrittenEntry> {
-  const entries = new Map<string, WrittenEntry>();
-  for (const line of section.split("\n")) {
-    const key = writtenKey(line);
-    if (!key) continue;
-    const entry = entries.get(key) ?? entries.set(key, { rows: [], limits: [], images: [] }).get(key)!;
-    (line.startsWith("|") ? entry.rows : line.startsWith("-") ? entry.limits : entry.images).push(line);
-  }
-  return entries;
-}
-
-/** The verdict (last cell) of a written table row; escaped pipes belong to their cell. */
-const writtenVerdict = (row: string) => row.split(/(?<!\\)\|/).at(-2)!.trim();
-
-/**
- * The scorecard as Markdown: the verdict tally, the table, what each preset
- * cannot show, and, with `curves`, an image of each run's target curves
- * (published value dashed) from the folder `curves.folder` (relative to the
- * Markdown file). A preset's limits are its experiment's text of now when
- * `currentLimits` gives one (written after its measured run, it says what
- * that run showed), else the text the run recorded. Entries of `written`
- * (an earlier section) whose experiment and preset have no summary here are
- * kept as they were, so that a run store holding only some runs updates
- * those and leaves the others' rows, which earlier runs measured.
- */
-export function scorecardMarkdown(
-  summaries: SummaryView[],
-  curves?: { folder: string },
-  currentLimits?: (experiment: string, preset: string) => string | undefined,
-  written: Map<string, WrittenEntry> = new Map(),
-): string {
+export function scorecardMarkdown(groups: readonly ScoredGroup[], curves?: { folder: string; drawn: Set<string> }) {
   const header = [
-    "| experiment | source | metric or finding | published | ours | reproduced when | curve | verdict |",
-    "|---|---|---|---|---|---|---|---|",
+    "| experiment | class | source | metric or finding | published | ours | reproduced when | curve | verdict |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
-  const fresh = new Map(summaries.map((s) => [`${s.experiment}/${s.preset}`, s]));
-  const kept = [...written].filter(([key]) => !fresh.has(key));
-  if (summaries.length === 0 && kept.length === 0) {
-    return [...header, "| (no completed runs yet) | | | | | | | |"].join("\n");
-  }
-  const entries = [
-    ...[...fresh].map(([key, summary]) => {
-      const text = currentLimits?.(summary.experiment, summary.preset) || summary.preset_limits;
-      return {
-        key,
-        rows: summaryRows(summary),
-        limits: typeof text === "string" && text ? [`- ${summary.experiment} (${summary.preset}): ${text}`] : [],
-        images: curves && hasCurves(summary)
-          ? [
-            `![${summary.experiment} (${summary.preset}) learning curves](${curves.folder}/${curvesFileName(summary)})`,
-          ]
-          : [],
-      };
-    }),
-    ...kept.map(([key, entry]) => ({ key, ...entry, images: curves ? entry.images : [] })),
-  ]
-    .sort((a, b) => a.key.localeCompare(b.key));
-  const verdicts = entries.flatMap((e) => e.rows.map(writtenVerdict));
-  const tally = VERDICTS.map((v) => `${verdicts.filter((x) => x === v).length} ${v}`).join(" · ");
-  const limits = entries.flatMap((e) => e.limits);
-  const images = entries.flatMap((e) => e.images);
+  if (groups.length === 0) return [...header, "| (no results yet) | | | | | | | | |"].join("\n");
+  const limits = groups.flatMap((g) => g.limits ? [`- ${g.experiment} (${g.preset}): ${g.limits}`] : []);
+  const images = curves
+    ? groups.filter((g) => curves.drawn.has(curvesFileName(g))).map((g) =>
+      `![${g.experiment} (${g.preset}) learning curves](${curves.folder}/${curvesFileName(g)})`
+    )
+    : [];
   return [
-    `Verdicts: ${tally}.`,
+    scorecardHeadline(groups),
     "",
     ...header,
-    ...entries.flatMap((e) => e.rows),
+    ...groups.flatMap(groupRows),
     ...(limits.length > 0 ? ["", "What each preset cannot show, and why:", "", ...limits] : []),
     ...(images.length > 0
       ? ["", "Learning curves of each target (blue; dot: the final value), published value dashed red:", "", ...images]
       : []),
+  ].join("\n");
+}
+
+/**
+ * One run's own verdicts as it printed them when it ended (the targets of
+ * the run's time): each target beside its published number, then the claims.
+ */
+export function summaryMarkdown(summary: SummaryView): string {
+  const cell = (text: string) => text.replaceAll("|", "\\|");
+  const commit = summary.git_commit ? `, ${summary.git_commit.slice(0, 7)}` : "";
+  const overrides = summary.overrides?.length ? `, ${summary.overrides.join(" ")}` : "";
+  const at = cell(`${summary.experiment} (${summary.preset}, seed ${summary.seed}${overrides}${commit})`);
+  return [
+    "| experiment | class | source | metric or finding | published | ours | reproduced when | curve | verdict |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...summary.targets.map((t) =>
+      `| ${at} | ${t.kind ?? ""} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${format(t.ours)} | ${
+        cell(comparisonText(t))
+      } | ${curveCell(t)} | ${t.verdict} |`
+    ),
+    ...summary.claims.map((c) =>
+      `| ${at} | claim | ${cell(c.source)} | ${cell(c.text)} | holds | | | | ${c.verdict} |`
+    ),
+    ...(summary.problem ? [`| ${at} | | | ${cell(summary.problem)} | | | | | not measured |`] : []),
   ].join("\n");
 }
 

@@ -103,3 +103,22 @@ export function regularizedIncompleteBeta(x: number, a: number, b: number): numb
 export function betaSurvival(x: number, a: number, b: number): number {
   return betaTails(x, a, b).upper;
 }
+
+/**
+ * The quantile of Student's t distribution with `df` degrees of freedom at
+ * probability `p` ∈ (0, 1) (scipy.stats.t.ppf), by bisection on the
+ * distribution function P(T ≤ t) = 1 − ½·I_{df/(df+t²)}(df/2, ½) for t ≥ 0.
+ */
+export function studentTQuantile(p: number, df: number): number {
+  if (!(p > 0 && p < 1) || !(df > 0)) throw new RangeError(`studentTQuantile: p in (0, 1) and df > 0, got ${p}, ${df}`);
+  if (p < 0.5) return -studentTQuantile(1 - p, df);
+  const upper = (t: number) => 0.5 * regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5);
+  let lo = 0, hi = 1;
+  while (upper(hi) > 1 - p) hi *= 2;
+  for (let i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (upper(mid) > 1 - p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}

@@ -6,6 +6,8 @@
  * @module
  */
 import { stillRising, type TargetCurve } from "./curves.ts";
+import { meanSd } from "./matrix.ts";
+import { studentTQuantile } from "./special_functions.ts";
 import type { TargetDirection, Verdict } from "./run_store.ts";
 
 /** What a verdict needs of a target. */
@@ -40,6 +42,52 @@ export function inBand(target: Comparison, value: number): boolean {
     : target.direction === "lower"
     ? gap <= target.tolerance
     : Math.abs(gap) <= target.tolerance;
+}
+
+/** A target's verdict over the seeds of one configuration. */
+export interface SeedsVerdict {
+  verdict: Verdict;
+  /** Seeds measured. */
+  n: number;
+  /** Their mean (the one value with one seed); null when none was measured. */
+  mean: number | null;
+  /** The 95% t-interval of the mean with three or more seeds, else null. */
+  interval: [number, number] | null;
+}
+
+/** Seeds from which a verdict uses the seeds' mean and its 95% interval. */
+export const MIN_SEEDS_FOR_INTERVAL = 3;
+
+/**
+ * Verdict on a target from the values several seeds of one configuration
+ * measured. One seed: {@linkcode targetVerdict} with its curve. Two: the
+ * mean's verdict, without an interval. Three or more: "reproduced" when the
+ * mean is in the band and the mean's 95% t-interval holds no null model (the
+ * seeds tell the run from the trivial model); otherwise "still rising" when
+ * the seeds' mean curve says so, else "not reproduced".
+ */
+export function seedsVerdict(
+  target: Comparison & { nulls?: readonly { value: number }[] },
+  values: readonly (number | null | undefined)[],
+  meanCurve?: TargetCurve | null,
+): SeedsVerdict {
+  const measured = values.filter((v): v is number => typeof v === "number" && Number.isFinite(v));
+  const n = measured.length;
+  if (n === 0) return { verdict: "not measured", n, mean: null, interval: null };
+  if (n < MIN_SEEDS_FOR_INTERVAL) {
+    const { mean } = meanSd(measured);
+    return { verdict: targetVerdict(target, mean, meanCurve), n, mean, interval: null };
+  }
+  const { mean, sd } = meanSd(measured);
+  const half = studentTQuantile(0.975, n - 1) * sd / Math.sqrt(n);
+  const interval: [number, number] = [mean - half, mean + half];
+  const nullInside = (target.nulls ?? []).some((m) => m.value >= interval[0] && m.value <= interval[1]);
+  const verdict: Verdict = inBand(target, mean) && !nullInside
+    ? "reproduced"
+    : stillRising(target, meanCurve)
+    ? "still rising"
+    : "not reproduced";
+  return { verdict, n, mean, interval };
 }
 
 /** What the null-model gate needs of a target. */

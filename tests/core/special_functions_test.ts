@@ -1,5 +1,10 @@
 import { assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
-import { betaSurvival, logGamma, regularizedIncompleteBeta } from "../../lib/core/special_functions.ts";
+import {
+  betaSurvival,
+  logGamma,
+  regularizedIncompleteBeta,
+  studentTQuantile,
+} from "../../lib/core/special_functions.ts";
 
 Deno.test("logGamma matches Γ at integers and ½ and the reflection formula", () => {
   assertAlmostEquals(logGamma(5), Math.log(24), 1e-12);
@@ -31,4 +36,23 @@ Deno.test("the regularised incomplete beta and its survival function match scipy
   assertAlmostEquals(regularizedIncompleteBeta(0.37, 1, 1), 0.37, 1e-14);
   assertThrows(() => regularizedIncompleteBeta(1.5, 2, 3), RangeError, "[0, 1]");
   assertThrows(() => betaSurvival(0.5, 0, 3), RangeError, "positive");
+});
+
+Deno.test("Student's t quantile matches scipy.stats.t.ppf", () => {
+  // /usr/bin/python3 -c "from scipy import stats; print([stats.t.ppf(p, df) for p, df in CASES])" (scipy 1.10.1)
+  const cases: [number, number, number][] = [
+    [0.975, 1, 12.706204736432095],
+    [0.975, 2, 4.302652729911275],
+    [0.975, 4, 2.7764451051977987],
+    [0.975, 9, 2.2621571627409915],
+    [0.975, 29, 2.045229642132703],
+    [0.05, 3, -2.3533634348018273],
+    [0.999, 5, 5.893429532923187],
+  ];
+  for (const [p, df, expected] of cases) {
+    assertAlmostEquals(studentTQuantile(p, df), expected, 1e-9 * Math.abs(expected));
+  }
+  assertAlmostEquals(studentTQuantile(0.5, 7), 0, 1e-12);
+  assertThrows(() => studentTQuantile(1, 3), RangeError);
+  assertThrows(() => studentTQuantile(0.9, 0), RangeError);
 });
