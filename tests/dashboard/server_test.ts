@@ -184,7 +184,7 @@ Deno.test("the dashboard reads a resumed run's re-logged step as the CLI does: t
   assertEquals(listed.skipped, 1);
 });
 
-Deno.test("GET /api/scorecard answers 200 when a run.json lacks created", async () => {
+Deno.test("GET /api/scorecard judges a store's runs and the kept results, and answers 200 when a run.json lacks created", async () => {
   const root = Deno.makeTempDirSync();
   newRun(root, "other").finish("completed"); // a second run, so that listing sorts
   const run = newRun(root);
@@ -195,7 +195,23 @@ Deno.test("GET /api/scorecard answers 200 when a run.json lacks created", async 
   Deno.writeTextFileSync(join(run.dir, "run.json"), JSON.stringify(info));
   const res = await createApp(root).request("/api/scorecard");
   assertEquals(res.status, 200);
-  assertEquals((await res.json()).summaries.map((s: { run_id: string }) => s.run_id), [run.info.id]);
+  const card = await res.json();
+  // "toy" is no registered experiment: its group says so rather than vanishing.
+  assertEquals(
+    card.groups.map((
+      g: { experiment: string; seeds: number[]; problem: string },
+    ) => [g.experiment, g.seeds, g.problem]),
+    [
+      ["toy", [1], "no experiment toy today"],
+    ],
+  );
+  assertEquals(card.headline.startsWith("Like-for-like targets: "), true);
+  // Kept results beside the store: a file that does not parse is named, not dropped.
+  const kept = Deno.makeTempDirSync();
+  Deno.mkdirSync(join(kept, "toy", "quick"), { recursive: true });
+  Deno.writeTextFileSync(join(kept, "toy", "quick", "seed-0.json"), "{}");
+  const withKept = await (await createApp(root, { results: kept }).request("/api/scorecard")).json();
+  assertEquals(withKept.skipped, [`${join(kept, "toy", "quick", "seed-0.json")}: no experiment`]);
 });
 
 Deno.test("runs with a run.json or summary.json that lacks fields are shown with their problem", async () => {

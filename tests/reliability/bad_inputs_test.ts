@@ -116,6 +116,10 @@ const ROWS: Row[] = [
   [["run"], "run needs an experiment name"],
   [["evaluate"], 'unknown command "evaluate"; did you mean eval?'],
   [["scorecard", "--bogus"], "unknown option --bogus for scorecard"],
+  [["scorecard", "--keep"], "--keep needs a completed run's folder"],
+  [["scorecard", "--keep", files], "not a completed run with a whole summary.json"],
+  [["audit", "ica-tyo"], 'unknown experiment "ica-tyo"; did you mean ica-toy?'],
+  [["audit", "--all"], "unknown option --all for audit"],
   [["datasets", "--out"], "--out needs a folder"],
   // eval: arguments, paths and malformed .npy files.
   [["eval", "--codes", C10], "--factors needs a path"],
@@ -180,7 +184,7 @@ const ROWS: Row[] = [
   [run("abs-mnist", "--attack_digits", "60"), "attack_digits = 60 exceeds test_digits = 50: allowed ≤ 50"],
   [run("abs-mnist", "--clean_digits", "51"), "clean_digits = 51 exceeds test_digits = 50"],
   [run("abs-mnist", "--calibration_digits", "300"), "calibration_digits = 300 exceeds train_digits = 200"],
-  [run("abs-mnist", "--train_digits", "9000", "--test_digits", "2000"), "the mnist package has 10,000 digits"],
+  [run("abs-mnist", "--train_digits", "60001"), "train_digits must be an integer ≥ 20 and ≤ 60_000"],
   [run("abs-mnist", "--models", "madry"), "madry"],
   // noise-train-mnist: noise sizes, ANT's batch shares, regimes.
   [run("noise-train-mnist", "--sigmas", "0,0.5"), "sigmas must be > 0, got 0"],
