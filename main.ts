@@ -36,7 +36,7 @@ import { readConfig, readRunInfo, readSummary, writeJsonAtomic } from "./lib/cor
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
 import { coerceValue, integer } from "./lib/core/config.ts";
-import type { AnyExperiment, PresetName } from "./lib/core/experiment.ts";
+import type { AnyExperiment } from "./lib/core/experiment.ts";
 import { importExperiment, isModuleRef } from "./lib/sweep/spec.ts";
 import { sweepCommand } from "./lib/sweep/commands.ts";
 import { genSplitCommand } from "./lib/data/gen_commands.ts";

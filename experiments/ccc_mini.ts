@@ -76,7 +76,7 @@ const config = {
   step: real(0.5, "severity step of the calibration grid and the paths; must divide 5 (paper 0.25)"),
   calibration_digits: integer(100, "calibration digits (the first test digits), the same for every grid cell", {
     min: 1,
-    max: 9_980,
+    max: 10_000,
   }),
   target: real(0.15, "target accuracy of the paths in (0, 1) (CCC-Hard's analogue; paper: 0.34/0.17/0.02 on ImageNet)"),
   speed: integer(100, "stream images per severity point (the paper's transition speed: 1k, 2k, 5k)", {
@@ -113,7 +113,17 @@ const targets: Target<Cfg>[] = [{
   metric: "ccc/rdumb_over_bn",
   paper: 1.41,
   source: "001_6f3482ea4494d2ce.md §4, Table 4.1 (CCC-Hard: RDumb 9.6 / BN adapt 6.8)",
-  tolerance: 0.4,
+  tolerance: 0.2,
+  toleranceSource: "rule: under half the way to the null ratio 1 (0.205); RDumb's s.d. over CCC runs (0.88–1.6 " +
+    "points, Table 4.1 note; up to 17 % of its CCC-Hard 9.6) would allow ±0.24",
+  nulls: [
+    { value: 1, model: "RDumb = BN adaptation (no effect of its entropy steps and resets)" },
+    { value: 0.68, model: "the pretrained model, no adaptation (quick at 16c2c64: 0.315 / 0.460; CCC-Hard 1.5 / 6.8)" },
+    { value: 0.22, model: "a collapsed RDumb at chance (0.1 of 10 classes over BN's 0.460, quick at 16c2c64)" },
+  ],
+  kind: "analogue",
+  standIn: "a two-conv BN CNN on one CCC-style stream of corrupted MNIST digits (10 classes, 96,000 images at " +
+    "quick) for ResNet-50 on CCC-Hard (1,000 classes, 27 streams of 7.5 M images)",
   direction: "match",
   appliesTo: (cfg) => cfg.methods.includes("rdumb") && cfg.methods.includes("bn"),
 }];
@@ -124,22 +134,34 @@ function compare(m: Record<string, number>, keys: string[], test: (...values: nu
   return values.some((v) => v === undefined) ? undefined : test(...values);
 }
 
+/**
+ * Claims on online accuracy need a margin above the noise: 0.02 (2 points) is above RDumb's s.d. over CCC runs
+ * (0.88–1.6 points, Table 4.1 note) and ≈ 12 binomial s.e. of a 96,000-image stream's accuracy.
+ */
+const MARGIN = 0.02;
+
 const claims: Claim<Cfg>[] = [
   {
-    text: "RDumb ≥ ETA (online accuracy)",
-    source: "001_6f3482ea4494d2ce.md §4, Table 4.1",
-    holds: (m) => compare(m, [online("rdumb"), online("eta")], (r, e) => r >= e),
+    text: `RDumb's online accuracy exceeds ETA's by ≥ ${MARGIN}`,
+    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows RDumb and ETA (CCC-Hard 9.6 vs 0.23; CIN-C 46.5 vs 43.8)",
+    holds: (m) => compare(m, [online("rdumb"), online("eta")], (r, e) => r >= e + MARGIN),
   },
   {
-    text: "RDumb > BN adaptation > pretrained (online accuracy)",
-    source: "001_6f3482ea4494d2ce.md §4, Table 4.1",
-    holds: (m) => compare(m, [online("rdumb"), online("bn"), online("pretrained")], (r, b, p) => r > b && b > p),
+    text: `online accuracy: RDumb exceeds BN adaptation, and BN adaptation the pretrained model, each by ≥ ${MARGIN}`,
+    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows RDumb, BN adapt, Pretrained (CCC-Hard 9.6 > 6.8 > 1.5)",
+    holds: (m) =>
+      compare(
+        m,
+        [online("rdumb"), online("bn"), online("pretrained")],
+        (r, b, p) => r >= b + MARGIN && b >= p + MARGIN,
+      ),
   },
   {
-    text: "Tent collapses: its last-quarter accuracy falls below the pretrained model's on the same batches " +
-      "(App. C saw no collapse on CIFAR-10-C)",
-    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 (Tent collapsed), App. C",
-    holds: (m) => compare(m, [lastQuarter("tent"), lastQuarter("pretrained")], (t, p) => t < p),
+    text: `Tent collapses: its last-quarter accuracy falls ≥ ${MARGIN} below the pretrained model's on the same ` +
+      "batches (App. C saw no collapse on CIFAR-10-C)",
+    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows Tent and Pretrained (CCC-Hard 0.51 vs 1.5, CCC-Medium 1.4 " +
+      "vs 17.3; average 9.2 vs 20.5, 'collapsed'), App. C",
+    holds: (m) => compare(m, [lastQuarter("tent"), lastQuarter("pretrained")], (t, p) => t <= p - MARGIN),
   },
 ];
 
@@ -335,7 +357,8 @@ export const experiment = defineExperiment({
       reset_every: 8,
       log_every: 5,
     },
-    quick: {},
+    // Source model on a stratified eighth of the training file (shared with bn-adapt and self-learning's quick).
+    quick: { train_digits: 8_000 },
     paper: {
       step: 0.25,
       calibration_digits: 2_000,
@@ -349,7 +372,8 @@ export const experiment = defineExperiment({
   presetLimits: {
     smoke: "a source model of 512 digits and 1 epoch, 2 corruptions on a 3×3 severity grid, 20 batches: the " +
       "orderings are not expected",
-    quick: "one stream (target 0.15, speed 100, one order) of 1,500 batches (96,000 images) instead of 27 runs of " +
+    quick: "a source model on 8,000 of the 60,000 official training digits, the stream drawn from the 10,000 test " +
+      "digits; one stream (target 0.15, speed 100, one order) of 1,500 batches (96,000 images) instead of 27 runs of " +
       "7.5 M images; severity step 0.5 calibrated on 100 digits; time compressed ×4 (RDumb T 250, lr 1e-3 for " +
       "T 1,000, lr 2.5e-4); a small BN CNN on 10 classes instead of a ResNet-50 on 1,000; digits shifted by up to " +
       "±2 px for the random crop, no flips. Measured (962 s at 16c2c64, other runs sharing the cores): with 10 " +

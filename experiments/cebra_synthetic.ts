@@ -60,19 +60,23 @@ const config = {
 };
 type Cfg = ConfigOf<typeof config>;
 
-/** The claim's margin: CEBRA's median R² must beat PCA's by this much (the issue's Fig. 7.1b reading). */
-const MARGIN = 0.05;
-
 const has = (m: Record<string, number>, ...keys: string[]) => keys.every((k) => m[k] !== undefined);
 
+// Fig. 7.1b ranks CEBRA-Behavior above pi-VAE, t-SNE, UMAP and autoLFADS (100 seeds each) and gives no number, and
+// PCA is not among its methods: the claim's margin is the run's own seed noise, the range of CEBRA's R² over its
+// model seeds (max − min), not a published gap.
 const claims: Claim<Cfg>[] = [
   {
-    text: `CEBRA-Behavior reconstructs the latent better than PCA: median R² over seeds > PCA R² + ${MARGIN}`,
-    source: "001_6f3482ea4494d2ce.md §5.6 (Fig. 7.1b: CEBRA-Behavior above pi-VAE, t-SNE, UMAP; 100 seeds) and " +
-      "§7 plan (CEBRA above PCA)",
-    holds: (m) =>
-      has(m, "synthetic/cebra/r2_median", "synthetic/pca/r2")
-        ? m["synthetic/cebra/r2_median"] > m["synthetic/pca/r2"] + MARGIN
+    text: "CEBRA-Behavior reconstructs the latent better than PCA: the median R² over seeds exceeds PCA's R² by more " +
+      "than the range of CEBRA's R² over its seeds (needs ≥ 2 seeds; no published margin: Fig. 7.1b gives the " +
+      "ordering only)",
+    source: "001_6f3482ea4494d2ce.md §5.6 (Fig. 7.1b: CEBRA-Behavior above pi-VAE, t-SNE, UMAP, autoLFADS; one-way " +
+      "ANOVA F(4,495) = 251; no numbers, no PCA) and §7 plan (PCA as the baseline)",
+    holds: (m, cfg) =>
+      cfg.seeds >= 2 &&
+        has(m, "synthetic/cebra/r2_median", "synthetic/cebra/r2_min", "synthetic/cebra/r2_max", "synthetic/pca/r2")
+        ? m["synthetic/cebra/r2_median"] - m["synthetic/pca/r2"] >
+          m["synthetic/cebra/r2_max"] - m["synthetic/cebra/r2_min"]
         : undefined,
   },
 ];

@@ -121,93 +121,144 @@ type Cfg = ConfigOf<typeof config>;
 
 const has = (cfg: Cfg, name: CaseName) => cfg.cases.includes(name);
 
+/**
+ * What a trained encoder's R² or MCC is compared with: the identity (g(z) scored against z), the encoder after one
+ * Adam step (`--steps 1 --supervised_steps 1`, seed 0; quick is n 5, paper n 10 with batch 256), and independent
+ * random codes (R² ≈ 0.002, MCC ≈ 0.02 at n 5 and 10 over 3 draws).
+ */
+const IDENTITY_BOX_R2 = [
+  { value: 0.6793, model: "identity g(z), Table 6.1 row 5 (n 10)" },
+  { value: 0.785, model: "identity g(z) on box data, measured (quick, n 5)" },
+  { value: 0.647, model: "identity g(z) on box data, measured (paper, n 10)" },
+];
+const IDENTITY_SPHERE_R2 = [
+  { value: 0.6698, model: "identity g(z), Table 6.1 row 1 (n 10)" },
+  { value: 0.804, model: "identity g(z) on sphere data, measured (quick, n 5)" },
+  { value: 0.637, model: "identity g(z) on sphere data, measured (paper, n 10)" },
+];
+const IDENTITY_BOX_MCC = [
+  { value: 0.4655, model: "identity g(z), Table 6.2 row 1 (n 10)" },
+  { value: 0.644, model: "identity g(z) on box data, measured (quick, n 5)" },
+  { value: 0.469, model: "identity g(z) on box data, measured (paper, n 10)" },
+];
+const RANDOM_R2 = { value: 0.002, model: "independent random codes (measured)" };
+const RANDOM_MCC = { value: 0.02, model: "independent random codes (measured)" };
+const untrained = (quick: number | null, paper: number) => [
+  ...(quick === null ? [] : [{ value: quick, model: "encoder after 1 Adam step, measured (quick, n 5)" }]),
+  { value: paper, model: "encoder after 1 Adam step, measured (paper setting, n 10)" },
+];
+// Same generator, encoder family and metrics as main_mlp.py; the presets differ only in scale.
+const SCALE = "quick: n 5 instead of 10, encoder [50, 250, 250, 50], 6,000 of 300,000 steps (50× fewer) at batch " +
+  "512; the paper preset is the document's setting";
+
 const targets: Target<Cfg>[] = [
   {
     metric: "clica/box_normal_unbounded/r2",
     paper: 0.9960,
     source: `${TABLE_6_1} row "Box, Uniform, Normal σ=0.05 → Unbounded, Normal"`,
-    tolerance: 0.03,
+    tolerance: 0.0002,
+    toleranceSource: "s.d. over 5 seeds, Table 6.1 row 5 (99.60 ± 0.02)",
+    nulls: [...IDENTITY_BOX_R2, ...untrained(0.532, 0.354), RANDOM_R2],
     direction: "higher",
+    kind: "like-for-like",
+    standIn: SCALE,
     appliesTo: (cfg) => has(cfg, "box_normal_unbounded"),
   },
   {
     metric: "clica/sphere_vmf10/r2",
     paper: 0.9986,
     source: `${TABLE_6_1} row "Sphere, Uniform, vMF κ=10 → Sphere, vMF κ=1"`,
-    tolerance: 0.03,
+    tolerance: 0.0001,
+    toleranceSource: "s.d. over 5 seeds, Table 6.1 row 2 (99.86 ± 0.01)",
+    nulls: [...IDENTITY_SPHERE_R2, ...untrained(0.491, 0.384), RANDOM_R2],
     direction: "higher",
+    kind: "like-for-like",
+    standIn: SCALE,
     appliesTo: (cfg) => has(cfg, "sphere_vmf10"),
   },
   {
     metric: "clica/sphere_vmf1/r2",
     paper: 0.9942,
     source: `${TABLE_6_1} row "Sphere, Uniform, vMF κ=1 → Sphere, vMF κ=1"`,
-    tolerance: 0.03,
+    tolerance: 0.0005,
+    toleranceSource: "s.d. over 5 seeds, Table 6.1 row 1 (99.42 ± 0.05)",
+    nulls: [...IDENTITY_SPHERE_R2, ...untrained(null, 0.393), RANDOM_R2],
     direction: "higher",
+    kind: "like-for-like",
+    standIn: "the paper preset's case (quick leaves it out: κ 1 stays near chance at n 5)",
     appliesTo: (cfg) => has(cfg, "sphere_vmf1"),
   },
   {
     metric: "clica/box_laplace_box/mcc",
     paper: 0.9862,
     source: `${TABLE_6_2} row "Laplace λ=0.05 → Box, Laplace"`,
-    tolerance: 0.03,
+    tolerance: 0.0005,
+    toleranceSource: "s.d. over 5 seeds, Table 6.2 row 1 (98.62 ± 0.05)",
+    nulls: [
+      ...IDENTITY_BOX_MCC,
+      ...untrained(0.492, 0.441),
+      RANDOM_MCC,
+      { value: 0.5826, model: "the rotation-symmetric model, Normal → Unbounded, Table 6.2 row 8" },
+    ],
     direction: "higher",
+    kind: "like-for-like",
+    standIn: SCALE,
     appliesTo: (cfg) => has(cfg, "box_laplace_box"),
-  },
-  {
-    metric: "clica/box_normal_unbounded/mcc",
-    paper: 0.5826,
-    source: `${TABLE_6_2} row "Normal → Unbounded, Normal"`,
-    tolerance: 0.15,
-    direction: "match",
-    appliesTo: (cfg) => has(cfg, "box_normal_unbounded"),
   },
   {
     metric: "clica/supervised/mcc",
     paper: 0.9993,
     source: `${TABLE_6_2} row "Laplace λ=0.05 → Box, Laplace", Supervised`,
-    tolerance: 0.03,
+    tolerance: 0.0003,
+    toleranceSource: "s.d. over 5 seeds, Table 6.2 row 1, Supervised (99.93 ± 0.03)",
+    nulls: [...IDENTITY_BOX_MCC, ...untrained(0.505, 0.406), RANDOM_MCC],
     direction: "higher",
+    kind: "like-for-like",
+    standIn: "quick: n 5 instead of 10, 6,000 of 100,000 MSE steps at batch 512; the paper preset is the " +
+      "document's setting",
     appliesTo: (cfg) => has(cfg, "supervised"),
   },
-  {
-    metric: "clica/identity/r2",
-    paper: 0.6698,
-    source: `${TABLE_6_1} row "Sphere, Uniform, vMF κ=1", Identity (our sphere data)`,
-    tolerance: 0.2,
-    direction: "match",
-    appliesTo: (cfg) => cfg.cases.some((c) => CASES[c].space === "sphere"),
-  },
-  {
-    metric: "clica/identity/mcc",
-    paper: 0.4655,
-    source: `${TABLE_6_2} row "Laplace λ=0.05 → Box, Laplace", Identity (our box data)`,
-    tolerance: 0.2,
-    direction: "match",
-    appliesTo: (cfg) => cfg.cases.some((c) => CASES[c].space === "box"),
-  },
+  // Normal → Unbounded's MCC (Table 6.2 row 8, 58.26) and the identity's R² and MCC are what an untrained or
+  // rotation-symmetric encoder gives (the step-1 encoder scores 0.50 at n 5): claims relative to the trained
+  // encoders below, not targets.
 ];
 
 const claims: Claim<Cfg>[] = [
   {
-    text: "Laplace conditionals with an L1 model identify up to permutation, Normal ones do not: " +
-      "MCC(box Laplace → box) > MCC(box Normal → unbounded) + 0.15",
-    source: TABLE_6_2,
+    text: "a box model identifies up to permutation, an unbounded model with a Normal (rotation-symmetric) " +
+      "conditional does not: the MCC of box Laplace → box L1 is above that of box Normal → unbounded L2 by > 0.15 " +
+      "(Table 6.2 row 1, 98.62 ± 0.05, vs row 8, 58.26 ± 3.00). Normal data with a box model reach 99.77 (row 3): " +
+      "a Normal conditional, of the data or of the model, fails only in the unbounded space (rows 8–10: 58.26, " +
+      "59.67, 43.80)",
+    source: `${TABLE_6_2} rows 1 ("Laplace λ=0.05 → Box, Laplace") and 8 ("Normal → Unbounded, Normal"); ` +
+      "margin 0.15 = 5× the rows' largest s.d. (3.00)",
     holds: (m) => {
       const laplace = m["clica/box_laplace_box/mcc"], normal = m["clica/box_normal_unbounded/mcc"];
       return laplace === undefined || normal === undefined ? undefined : laplace > normal + 0.15;
     },
   },
   {
-    text: "every trained encoder's R² is above the identity's on the same latent space (g is nonlinear)",
-    source: `${TABLE_6_1}, ${TABLE_6_2}`,
+    text: "every trained encoder's R² is above the identity's on the same latent space by > 0.1 (g is nonlinear; " +
+      "Table 6.1: 99.42 vs 66.98 ± 2.79 on the sphere, 99.60 vs 67.93 ± 7.40 on the box)",
+    source: `${TABLE_6_1} rows 1 and 5, Identity vs Supervised and Unsupervised; margin 0.1 > the identity's ` +
+      "largest s.d. (7.40)",
     holds: (m, cfg) => {
       const measured = cfg.cases.filter((c) =>
         m[`clica/${c}/r2`] !== undefined && m[`clica/identity_${CASES[c].space}/r2`] !== undefined
       );
       return measured.length === 0
         ? undefined
-        : measured.every((c) => m[`clica/${c}/r2`] > m[`clica/identity_${CASES[c].space}/r2`]);
+        : measured.every((c) => m[`clica/${c}/r2`] > m[`clica/identity_${CASES[c].space}/r2`] + 0.1);
+    },
+  },
+  {
+    text: "the box Laplace → box encoder's MCC is above the identity's on box data by > 0.2 (Table 6.2: 98.62 vs " +
+      "46.55 ± 1.34)",
+    source: `${TABLE_6_2} row 1 ("Laplace λ=0.05 → Box, Laplace"), Identity vs Unsupervised; margin 0.2 ≫ the ` +
+      "identity's s.d. (1.34)",
+    holds: (m) => {
+      const trained = m["clica/box_laplace_box/mcc"], identity = m["clica/identity_box/mcc"];
+      return trained === undefined || identity === undefined ? undefined : trained > identity + 0.2;
     },
   },
 ];

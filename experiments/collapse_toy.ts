@@ -90,24 +90,31 @@ const prefix = (s2: number) => `toy/s${s2}`;
 /** App. C plots curves without numbers: its findings are claims, none a target. */
 const targets: Target<Cfg>[] = [];
 
+/**
+ * Margins above the noise of accuracy differences within a run: over seeds 0 and 1 of the quick preset (30,000
+ * points) condition 2's peak − initial and final − initial move by 0.001–0.002.
+ */
+const GAIN = 0.005, DROP = 0.01;
+
 const claims: Claim<Cfg>[] = [
   {
-    text: "condition 1 (s² = 4): Tent keeps its accuracy (final ≥ initial − 0.01)",
-    source: SOURCE,
+    text: `condition 1 (s² = 4): Tent keeps its accuracy (final ≥ initial − ${DROP})`,
+    source: `${SOURCE}, condition 1 (noise diag(0.25, 4): adapts and stays stable)`,
     holds: (m, cfg) => {
       const [initial, final] = [m[`${prefix(cfg.cond1_s2)}/acc_initial`], m[`${prefix(cfg.cond1_s2)}/acc`]];
-      return initial === undefined || final === undefined ? undefined : final >= initial - 0.01;
+      return initial === undefined || final === undefined ? undefined : final >= initial - DROP;
     },
   },
   {
-    text: "condition 2 (s² = 25): Tent first gains accuracy, then collapses below its start (peak > initial > final)",
-    source: SOURCE,
+    text: `condition 2 (s² = 25): Tent first gains accuracy (peak ≥ initial + ${GAIN}), then collapses below its ` +
+      `start (final ≤ initial − ${DROP})`,
+    source: `${SOURCE}, condition 2 (noise diag(0.25, 25): an initial gain, then collapse as ‖γ‖ grows)`,
     holds: (m, cfg) => {
       const p = prefix(cfg.cond2_s2);
       const [peak, initial, final] = [m[`${p}/acc_peak`], m[`${p}/acc_initial`], m[`${p}/acc`]];
       return peak === undefined || initial === undefined || final === undefined
         ? undefined
-        : peak > initial && initial > final;
+        : peak >= initial + GAIN && final <= initial - DROP;
     },
   },
 ];

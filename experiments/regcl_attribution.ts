@@ -117,13 +117,35 @@ type Cfg = ConfigOf<typeof config>;
 
 const metricOf = (attribution: Attribution | "factor_r2", method: Method) => `regcl/${attribution}/${method}`;
 
+/**
+ * Half the width of Table 8.1's 95 % CI of each J_f⁺ cell (for RegCL, the lower side: its target is "higher"):
+ * 98.2 [97.4, 98.9], 87.9 [86.3, 89.5], 76.9 [74.9, 78.7].
+ */
+const TABLE_8_1_CI: Partial<Record<Method, { half: number; text: string }>> = {
+  hybrid_reg: { half: 0.008, text: "98.2 − 97.4" },
+  hybrid: { half: 0.016, text: "(89.5 − 86.3)/2" },
+  supervised: { half: 0.019, text: "(78.7 − 74.9)/2" },
+};
+/** The J_f⁺ AUC of each model after one Adam step (quick preset, `--steps 1`, seed 0). */
+const UNTRAINED_JPINV: Partial<Record<Method, number>> = { hybrid_reg: 0.452, hybrid: 0.454, supervised: 0.475 };
+
 const targets: Target<Cfg>[] = (Object.entries(TABLE_8_1) as [Method, number][]).map(([method, paper]) => ({
   metric: metricOf("jpinv", method),
   paper,
   source: `${SOURCE}, J_f⁺ row`,
-  tolerance: 0.05,
+  tolerance: TABLE_8_1_CI[method]!.half,
+  toleranceSource: `95 % CI of the mean over k 4–9 × 10 data sets, Table 8.1 J_f⁺ row (${TABLE_8_1_CI[method]!.text})`,
+  nulls: [
+    { value: 0.5, model: "chance (a random attribution map)" },
+    { value: UNTRAINED_JPINV[method]!, model: "encoder after 1 Adam step, measured (quick preset)" },
+    // Without the penalty RegCL is the hybrid model: "no effect" of the regulariser.
+    ...(method === "hybrid_reg" ? [{ value: TABLE_8_1.hybrid!, model: "hybrid without the penalty, Table 8.1" }] : []),
+  ],
   // RegCL's AUC is reproduced when reached or beaten; the unregularised baselines when matched.
   direction: method === "hybrid_reg" ? "higher" as const : "match" as const,
+  kind: "like-for-like" as const,
+  standIn: "the thesis's synthetic design at reduced scale; quick: one data set with k 6 and 20,000 samples " +
+    "instead of k 4–9 × 10 data sets of 100,000, 3,000 steps of batch 512 instead of 20,000 of 5,000",
   appliesTo: (cfg: Cfg) => cfg.methods.includes(method),
   curve: `${method}/*/*/jpinv`,
 }));
@@ -131,16 +153,17 @@ const targets: Target<Cfg>[] = (Object.entries(TABLE_8_1) as [Method, number][])
 const claims: Claim<Cfg>[] = [
   {
     text: "Sanity gate: the linear R² from the behaviour features to c₂ is ≥ 0.95 for every trained model",
-    source: SOURCE,
+    source: `${SOURCE}, sanity check ("close to 100 % for all methods")`,
     holds: (m, cfg) => {
       const r2 = cfg.methods.map((method) => m[metricOf("factor_r2", method)]);
       return r2.some((v) => v === undefined) ? undefined : r2.every((v) => v >= 0.95);
     },
   },
   {
-    text: "With factor R² ≥ 0.95, J_f⁺ of hybrid + reg. (RegCL) has a higher AUC than J_f⁺ of hybrid and of " +
-      "supervised and than the neuron gradient of the same model",
-    source: SOURCE,
+    text: "With factor R² ≥ 0.95, J_f⁺ of hybrid + reg. (RegCL) has an AUC above J_f⁺ of hybrid and of " +
+      "supervised and above the neuron gradient of the same model, each by > 0.05",
+    source: `${SOURCE}, J_f⁺ row (98.2 vs 87.9 hybrid, 76.9 supervised) and neuron-gradient row (88.0, hybrid ` +
+      "reg.); margin 0.05: half the smallest gap (10.2), above the widest CI half-width of these cells (2.15)",
     holds: (m) => {
       const needed = ["hybrid_reg", "hybrid", "supervised"] as const;
       const jpinv = needed.map((method) => m[metricOf("jpinv", method)]);
@@ -148,7 +171,7 @@ const claims: Claim<Cfg>[] = [
       const gradient = m[metricOf("neuron_gradient", "hybrid_reg")];
       if ([...jpinv, ...r2, gradient].some((v) => v === undefined)) return undefined;
       if (r2.some((v) => v < 0.95)) return false;
-      return jpinv[0] > jpinv[1] && jpinv[0] > jpinv[2] && jpinv[0] > gradient;
+      return [jpinv[1], jpinv[2], gradient].every((other) => jpinv[0] > other + 0.05);
     },
   },
 ];

@@ -83,18 +83,8 @@ const DEV_DEFAULT: CorruptionName[] = ["speckle_noise", "gaussian_blur", "spatte
  * to compute on 2 cores (zoom blur, elastic transform, defocus blur, snow) and the procedural frost stand-in. Every
  * corruption costs the same adaptation steps, so 10 instead of 15 is what keeps the budget.
  */
-const QUICK_CORRUPTIONS: CorruptionName[] = [
-  "gaussian_noise",
-  "shot_noise",
-  "impulse_noise",
-  "glass_blur",
-  "motion_blur",
-  "fog",
-  "brightness",
-  "contrast",
-  "pixelate",
-  "jpeg_compression",
-];
+const QUICK_CORRUPTIONS = ("gaussian_noise shot_noise impulse_noise glass_blur motion_blur fog brightness contrast " +
+  "pixelate jpeg_compression").split(" ") as CorruptionName[];
 
 const config = {
   ...MNIST_PARTS_CONFIG,
@@ -114,9 +104,9 @@ const config = {
   table: choice("cifar", ["cifar", "imagenet"], "corruption constants (cifar: make_cifar_c.py, for 28-px digits)"),
   digits: integer(2_000, "test digits per (corruption, severity); also the clean digits of the forgetting check", {
     min: 2,
-    max: 9_980,
+    max: 10_000,
   }),
-  dev_digits: integer(2_000, "test digits per dev (corruption, severity)", { min: 2, max: 9_980 }),
+  dev_digits: integer(2_000, "test digits per dev (corruption, severity)", { min: 2, max: 10_000 }),
   batch: integer(128, "images per adaptation step (thesis: 128 for the ResNet-50)", { min: 2, max: 4_096 }),
   lrs: reals([1e-4, 1e-3, 1e-2], "SGD learning rates of the dev sweep (> 0)"),
   max_epochs: integer(5, "epochs of the dev sweep; each of 1..max_epochs is a candidate", { min: 1, max: 100 }),
@@ -133,24 +123,26 @@ type Cfg = ConfigOf<typeof config>;
 // ---------------------------------------------------------------------------------------------
 // Targets and claims (Tables 3.4, B.3, 3.10, 3.13, 3.14)
 
-const targets: Target<Cfg>[] = [
-  {
-    metric: "sl/ent_gain_over_bn",
-    paper: 0.170,
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.4 (ResNet-50 IN-C mCE: BN adapt 62.2 → ENT 51.6); here 1 − " +
-      "mCE_ENT/mCE_BN on the test corruptions of the digits",
-    tolerance: 0.1,
-    direction: "match",
-  },
-  {
-    metric: "sl/rpl_gain_over_bn",
-    paper: 0.188,
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.4 (ResNet-50 IN-C mCE: BN adapt 62.2 → RPL 50.5); here 1 − " +
-      "mCE_RPL/mCE_BN on the test corruptions of the digits",
-    tolerance: 0.1,
-    direction: "match",
-  },
-];
+// Whether ENT or RPL is better flips between rows (Table 3.1 IG-3.5B: ENT 40.8 < RPL 40.9; Table 3.2: ENT lower in
+// 10 of 11 small-scale rows; Table 3.7: RPL on ImageNet, ENT on CIFAR-10-C): no target or claim orders them.
+const targets: Target<Cfg>[] = ([["ent", 0.170, 51.6, 0.085], ["rpl", 0.188, 50.5, 0.09]] as const).map((
+  [method, paper, mce, tolerance],
+) => ({
+  metric: `sl/${method}_gain_over_bn`,
+  paper,
+  source: `001_6f3482ea4494d2ce.md §5.2 Table 3.4 (ResNet-50 IN-C mCE: BN adapt 62.2 → ${method.toUpperCase()} ` +
+    `${mce}); here 1 − mCE_${method.toUpperCase()}/mCE_BN on the test corruptions of the digits`,
+  tolerance,
+  toleranceSource: `rule: under half the way to the null gain 0 (${paper / 2}); seeds: 0.04 mCE points (Table B.15)`,
+  nulls: [
+    { value: 0, model: `${method.toUpperCase()} = BN adaptation (its affine steps change nothing)` },
+    { value: -0.356, model: "no adaptation (quick at 3f248a0: 1 − 0.693/0.511; Table 3.4: 1 − 76.7/62.2 = −0.233)" },
+  ],
+  kind: "analogue" as const,
+  standIn: "a two-conv BN CNN on corrupted MNIST digits for ResNet-50 on ImageNet-C; mCE relative to an MLP " +
+    "784-256-10 for AlexNet",
+  direction: "match" as const,
+}));
 
 /** undefined unless every key was measured, else whether `test` holds on their values. */
 function compare(m: Record<string, number>, keys: string[], test: (...values: number[]) => boolean) {
@@ -166,36 +158,40 @@ function devKey(method: Swept, lr: number, epoch: number): string {
   return `dev/${method}/lr${lr}/epoch${epoch}/mce`;
 }
 
+/** Each claim's margin is at most half the gap of the rows it cites, so that a tie does not hold it. */
 const claims: Claim<Cfg>[] = [
   {
-    text: "ENT and RPL have a lower mCE than BN adaptation, which is lower than no adaptation",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.4 (76.7 → 62.2 → 51.6 / 50.5)",
-    holds: (m) => compare(m, ["ent", "rpl", "bn", "none"].map(mceKey), (e, r, b, n) => e < b && r < b && b < n),
-  },
-  {
-    text: "ENT at lr 1e-2: the dev mCE after 5 epochs is above that after 1 epoch (collapse)",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table B.3 (ENT 1e-2: 72.5 at epoch 1 → 131.2 at epoch 5)",
-    holds: (m) => compare(m, [devKey("ent", 1e-2, 5), devKey("ent", 1e-2, 1)], (five, one) => five > one),
-  },
-  {
-    text: "adapting only the BN affine parameters gives an mCE ≤ adapting all parameters and ≤ the last layer (ENT)",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.10 (dev mCE: affine 48.9, full 51.5, last layer 60.2)",
+    text: "ENT and RPL each ≥ 8 % below BN adaptation's mCE, BN adaptation ≥ 9 % below no adaptation",
+    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.4 row ResNet-50 (76.7 → BN 62.2 → ENT 51.6, RPL 50.5: 19 %, 17 %, " +
+      "19 % lower); Table 3.3 ResNeXt101 vanilla, IG-3.5B (BN 56.8, 51.8 → RPL 43.2, 40.9; Table 3.1 ENT 44.3, 40.8)",
     holds: (m) =>
-      compare(
-        m,
-        ["ent", "ent_all", "ent_last"].map(ablationKey),
-        (affine, all, last) => affine <= all && affine <= last,
-      ),
+      compare(m, ["ent", "rpl", "bn", "none"].map(mceKey), (e, r, b, n) => Math.max(e, r) <= 0.92 * b && b <= 0.91 * n),
   },
   {
-    text: "self-learning raises the ECE: ENT and RPL above no adaptation",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.13 (ECE 2.3 without adaptation, 10.6 adapted)",
-    holds: (m) => compare(m, ["test/ent/ece", "test/rpl/ece", "test/none/ece"], (e, r, none) => e > none && r > none),
+    text: "ENT at lr 1e-2 collapses: its dev mCE after 5 epochs is ≥ 10 % above that after 1 and above no adaptation's",
+    source: "001_6f3482ea4494d2ce.md §5.2 Table B.3 row ENT 1e-2 (72.5 at epoch 1 → 131.2 at epoch 5; no adaptation " +
+      "69.5, Table 3.8)",
+    holds: (m) =>
+      compare(m, [devKey("ent", 1e-2, 5), devKey("ent", 1e-2, 1), "dev/none/mce"], (f, o, n) => f >= 1.1 * o && f > n),
   },
   {
-    text: "the clean-digit error after adapting on severity-5 data rises by at most 5 points (ENT and RPL)",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.14 (clean accuracy 74.2 → 69.8 RPL, 68.0 ENT after severity 5)",
-    holds: (m) => compare(m, ["forgetting/ent/rise", "forgetting/rpl/rise"], (e, r) => e <= 0.05 && r <= 0.05),
+    text: "ENT on the BN affine parameters: mCE ≥ 2.5 % below ENT on all parameters and ≥ 9 % below the last layer",
+    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.10 rows affine, full, last layer (dev mCE 48.9, 51.5, 60.2: 5 % " +
+      "and 19 % lower; 48.9 is RPL's dev mCE, Table B.15; here ENT)",
+    holds: (m) =>
+      compare(m, ["ent", "ent_all", "ent_last"].map(ablationKey), (a, all, l) => a <= 0.975 * all && a <= 0.91 * l),
+  },
+  {
+    text: "self-learning raises the ECE: ENT's and RPL's each ≥ 0.04 above no adaptation's",
+    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.13 rows w/o and adapted (ECE 2.3 → 10.6 %, 8.3 points higher)",
+    holds: (m) =>
+      compare(m, ["test/ent/ece", "test/rpl/ece", "test/none/ece"], (e, r, none) => Math.min(e, r) >= none + 0.04),
+  },
+  {
+    text: "forgetting is mild: the clean-digit error after adapting on severity-5 data rises by < 0.1 (ENT and RPL)",
+    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.14 severity 5 (clean accuracy 74.2 → RPL 69.8, ENT 68.0: 4.4 and " +
+      "6.2 points lower)",
+    holds: (m) => compare(m, ["forgetting/ent/rise", "forgetting/rpl/rise"], (e, r) => Math.max(e, r) < 0.1),
   },
 ];
 
@@ -679,6 +675,8 @@ export const experiment = defineExperiment({
       max_epochs: 1,
     },
     quick: {
+      // Source models on a stratified eighth of the training file (shared with bn-adapt and ccc-mini's quick).
+      train_digits: 8_000,
       corruptions: QUICK_CORRUPTIONS,
       severities: [3, 5],
       ablation_severities: [3, 5],
@@ -693,8 +691,8 @@ export const experiment = defineExperiment({
       "corruptions at severity 5: the orderings are not expected",
     quick: "10 of the 15 common corruptions (noise 3, blur 2, weather 1, digital 4; zoom blur, elastic transform, " +
       "defocus blur, snow and the procedural frost left out for time) × severities 3 and 5 × 1,000 digits; dev " +
-      "sweep on 3 dev corruptions × severities 3, 5; a small BN CNN on 8,000 MNIST digits instead of a ResNet-50 " +
-      "on ImageNet-C; mCE relative to an MLP 784-256-10 instead of AlexNet; CIFAR-10-C constants for 28-px digits. " +
+      "sweep on 3 dev corruptions × severities 3, 5; a small BN CNN on 8,000 of the 60,000 official MNIST training " +
+      "digits (test digits from the official 10,000) instead of a ResNet-50 on ImageNet-C; mCE relative to an MLP 784-256-10 instead of AlexNet; CIFAR-10-C constants for 28-px digits. " +
       "Measured 564 s on 2 cores (2 workers). After BN adaptation the CNN is confident (entropy ≈ 0.1 nat per " +
       "digit): at lr ≤ 1e-2 the steps move γ, β too little to change predictions, so ENT and RPL end within 0.001 " +
       "of BN on the same batches (control/*); their 0.011 gain over BN is the second epoch's reshuffle, which the " +

@@ -96,37 +96,32 @@ const config = {
 };
 export type Cfg = ConfigOf<typeof config>;
 
+/**
+ * Claim 3's margin on the plane: above the s.d. over seeds of the nuisance classifier's lead over D on the outer
+ * grid points (quick preset, seeds 0, 1, 2: −0.000, −0.015, +0.149; s.d. 0.09).
+ */
+const PLANE_MARGIN = 0.1;
+
+// Example 6's clean accuracy (1) and shifted accuracy (0.5, chance) are computed from the construction itself (Eq. 5
+// reads x₁..x_{d−1}, the attack sets ‖x‖ = R₂; the clean error is a Beta tail, ≈ 1e-27 at d 100): checked in
+// tests/data/spheres_test.ts, not targets. The nuisance classifier's 100 % (App. B.1) is what an untrained fiRevNet
+// gives too (its z_n is 98 of the 100 coordinates, whose norm tells the spheres apart: 1.000 measured), so it is a
+// claim relative to the logits.
 const targets: Target<Cfg>[] = [
-  {
-    metric: "analytic/clean_acc",
-    paper: 1,
-    source: `${EXAMPLE_6}: "perfect classification accuracy" of Eq. 5 (d 100)`,
-    tolerance: 0.001,
-    direction: "higher",
-    appliesTo: (cfg) => cfg.parts.includes("analytic"),
-  },
-  {
-    metric: "analytic/shifted_acc",
-    paper: 0.5,
-    source: `${EXAMPLE_6}: accuracy "drops to chance" after shifting x_d`,
-    tolerance: 0.01,
-    direction: "match",
-    appliesTo: (cfg) => cfg.parts.includes("analytic"),
-  },
   {
     metric: "firevnet/logit_val_acc",
     paper: 1,
     source: `${APP_B1}: 100% validation accuracy of the logit classifier`,
     tolerance: 0.01,
+    toleranceSource: "rule: 0.01 on accuracy (no spread given), far below half the way (0.25) to chance",
+    nulls: [
+      { value: 0.5, model: "chance (2 balanced classes)" },
+      { value: 0.507, model: "untrained fiRevNet's logits, measured (quick, seed 0)" },
+    ],
     direction: "higher",
-    appliesTo: (cfg) => cfg.parts.includes("firevnet"),
-  },
-  {
-    metric: "firevnet/nuisance_val_acc",
-    paper: 1,
-    source: `${APP_B1}: 100% validation accuracy of the nuisance classifier`,
-    tolerance: 0.02,
-    direction: "higher",
+    kind: "like-for-like",
+    standIn: "quick: 50,000 of the 500,000 training points (10×), Adam 1e-3 instead of 1e-4; bottleneck width 128 " +
+      "(not stated in the paper)",
     appliesTo: (cfg) => cfg.parts.includes("firevnet"),
   },
 ];
@@ -135,27 +130,33 @@ const claims: Claim<Cfg>[] = [
   {
     text: "(1) the attack succeeds on every inner point (Eq. 5 still says inner) and the max-margin oracle says " +
       "outer for every attacked point",
-    source: EXAMPLE_6,
+    source: `${EXAMPLE_6} ("accuracy drops to chance"; by construction, as tests/data/spheres_test.ts checks)`,
     holds: (m) =>
       m["analytic/attack_success"] === undefined
         ? undefined
         : m["analytic/attack_success"] === 1 && m["analytic/oracle_outer"] === 1,
   },
   {
-    text: "(2) Eq. 5's clean outer-point error at d 3 is within 0.01 of the Beta tail 0.1648 (d 2: 0.3707, " +
-      "5: 0.0385, 10: 0.0014)",
-    source: "004_a2e2a3876a23345e.md §3.1 (the Eq. 5 error by dimension)",
+    text: "(2) the trained fiRevNet's z_n still holds the label: the post-hoc nuisance classifier's validation " +
+      "accuracy is within 0.01 of the logits' (an untrained net's z_n reads it as well, 1.000, while its logits " +
+      "are at chance)",
+    source: `${APP_B1}: "100 % train and validation accuracy for logit and nuisance classifier"`,
     holds: (m) =>
-      m["analytic/outer_err@3"] === undefined ? undefined : Math.abs(m["analytic/outer_err@3"] - 0.1648) <= 0.01,
+      m["firevnet/nuisance_val_acc"] === undefined || m["firevnet/logit_val_acc"] === undefined
+        ? undefined
+        : Math.abs(m["firevnet/nuisance_val_acc"] - m["firevnet/logit_val_acc"]) <= 0.01,
   },
   {
     text: "(3) most metamers of inner logits and outer nuisances lie outside (R₁+R₂)/2 (adversarial rate > 0.5), " +
-      "and on the plane through x and its metamer the nuisance classifier is right on more outer points than D",
-    source: "004_a2e2a3876a23345e.md §2.3, §5.1 (Fig. 3)",
+      `and on the plane through x and its metamer the nuisance classifier is right on more outer points than D, ` +
+      `by > ${PLANE_MARGIN}`,
+    source: `004_a2e2a3876a23345e.md §2.3, §5.1 (Fig. 3: D calls "large regions" of the outer sphere inner, the ` +
+      `nuisance classifier does not; no numbers); margin ${PLANE_MARGIN} > the lead's s.d. over ` +
+      "3 seeds (0.09, quick)",
     holds: (m) =>
       m["metamer/adversarial_rate"] === undefined
         ? undefined
-        : m["metamer/adversarial_rate"] > 0.5 && m["plane/dnc_outer_acc"] > m["plane/d_outer_acc"],
+        : m["metamer/adversarial_rate"] > 0.5 && m["plane/dnc_outer_acc"] > m["plane/d_outer_acc"] + PLANE_MARGIN,
   },
 ];
 

@@ -102,30 +102,62 @@ const config = {
 };
 export type Cfg = ConfigOf<typeof config>;
 
-const IMAGE_TOLERANCE: Record<ImageDataset, number> = { dsprites: 0.08, shapes3d: 0.15 };
 const TABLE_4_2_MIG: Record<ImageDataset, Record<Variant, number>> = {
   dsprites: { orig: 0.23, mod: 0.07, noise: 0.14 },
   shapes3d: { orig: 0.60, mod: 0.09, noise: 0.66 },
 };
+/**
+ * Tolerance, its source and two nulls per target: the MIG of the untrained encoder at step 0 in the paper preset's
+ * setting (conv encoder at 64×64, 10 latents, 10,000 points; mean of seeds 0–2, measured with this code's
+ * vaeNetworks, sampleCodes and MIG: dSprites 0.008 / 0.013 / 0.014, Shapes3D 0.013 / 0.041 / 0.023 on the original
+ * data) and Table 4.2's AE row, "the random-alignment baseline". The modified data's β-VAE MIG (dSprites 0.07,
+ * Shapes3D 0.09) sits at both (AE 0.05): no target; the claims compare it with the original and noisy data instead.
+ */
+const halfAe = (d: number, sd: number) =>
+  `rule: half the distance to the AE null (${d}); the published s.d. ${sd} is wider`;
+const IMAGE_TARGETS: [ImageDataset, Variant, number, string, number, number][] = [
+  // data set, variant, tolerance, its source, untrained MIG, AE MIG
+  ["dsprites", "orig", 0.07, halfAe(0.07, 0.08), 0.011, 0.09],
+  ["dsprites", "noise", 0.04, halfAe(0.04, 0.07), 0.009, 0.06],
+  [
+    "shapes3d",
+    "orig",
+    0.15,
+    "rule: 0.15, below half the way to the AE null (0.27) and the published s.d. 0.31",
+    0.026,
+    0.06,
+  ],
+  ["shapes3d", "noise", 0.05, "the published s.d. over 10 seeds", 0.020, 0.07],
+];
+const NAME: Record<ImageDataset, string> = { dsprites: "dSprites", shapes3d: "Shapes3D" };
 
-const targets: Target<Cfg>[] = (["dsprites", "shapes3d"] as const).flatMap((dataset) =>
-  VARIANTS.map((variant): Target<Cfg> => ({
-    metric: `${dataset}/mig/beta_vae/${variant}`,
-    paper: TABLE_4_2_MIG[dataset][variant],
-    source: `${TABLE_4_2}, β-VAE, ${dataset === "dsprites" ? "dSprites" : "Shapes3D"} ${variant}.`,
-    tolerance: IMAGE_TOLERANCE[dataset],
-    direction: "match",
-    appliesTo: (cfg) => cfg.datasets.includes(dataset),
-    // Each model's learning curve (MIG of the same observations every curve_every steps), averaged over seeds.
-    curve: `${dataset}/beta_vae/${variant}/*/mig`,
-  }))
-);
+const targets: Target<Cfg>[] = IMAGE_TARGETS.map(([dataset, variant, tolerance, toleranceSource, untrained, ae]) => ({
+  metric: `${dataset}/mig/beta_vae/${variant}`,
+  paper: TABLE_4_2_MIG[dataset][variant],
+  source: `${TABLE_4_2}, β-VAE, ${NAME[dataset]} ${variant}.`,
+  tolerance,
+  toleranceSource,
+  direction: "match",
+  nulls: [
+    { value: untrained, model: "untrained encoder, step 0 (measured, paper preset, 3 seeds)" },
+    { value: ae, model: `AE, Table 4.2's random-alignment baseline (${NAME[dataset]} ${variant}.)` },
+  ],
+  kind: "analogue",
+  standIn: `a procedural ${NAME[dataset]} renderer (the original file where supplied) for DeepMind's; 10 latents ` +
+    `(the config's default) for the thesis' ${dataset === "dsprites" ? 5 : 6}; our learned m for the thesis'`,
+  appliesTo: (cfg: Cfg) => cfg.datasets.includes(dataset),
+  // Each model's learning curve (MIG of the same observations every curve_every steps), averaged over seeds.
+  curve: `${dataset}/beta_vae/${variant}/*/mig`,
+}));
+
+const mig = (m: Record<string, number>, dataset: ImageDataset) =>
+  VARIANTS.map((v) => m[`${dataset}/mig/beta_vae/${v}`]) as [number, number, number];
 
 const claims: Claim<Cfg>[] = [
   {
     text: "(8) synth: the wiggle breaks the alignment (corr-gap mod ≤ orig − 0.2) and noise of the same size does " +
       "not (noise ≥ orig − 0.1); undefined when the decoders do not fit the wiggle (wiggle_fit_r2 < 0.5)",
-    source: `${TABLE_4_2} (its pattern), 003_4a2c49557ae8b2d0.md §7.3 F4.1`,
+    source: `${TABLE_4_2}, β-VAE row's pattern (Shapes3D 0.60 → 0.09, noise 0.66); 003_4a2c49557ae8b2d0.md §7.3 F4.1`,
     holds: (m) => {
       const [orig, mod, noise, fit] = ["orig", "mod", "noise"].map((v) => m[`synth/corr_gap/${v}`])
         .concat(m["synth/wiggle_fit_r2/mod"]);
@@ -133,14 +165,22 @@ const claims: Claim<Cfg>[] = [
       return mod <= orig - 0.2 && noise >= orig - 0.1;
     },
   },
-  ...(["dsprites", "shapes3d"] as const).map((dataset): Claim<Cfg> => ({
-    text: `${dataset}: the manipulation halves the β-VAE's MIG (mod < orig / 2)`,
-    source: TABLE_4_2,
+  {
+    text: "dsprites: the manipulation lowers the β-VAE's MIG by at least 0.1 (mod ≤ orig − 0.1)",
+    source: `${TABLE_4_2}, β-VAE row, dSprites: orig 0.23 ± 0.08, mod 0.07 ± 0.09 (10 seeds)`,
     holds: (m) => {
-      const orig = m[`${dataset}/mig/beta_vae/orig`], mod = m[`${dataset}/mig/beta_vae/mod`];
-      return orig === undefined || mod === undefined ? undefined : mod < orig / 2;
+      const [orig, mod] = mig(m, "dsprites");
+      return orig === undefined || mod === undefined ? undefined : mod <= orig - 0.1;
     },
-  })),
+  },
+  {
+    text: "shapes3d: the manipulated data's β-VAE MIG lies at least 0.3 below both the original's and the noisy data's",
+    source: `${TABLE_4_2}, β-VAE row, Shapes3D: orig 0.60 ± 0.31, mod 0.09 ± 0.14, noise 0.66 ± 0.05 (10 seeds)`,
+    holds: (m) => {
+      const [orig, mod, noise] = mig(m, "shapes3d");
+      return [orig, mod, noise].some((v) => v === undefined) ? undefined : mod <= Math.min(orig, noise) - 0.3;
+    },
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@
  *   - beta_sweep (Fig. 3.7, §7.1 F): latents are pruned in discrete stages,
  *     latent j once β ≳ 2λ_j.
  *   - pca (Theorem 2): the linear β-VAE's decoder columns are the principal
- *     directions R e₁, R e₂, and σ_j² ≈ (β/2)/(λ_j + β).
+ *     directions R e₁, R e₂, and σ_j² = β/(2λ_j).
  *   - polarized (Table 3.2): Δ_KL (3.38) below 3% for most of training, with
  *     2 latents ("dep.") and 10.
  *   - nonlin (Table 3.3, Synth-Non-Lin): MLP 60–40–20 tanh.
@@ -137,6 +137,13 @@ const MODELS = ["beta_vae", "ae", "beta_vae_sigma"] as const;
 type SynthModel = typeof MODELS[number];
 const KIND: Record<SynthModel, EnsembleKind> = { beta_vae: "vae", ae: "ae", beta_vae_sigma: "full" };
 
+/**
+ * Theorem 2's posterior variance E σ_j² of a linear β-VAE (loss Σ(x̂ − x)² + β·KL) along a principal direction of
+ * variance λ_j: β/(2λ_j) while β < 2λ_j, else 1 (pruned); derived and checked in
+ * tests/experiments/vae_pca_sigma_test.ts.
+ */
+export const linearPosteriorVariance = (beta: number, lambda: number) => Math.min(1, beta / (2 * lambda));
+
 /** Number formatting of keys: `1.2`, `0.01`. */
 const key = (v: number) => String(v);
 
@@ -144,118 +151,113 @@ const key = (v: number) => String(v);
 // Targets and claims
 
 /**
- * The disentangling models' numbers are near the ideal (DtO 0, DS 1): beating them is no failure to reproduce
- * ("lower" / "higher"). The others are levels to match: an AE more or less orthogonal than the thesis' differs.
+ * Null models in the paper preset's setting. DtO: a Gaussian decoder's V is Haar (closed form for d = 2; d = 5 from
+ * 60,000 Gaussian 20×5 draws); the untrained networks were measured at step 0 by this code (--preset paper, 1 step
+ * at learning rate 0, seed 0, 10 members per model). DS: a perfect code turned by a uniform angle in the factor
+ * plane, the alignment the objective leaves free (report §2.2; 36 angles × 2 data seeds on 5,000 test rows), and
+ * the untrained encoders. Δ_KL is 1.29 (2 latents) and 1.36 (10) at step 0: no training time is polarized.
  */
-const directionOf = (score: "dto" | "ds", disentangling: boolean): Target["direction"] =>
-  disentangling ? (score === "dto" ? "lower" : "higher") : "match";
+const STEP0 = "untrained decoders, step 0 (measured, paper preset";
+const HAAR2 = { value: HAAR_DTO_2, model: "random Gaussian decoder (Haar V, d 2), closed form" };
+const LIN0 = { value: 0.573, model: `${STEP0}, 10 members each; β-VAE / AE / β-VAE_Σ 0.524 / 0.583 / 0.613)` };
+const NONLIN0 = { value: 0.637, model: `${STEP0}, 10 members each; β-VAE / AE / β-VAE_Σ 0.800 / 0.682 / 0.429)` };
+const rot = (value: number) => ({ value, model: "perfect code at a uniform in-plane angle (computed, 5,000 rows)" });
+const ds0 = (value: number) => ({ value, model: "untrained encoder, step 0 (measured, paper preset, 10 members)" });
+const POLAR0 = { value: 0, model: "untrained network, step 0 (measured: Δ_KL 1.29 / 1.36, never below 3%)" };
+const DSPRITES0 = [
+  { value: 1.6175, model: "random decoders: the untrained β-VAE decoders at z ~ N(0, I) (measured, 5 members)" },
+  { value: 1.619, model: `${STEP0}, β-VAE and VAE, 10 members, at the test codes)` },
+  { value: 1.635, model: "random Gaussian decoder (Haar V, d 5), computed" },
+];
+const SD = "the published s.d. over seeds";
+const half = (what: string, d: number, sd: number) =>
+  `rule: below half the distance to the ${what} null (${d}); the published s.d. ${sd} is wider`;
+const POLAR = "rule: 0.05 on a fraction (Table 3.2 gives no spread), far inside half the way to the null";
+const STAND_IN: Partial<Record<Part, string>> = {
+  nonlin: "our draw of the thesis' random ℝ²→10→ℝ⁶ tanh generator (picked by preference score) for its draw",
+  dsprites: "a procedural 32×32 dSprites and an MLP with a ReLU decoder for DeepMind's 64×64 dSprites and the " +
+    "thesis' tanh 1200–1200–1200 decoder",
+};
 
-const table33 = (part: "ablation" | "nonlin", values: Record<SynthModel, [number, number]>, tol: number[]) =>
-  MODELS.flatMap((model, i): Target<Cfg>[] =>
-    (["dto", "ds"] as const).map((score, s) => ({
-      metric: `${part}/${score}/${model}`,
-      paper: values[model][s],
-      source: `${TABLE_3_3}, ${part === "ablation" ? "Synth. Lin." : "Synth. Non-Lin."} ${
-        score === "dto" ? "DtO" : "DS"
-      }, ${model}`,
-      tolerance: tol[i],
-      direction: directionOf(score, model === "beta_vae"),
-      appliesTo: (cfg: Cfg) => cfg.parts.includes(part),
-    }))
-  );
-
-const TABLE_3_4_VALUES: [number, number, number, number][] = [
-  // ratio, DtO, DS, tolerance
-  [1, 0.49, 0.51, 0.15],
-  [1.2, 0.20, 0.76, 0.15],
-  [1.5, 0.01, 0.98, 0.05],
+// Ratio 1 (DtO 0.49, DS 0.51) and the Synth-Non-Lin AE and β-VAE_Σ (DtO 0.54, 0.55; DS 0.59, 0.42) sit at the
+// arbitrary-alignment nulls, the dSprites AE and β-VAE_Σ (DtO 1.62, 1.73) at the random decoders': no targets;
+// claims (2), (6) and (7) compare them with the β-VAE.
+const TARGET_ROWS: [string, number, number, string, Target["nulls"]][] = [
+  // metric, published, tolerance, its source, nulls
+  ["degeneracy/dto@1.2", 0.20, 0.15, half("Haar", 0.174, 0.24), [HAAR2, LIN0]],
+  ["degeneracy/ds@1.2", 0.76, 0.11, half("rotation", 0.112, 0.25), [rot(0.536), ds0(0.343)]],
+  ["degeneracy/dto@1.5", 0.01, 0.05, "rule: 0.05 on DtO, within the published s.d. 0.06", [HAAR2, LIN0]],
+  ["degeneracy/ds@1.5", 0.98, 0.05, "rule: 0.05 on DS, within the published s.d. 0.06", [rot(0.523), ds0(0.342)]],
+  ["ablation/dto/beta_vae", 0.0, 0.05, "rule: 0.05 on DtO (the published s.d. rounds to 0.00)", [HAAR2, LIN0]],
+  ["ablation/ds/beta_vae", 0.99, 0.01, SD, [rot(0.484), ds0(0.331)]],
+  ["ablation/dto/ae", 0.33, 0.1, half("Haar", 0.109, 0.18), [HAAR2, LIN0]],
+  ["ablation/ds/ae", 0.71, 0.11, half("rotation", 0.113, 0.19), [rot(0.484), ds0(0.165)]],
+  ["ablation/dto/beta_vae_sigma", 0.34, 0.1, half("Haar", 0.104, 0.35), [HAAR2, LIN0]],
+  ["ablation/ds/beta_vae_sigma", 0.71, 0.11, half("rotation", 0.113, 0.31), [rot(0.484), ds0(0.358)]],
+  ["nonlin/dto/beta_vae", 0.18, 0.02, SD, [HAAR2, NONLIN0]],
+  ["nonlin/ds/beta_vae", 0.73, 0.09, half("rotation", 0.093, 0.16), [rot(0.544), ds0(0.172)]],
+  ["polarized/synth_lin/dep", 0.998, 0.05, POLAR, [POLAR0]],
+  ["polarized/synth_lin/10", 0.967, 0.05, POLAR, [POLAR0]],
+  ["dsprites/dto/beta_vae", 0.76, 0.08, SD, DSPRITES0],
+  ["dsprites/dto/vae", 1.08, 0.15, SD, DSPRITES0],
 ];
 
-const targets: Target<Cfg>[] = [
-  ...TABLE_3_4_VALUES.flatMap(([ratio, dto, ds, tolerance]): Target<Cfg>[] => [
-    {
-      metric: `degeneracy/dto@${key(ratio)}`,
-      paper: dto,
-      source: `${TABLE_3_4}, ratio ${ratio}, DtO`,
-      tolerance,
-      direction: directionOf("dto", ratio === 1.5),
-      appliesTo: (cfg) => cfg.parts.includes("degeneracy") && cfg.ratios.includes(ratio),
-    },
-    {
-      metric: `degeneracy/ds@${key(ratio)}`,
-      paper: ds,
-      source: `${TABLE_3_4}, ratio ${ratio}, DS`,
-      tolerance,
-      direction: directionOf("ds", ratio === 1.5),
-      appliesTo: (cfg) => cfg.parts.includes("degeneracy") && cfg.ratios.includes(ratio),
-    },
-  ]),
-  ...table33("ablation", { beta_vae: [0.0, 0.99], ae: [0.33, 0.71], beta_vae_sigma: [0.34, 0.71] }, [
-    0.05,
-    0.2,
-    0.25,
-  ]),
-  ...table33("nonlin", { beta_vae: [0.18, 0.73], ae: [0.54, 0.59], beta_vae_sigma: [0.55, 0.42] }, [
-    0.05,
-    0.15,
-    0.2,
-  ]),
-  {
-    metric: "polarized/synth_lin/dep",
-    paper: 0.998,
-    source: `${TABLE_3_2}, Synth. Lin., β-VAE (dep.)`,
-    tolerance: 0.05,
-    direction: "higher",
-    // The fraction so far, as if training ended at each evaluation.
-    curve: "ablation/polarized/beta_vae",
-    appliesTo: (cfg) => cfg.parts.includes("polarized"),
-  },
-  {
-    metric: "polarized/synth_lin/10",
-    paper: 0.967,
-    source: `${TABLE_3_2}, Synth. Lin., β-VAE (10)`,
-    tolerance: 0.05,
-    direction: "higher",
-    curve: "latents10/polarized",
-    appliesTo: (cfg) => cfg.parts.includes("polarized"),
-  },
-  ...([["beta_vae", 0.76], ["vae", 1.08], ["ae", 1.62], ["beta_vae_sigma", 1.73]] as const).map((
-    [model, paper],
-  ): Target<Cfg> => ({
-    metric: `dsprites/dto/${model}`,
+/** Where a target's number is printed: its table, row and column. */
+function sourceOf(metric: string): string {
+  const [part, score, rest] = metric.split(/[/@]/);
+  if (part === "degeneracy") return `${TABLE_3_4}, ratio ${rest}, ${score === "dto" ? "DtO" : "DS"}`;
+  if (part === "polarized") return `${TABLE_3_2}, Synth. Lin., β-VAE (${rest === "dep" ? "dep." : rest})`;
+  const data = { ablation: "Synth. Lin.", nonlin: "Synth. Non-Lin.", dsprites: "dSprites" }[part];
+  return `${TABLE_3_3}, ${data} ${score === "dto" ? "DtO" : "DS"}, ${rest}`;
+}
+
+const targets: Target<Cfg>[] = TARGET_ROWS.map(([metric, paper, tolerance, toleranceSource, nulls]) => {
+  const part = metric.split("/")[0] as Part;
+  // The disentangling models' numbers are near the ideal (DtO 0, DS 1, Δ_KL always < 3%): beating them is no failure
+  // to reproduce. The others are levels to match: an AE more or less orthogonal than the thesis' differs.
+  const ideal = part === "polarized" || (part !== "dsprites" && /beta_vae$|@1\.5$/.test(metric));
+  const standIn = STAND_IN[part];
+  return {
+    metric,
     paper,
-    source: `${TABLE_3_3}, dSprites DtO, ${model}`,
-    tolerance: 0.2,
-    direction: "match",
-    appliesTo: (cfg) => cfg.parts.includes("dsprites"),
-  })),
-];
+    tolerance,
+    toleranceSource,
+    nulls,
+    direction: !ideal ? "match" : metric.includes("/dto") ? "lower" : "higher",
+    source: sourceOf(metric),
+    kind: standIn ? "analogue" : "like-for-like",
+    standIn: standIn ?? "the thesis' Synth-Lin and linear VAE (quick: β 1e-2 for 1e-4, 12,000 for 375,000 steps)",
+    // The polarized fraction so far, as if training ended at each evaluation.
+    curve: { dep: "ablation/polarized/beta_vae", 10: "latents10/polarized" }[metric.split("/")[2]],
+    appliesTo: (cfg) =>
+      cfg.parts.includes(part) && (part !== "degeneracy" || cfg.ratios.includes(+metric.split("@")[1])),
+  };
+});
 
 const has = (m: Record<string, number>, keys: string[]) => keys.every((k) => m[k] !== undefined);
 
 const claims: Claim<Cfg>[] = [
   {
     text: "(1) the β-VAE's decoder is orthogonal (DtO < 0.05) and at least 0.2 below both the AE's and β-VAE_Σ's",
-    source: TABLE_3_3,
+    source: `${TABLE_3_3}, Synth. Lin. DtO row: 0.00 vs 0.33 ± 0.18, 0.34 ± 0.35`,
     holds: (m) => {
       const k = ["ablation/dto/beta_vae", "ablation/dto/ae", "ablation/dto/beta_vae_sigma"];
       return has(m, k) ? m[k[0]] < 0.05 && m[k[0]] <= Math.min(m[k[1]], m[k[2]]) - 0.2 : undefined;
     },
   },
   {
-    text: "(2) degenerate scales leave the alignment arbitrary: DtO@1 > DtO@1.2 > DtO@1.5 and DS the other way",
-    source: TABLE_3_4,
+    text: "(2) degenerate scales leave the alignment arbitrary: at ratio 1 the DtO is at least 0.2 above and the DS " +
+      "at least 0.2 below ratio 1.5's",
+    source: `${TABLE_3_4}: DtO 0.49 ± 0.32 vs 0.01 ± 0.06, DS 0.51 ± 0.28 vs 0.98 ± 0.06`,
     holds: (m) => {
-      const d = ["1", "1.2", "1.5"].map((r) => m[`degeneracy/dto@${r}`]);
-      const s = ["1", "1.2", "1.5"].map((r) => m[`degeneracy/ds@${r}`]);
-      if ([...d, ...s].some((v) => v === undefined)) return undefined;
-      return d[0] > d[1] && d[1] > d[2] && s[0] < s[1] && s[1] < s[2];
+      const k = ["dto@1", "dto@1.5", "ds@1", "ds@1.5"].map((s) => `degeneracy/${s}`);
+      return has(m, k) ? m[k[0]] >= m[k[1]] + 0.2 && m[k[2]] <= m[k[3]] - 0.2 : undefined;
     },
   },
   {
     text: "(3) r = 2: latents are pruned in stages, 2 / 1 / 0 active (E σ² < 0.8) at β 0.1 / 0.3 / 1 " +
       "(latent j pruned once β ≳ 2λ_j = 0.167, 0.667)",
-    source: "003_4a2c49557ae8b2d0.md §7.1 F, Fig. 3.7",
+    source: "003_4a2c49557ae8b2d0.md §7.1 F, Fig. 3.7 (Synth-Lin panel)",
     holds: (m) => {
       const k = ["0.1", "0.3", "1"].map((b) => `beta_sweep/active@${b}`);
       return has(m, k)
@@ -265,7 +267,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "(4) the linear β-VAE is PCA: decoder columns along R e₁, R e₂ (|cos| ≥ 0.99) and σ_j² within 10% of " +
-      "(β/2)/(λ_j + β)",
+      "β/(2λ_j) (the report's (β/2)/(λ_j + β) misses s_j² = λ_j − β/2; tests/experiments/vae_pca_sigma_test.ts)",
     source: "003_4a2c49557ae8b2d0.md §2.7 (Theorem 2), §7.2",
     holds: (m) =>
       has(m, ["pca/cos_min", "pca/sigma2_rel_err"])
@@ -274,27 +276,28 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "(5) the polarized regime holds: Δ_KL < 3% for more than 90% of training (2 and 10 latents)",
-    source: TABLE_3_2,
+    source: `${TABLE_3_2}, Synth. Lin. row: 99.8% (dep.), 96.7% (10)`,
     holds: (m) =>
       has(m, ["polarized/synth_lin/dep", "polarized/synth_lin/10"])
         ? m["polarized/synth_lin/dep"] > 0.9 && m["polarized/synth_lin/10"] > 0.9
         : undefined,
   },
   {
-    text: `(6) untrained N(0, 1) decoders have the DtO of Haar-random V: mean within 0.03 of ${
-      HAAR_DTO_2.toFixed(4)
-    } (the thesis' 0.79 is no target)`,
-    source: "003_4a2c49557ae8b2d0.md §2.5 (random baseline calibration), App. A.9",
-    holds: (m) =>
-      m["ablation/dto/random"] === undefined ? undefined : Math.abs(m["ablation/dto/random"] - HAAR_DTO_2) <= 0.03,
+    text: "(6) dSprites: the β-VAE's and the VAE's DtO lie at least 0.3 below the AE's, β-VAE_Σ's and the random " +
+      "decoders'",
+    source: `${TABLE_3_3}, dSprites DtO row: 0.76 ± 0.08, 1.08 ± 0.15 vs 1.62 ± 0.03, 1.73 ± 0.14, 1.86 ± 0.11`,
+    holds: (m) => {
+      const k = ["beta_vae", "vae", "ae", "beta_vae_sigma", "random"].map((s) => `dsprites/dto/${s}`);
+      return has(m, k) ? Math.max(m[k[0]], m[k[1]]) <= Math.min(m[k[2]], m[k[3]], m[k[4]]) - 0.3 : undefined;
+    },
   },
   {
-    text: "(7) Synth-Non-Lin: the β-VAE's DtO is at least 0.2 below the AE's",
-    source: TABLE_3_3,
-    holds: (m) =>
-      has(m, ["nonlin/dto/beta_vae", "nonlin/dto/ae"])
-        ? m["nonlin/dto/beta_vae"] < m["nonlin/dto/ae"] - 0.2
-        : undefined,
+    text: "(7) Synth-Non-Lin: the β-VAE's DtO is at least 0.2 below both the AE's and β-VAE_Σ's",
+    source: `${TABLE_3_3}, Synth. Non-Lin. DtO row: 0.18 ± 0.02 vs 0.54 ± 0.13, 0.55 ± 0.02`,
+    holds: (m) => {
+      const k = ["beta_vae", "ae", "beta_vae_sigma"].map((s) => `nonlin/dto/${s}`);
+      return has(m, k) ? m[k[0]] <= Math.min(m[k[1]], m[k[2]]) - 0.2 : undefined;
+    },
   },
 ];
 
@@ -581,7 +584,7 @@ function meanPosteriorVariance(logVar: Float32Array, rows: number, latents: numb
 
 /**
  * Theorem 2 check of one linear β-VAE member: |cos| of its columns with R e₁, R e₂, and its E σ_j² (`sigma2`)
- * against (β/2)/(λ_j + β) of the axis it matches.
+ * against β/(2λ_j) of the axis it matches.
  */
 async function pcaCheck(model: EnsembleVae, k: number, member: Member, ratio: number, sigma2: number[]) {
   const columns = await decoderColumns(model, k, 2);
@@ -597,7 +600,7 @@ async function pcaCheck(model: EnsembleVae, k: number, member: Member, ratio: nu
   const axisOf = straight >= crossed ? [0, 1] : [1, 0];
   const lambda = [ratio * ratio / 12, 1 / 12];
   const relErr = Math.max(...[0, 1].map((j) => {
-    const predicted = (member.beta / 2) / (lambda[axisOf[j]] + member.beta);
+    const predicted = linearPosteriorVariance(member.beta, lambda[axisOf[j]]);
     return Math.abs(sigma2[j] - predicted) / predicted;
   }));
   return { cos_min: Math.min(cos(0, axisOf[0]), cos(1, axisOf[1])), sigma2_rel_err: relErr };
@@ -767,36 +770,26 @@ function resultTables(m: Record<string, number>): ResultTable[] {
       rows.push({ setting, DtO: pm(dto), "DtO (thesis)": paper[0], DS: pm(ds), "DS (thesis)": paper[1] });
     }
   };
-  row("Synth-Lin r 2, β-VAE", "ablation/dto/beta_vae", "ablation/ds/beta_vae", ["0.00 ± 0.00", "0.99 ± 0.01"]);
-  row("Synth-Lin r 2, AE", "ablation/dto/ae", "ablation/ds/ae", ["0.33 ± 0.18", "0.71 ± 0.19"]);
-  row("Synth-Lin r 2, β-VAE_Σ", "ablation/dto/beta_vae_sigma", "ablation/ds/beta_vae_sigma", [
-    "0.34 ± 0.35",
-    "0.71 ± 0.31",
-  ]);
-  row("Synth-Lin r 2, untrained decoders", "ablation/dto/random", "-", ["0.79 ± 0.21", "—"]);
+  // Setting, its keys with {} for dto / ds, Table 3.3–3.4's DtO and DS.
   for (
-    const [ratio, dto, ds] of [["1", "0.49 ± 0.32", "0.51 ± 0.28"], ["1.2", "0.20 ± 0.24", "0.76 ± 0.25"], [
-      "1.5",
-      "0.01 ± 0.06",
-      "0.98 ± 0.06",
-    ]]
-  ) {
-    row(`Synth-Lin r ${ratio}, β-VAE`, `degeneracy/dto@${ratio}`, `degeneracy/ds@${ratio}`, [dto, ds]);
-  }
-  row("Synth-Non-Lin, β-VAE", "nonlin/dto/beta_vae", "nonlin/ds/beta_vae", ["0.18 ± 0.02", "0.73 ± 0.16"]);
-  row("Synth-Non-Lin, AE", "nonlin/dto/ae", "nonlin/ds/ae", ["0.54 ± 0.13", "0.59 ± 0.30"]);
-  row("Synth-Non-Lin, β-VAE_Σ", "nonlin/dto/beta_vae_sigma", "nonlin/ds/beta_vae_sigma", [
-    "0.55 ± 0.02",
-    "0.42 ± 0.24",
-  ]);
-  for (
-    const [model, paper] of [["beta_vae", "0.76 ± 0.08"], ["vae", "1.08 ± 0.15"], ["ae", "1.62 ± 0.03"], [
-      "beta_vae_sigma",
-      "1.73 ± 0.14",
-    ], ["random", "1.86 ± 0.11"]]
-  ) {
-    row(`dSprites, ${model}`, `dsprites/dto/${model}`, `dsprites/ds/${model}`, [paper, "—"]);
-  }
+    const [setting, keys, dto, ds] of [
+      ["Synth-Lin r 2, β-VAE", "ablation/{}/beta_vae", "0.00 ± 0.00", "0.99 ± 0.01"],
+      ["Synth-Lin r 2, AE", "ablation/{}/ae", "0.33 ± 0.18", "0.71 ± 0.19"],
+      ["Synth-Lin r 2, β-VAE_Σ", "ablation/{}/beta_vae_sigma", "0.34 ± 0.35", "0.71 ± 0.31"],
+      ["Synth-Lin r 2, untrained decoders", "ablation/{}/random", "0.79 ± 0.21", "—"],
+      ["Synth-Lin r 1, β-VAE", "degeneracy/{}@1", "0.49 ± 0.32", "0.51 ± 0.28"],
+      ["Synth-Lin r 1.2, β-VAE", "degeneracy/{}@1.2", "0.20 ± 0.24", "0.76 ± 0.25"],
+      ["Synth-Lin r 1.5, β-VAE", "degeneracy/{}@1.5", "0.01 ± 0.06", "0.98 ± 0.06"],
+      ["Synth-Non-Lin, β-VAE", "nonlin/{}/beta_vae", "0.18 ± 0.02", "0.73 ± 0.16"],
+      ["Synth-Non-Lin, AE", "nonlin/{}/ae", "0.54 ± 0.13", "0.59 ± 0.30"],
+      ["Synth-Non-Lin, β-VAE_Σ", "nonlin/{}/beta_vae_sigma", "0.55 ± 0.02", "0.42 ± 0.24"],
+      ["dSprites, beta_vae", "dsprites/{}/beta_vae", "0.76 ± 0.08", "0.33 ± 0.15"],
+      ["dSprites, vae", "dsprites/{}/vae", "1.08 ± 0.15", "0.21 ± 0.10"],
+      ["dSprites, ae", "dsprites/{}/ae", "1.62 ± 0.03", "0.09 ± 0.04"],
+      ["dSprites, beta_vae_sigma", "dsprites/{}/beta_vae_sigma", "1.73 ± 0.14", "0.12 ± 0.06"],
+      ["dSprites, random", "dsprites/{}/random", "1.86 ± 0.11", "—"],
+    ]
+  ) row(setting, keys.replace("{}", "dto"), keys.replace("{}", "ds"), [dto, ds]);
   const sweep = Object.keys(m).filter((k) => /^beta_sweep\/active@/.test(k)).map((k) =>
     k.slice("beta_sweep/active@".length)
   );
@@ -816,7 +809,7 @@ function resultTables(m: Record<string, number>): ResultTable[] {
   if (m["pca/cos_min"] !== undefined) {
     extra.push({ check: "decoder columns vs R e₁, R e₂: min |cos| (claim ≥ 0.99)", value: m["pca/cos_min"] });
     extra.push({
-      check: "σ_j² vs (β/2)/(λ_j + β): largest relative error (claim ≤ 0.1)",
+      check: "σ_j² vs β/(2λ_j): largest relative error (claim ≤ 0.1)",
       value: m["pca/sigma2_rel_err"],
     });
   }
@@ -902,9 +895,9 @@ export const experiment = defineExperiment({
       "1e-3, batch 64, 375,000 steps: the thesis' setting aligns only after 300–400k steps (report §7.1 A–B); " +
       "3 Synth-Non-Lin seeds instead of 10; no dsprites part",
     long: "the ablation, PCA and polarized parts at 4× quick's steps (48,000), same β and learning rate. Measured " +
-      "(605 s): the AE's and β-VAE_Σ's DtO fall to 0.376 and 0.435 (Table 3.3: 0.33, 0.34), β-VAE_Σ's DS rises to " +
-      "0.669 (0.71), Δ_KL stays below 3% for 94% / 96% of training (2 / 10 latents); σ_j² stays 10.5% from " +
-      "(β/2)/(λ_j + β), the claim allows 10%",
+      "(605 s): the AE's and β-VAE_Σ's DtO fall to 0.376 and 0.435 (Table 3.3: 0.33, 0.34), Δ_KL stays below 3% " +
+      "for 94% / 96% of training (2 / 10 latents); with --parts pca (seed 0) σ_j² lies 3.4% ± 2.2% from β/(2λ_j) " +
+      "and DS is 0.991 ± 0.005",
     paper: "not run: 375,000 steps per Synth setting and 576,000 AdaGrad steps per dSprites model. Estimates from " +
       "the bench's ensemble steps (not measured end to end): the six linear settings ≈ 15 min each, the three " +
       "Synth-Non-Lin ensembles of 10 ≈ 1 h each, the dSprites ensembles (MLP 1200–1200 on 1,024 pixels, 1.1 GFLOP " +
@@ -997,7 +990,7 @@ export const experiment = defineExperiment({
     details.results = resultTables(metrics);
     details.deviations = {
       jacobian: "DtO from tf.grad per output (≤ 16 outputs), else central differences, h = 1e-2·sd of μ_j",
-      ds: "DS regression factors: √Var w − √mse of 1-D kNN (k 5) fitted on 80% of the test split",
+      ds: "DS: 1-D kNN (k 5) fitted on 80% of the test split, each A floored at the constant predictor's (on [0, 1])",
       active_rule: "active: E σ² < 0.8 (Ch. 4 rule) for beta_sweep/active; √Var μ > 0.5 (Ch. 3) inside Δ_KL",
       dsprites: "the ensemble's MLP (ReLU encoder, its widths reversed in the decoder, Bernoulli logits) in place of " +
         "mlpEncoder/mlpDecoder's tanh decoder; DtO on the decoder's logits",

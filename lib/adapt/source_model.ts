@@ -16,7 +16,7 @@ import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import { readArrayFolder, writeArrayFolder } from "../core/run_store.ts";
 import type { NpyArray } from "../core/npy.ts";
-import { loadMnist, MNIST_CLASSES, MNIST_TOTAL } from "../data/mnist.ts";
+import { loadMnist, MNIST_CLASSES, MNIST_TRAIN_TOTAL } from "../data/mnist.ts";
 import { BN_CNN_SIDE, type BnCnn, bnCnn, type NormMode } from "../models/bn_cnn.ts";
 import { Mlp } from "../models/mlp.ts";
 import { Params } from "../models/params.ts";
@@ -28,7 +28,7 @@ export type SourceArch = typeof SOURCE_ARCHS[number];
 
 /** How a source model is trained; every field enters the cache key. */
 export interface SourceTraining {
-  /** The train part of loadMnist({ seed, train: trainDigits, … }) (independent of the test count). */
+  /** The train part of loadMnist({ seed, train: trainDigits }): official training digits (independent of the test count). */
   trainDigits: number;
   /** Seed of the data split, the initial weights and the minibatch order. */
   seed: number;
@@ -77,7 +77,7 @@ export interface SourceClassifier {
 /** What {@linkcode loadSourceModel} returns. */
 export interface LoadedSourceModel {
   model: SourceClassifier;
-  /** Cache key (folder name), e.g. "bn-d8000-s0-e3-lr0.001-b128-v1". */
+  /** Cache key (folder name), e.g. "bn-mnist-idx-d8000-s0-e3-lr0.001-b128-v1". */
   key: string;
   fromCache: boolean;
   /** Seconds spent training now; 0 when loaded from the cache. */
@@ -102,8 +102,10 @@ export function checkSourceTraining(arch: SourceArch, training: SourceTraining):
     throw new UsageError(`source arch must be one of ${SOURCE_ARCHS.join(", ")}; got ${JSON.stringify(arch)}`);
   }
   const { trainDigits, seed, epochs, lr, batch } = training;
-  if (!Number.isInteger(trainDigits) || trainDigits < MNIST_CLASSES || trainDigits >= MNIST_TOTAL) {
-    throw new UsageError(`trainDigits must be an integer in ${MNIST_CLASSES}..${MNIST_TOTAL - 1}, got ${trainDigits}`);
+  if (!Number.isInteger(trainDigits) || trainDigits < MNIST_CLASSES || trainDigits > MNIST_TRAIN_TOTAL) {
+    throw new UsageError(
+      `trainDigits must be an integer in ${MNIST_CLASSES}..${MNIST_TRAIN_TOTAL}, got ${trainDigits}`,
+    );
   }
   if (!Number.isSafeInteger(seed)) throw new UsageError(`seed must be an integer, got ${seed}`);
   if (!Number.isInteger(epochs) || epochs < 1) throw new UsageError(`epochs must be an integer ≥ 1, got ${epochs}`);
@@ -111,11 +113,14 @@ export function checkSourceTraining(arch: SourceArch, training: SourceTraining):
   if (!Number.isInteger(batch) || batch < 2) throw new UsageError(`batch must be an integer ≥ 2, got ${batch}`);
 }
 
-/** The cache key (folder name) of a source model: every training field and the format version. */
+/** The training data's identity in the cache key: the official MNIST IDX files (models of other digits never match). */
+export const SOURCE_DATASET = "mnist-idx";
+
+/** The cache key (folder name) of a source model: the dataset, every training field and the format version. */
 export function sourceModelKey(arch: SourceArch, training: SourceTraining): string {
   checkSourceTraining(arch, training);
   const { trainDigits, seed, epochs, lr, batch } = training;
-  return `${arch}-d${trainDigits}-s${seed}-e${epochs}-lr${lr}-b${batch}-v${SOURCE_CACHE_VERSION}`;
+  return `${arch}-${SOURCE_DATASET}-d${trainDigits}-s${seed}-e${epochs}-lr${lr}-b${batch}-v${SOURCE_CACHE_VERSION}`;
 }
 
 /** A freshly initialised classifier and its stored tensors ("params/<key>", "stats/<key>"). */

@@ -244,9 +244,13 @@ export interface CollapseMap {
 }
 
 /**
- * Per τt column, the smallest ratio τs/τt above which no run collapses (the
- * largest collapsed ratio of that column), or undefined for a column with no
- * collapse; `[G]`.
+ * Per τt column, the smallest grid ratio τs/τt at and above which no run
+ * collapses: the first grid point above the column's largest collapsed τs
+ * (Prop. 1's boundary is "no collapse for τs/τt above it", so on a grid it
+ * lies in (last collapsed, first clear] and equals the first clear ratio when
+ * it is a grid ratio, as PL's 1 is); undefined for a column with no collapse,
+ * Infinity when the column's largest τs collapses (the boundary lies beyond
+ * the grid); `[G]`.
  */
 export function columnBoundaries(map: CollapseMap): (number | undefined)[] {
   const g = map.taus.length;
@@ -254,9 +258,10 @@ export function columnBoundaries(map: CollapseMap): (number | undefined)[] {
     throw new UsageError(`collapse map has ${map.collapsed.length} cells, expected ${g}×${g}`);
   }
   return Array.from(map.taus, (tauT, t) => {
-    let boundary: number | undefined;
-    for (let s = 0; s < g; s++) if (map.collapsed[s * g + t]) boundary = map.taus[s] / tauT;
-    return boundary;
+    let last = -1;
+    for (let s = 0; s < g; s++) if (map.collapsed[s * g + t]) last = s;
+    if (last < 0) return undefined;
+    return last + 1 < g ? map.taus[last + 1] / tauT : Infinity;
   });
 }
 
@@ -273,8 +278,13 @@ export function collapseBoundary(map: CollapseMap): number | undefined {
 
 /** The largest τs/τt of any collapsed run on the grid; undefined when nothing collapsed. */
 export function maxCollapsedRatio(map: CollapseMap): number | undefined {
-  const found = columnBoundaries(map).filter((b): b is number => b !== undefined);
-  return found.length === 0 ? undefined : Math.max(...found);
+  const g = map.taus.length;
+  let largest: number | undefined;
+  map.collapsed.forEach((c, i) => {
+    const ratio = map.taus[Math.floor(i / g)] / map.taus[i % g];
+    if (c && (largest === undefined || ratio > largest)) largest = ratio;
+  });
+  return largest;
 }
 
 /**

@@ -5,7 +5,14 @@
  *
  * - the thesis's "Disentanglement Score" (DS, eqs. 3.32–3.37): how much
  *   better the best single latent predicts a factor with a 1-D k-nearest-
- *   neighbours model than the second best, normalised by the factor's scale;
+ *   neighbours model than the second best, normalised by the factor's scale.
+ *   The thesis defines it on [0, 1], but its formula is not bounded: a kNN
+ *   regressor from an uninformative latent averages k unrelated values and
+ *   has mse ≈ (1 + 1/k)·Var, so A = √Var − √mse ≈ −0.095·√Var (k 5) and a
+ *   perfect code scores ≈ 1.095; the classification normaliser acc_const
+ *   leaves (acc₁ − acc₂)/acc_const up to (1 − c)/c. `ds` floors each A at
+ *   the constant predictor's and normalises classification by 1 − acc_const,
+ *   which bounds it to [0, 1]; `dsThesis` is the formula as printed;
  * - MIG-binned: MIG with the factors cut into equal-width bins first;
  * - the correlation gap: the top |Pearson corr| of a factor with a latent
  *   minus the runner-up, a cheap check that catches "orthogonal but rotated".
@@ -26,17 +33,27 @@ export type FactorKind = "regression" | "classification";
 
 /** The result of {@linkcode disentanglementScore}. */
 export interface DsResult {
-  /** The thesis's DS (3.32–3.37): mean over factors of (A_best − A_second)/M. */
+  /**
+   * DS on [0, 1]: mean over factors of (Â_best − Â_second)/M̂ with every
+   * predictor at least as good as the best constant one: regression
+   * Â = max(0, √Var − √mse), M̂ = √Var; classification Â = max(acc,
+   * acc_const) − acc_const, M̂ = 1 − acc_const. 0 when no latent beats the
+   * constant, 1 only when one latent predicts the factor exactly and no
+   * other latent beats the constant.
+   */
   ds: number;
   /**
-   * Ours: classification factors use (acc₁ − acc₂)/(1 − acc_const), which is
-   * at most 1 (the thesis's division by acc_const is not); regression
-   * factors as in `ds`.
+   * The formula as printed (3.32–3.37): mean over factors of (A_best −
+   * A_second)/M with raw A and M = acc_const for classification. Exceeds 1
+   * where the runner-up predicts worse than the constant (≈ 1.095 for a
+   * perfect code with k 5) and for classification with acc_const < ½.
    */
-  dsBounded: number;
-  /** The thesis's per-factor term (A_best − A_second)/M `[factors]`. */
+  dsThesis: number;
+  /** The per-factor terms of `ds` `[factors]`, each in [0, 1]. */
   perFactor: number[];
-  /** A `[factor][latent]`: √Var − √mse for regression, accuracy for classification. */
+  /** The per-factor terms of `dsThesis` `[factors]`. */
+  perFactorThesis: number[];
+  /** Raw A `[factor][latent]`: √Var − √mse for regression, accuracy for classification (sklearn's numbers). */
   scores: number[][];
 }
 
@@ -155,9 +172,10 @@ function majority(labels: ArrayLike<number>): number {
  * be in random order (nothing is shuffled here). Regression: A = √Var(w) −
  * √mse, M = √Var(w) (population variance of the scored rows); classification:
  * A = accuracy, M = accuracy of the fitting rows' majority class on the
- * scored rows (the best constant classifier). Throws where a denominator is
- * 0 (a factor constant on the scored rows, or its majority class absent
- * there).
+ * scored rows (the best constant classifier). `ds` floors A at the constant
+ * predictor's (see {@linkcode DsResult}) and lies on [0, 1]; `dsThesis` is
+ * the printed formula. Throws where a denominator is 0 (a factor constant on
+ * the scored rows, or its majority class absent there or everywhere).
  */
 export function disentanglementScore(
   codes: Matrix,
@@ -217,15 +235,16 @@ export function disentanglementScore(
   }
 
   const perFactor: number[] = [];
-  const bounded: number[] = [];
+  const perFactorThesis: number[] = [];
   factorColumns.forEach((w, i) => {
     const [best, second] = scores[i].slice().sort((a, b) => b - a);
     const scored = w.subarray(nFit);
     if (kinds[i] === "regression") {
       const scale = Math.sqrt(populationVariance(scored));
       if (!(scale > 0)) throw new UsageError(`factor ${i} is constant on the ${nScore} scored rows: DS is undefined`);
-      perFactor.push((best - second) / scale);
-      bounded.push(perFactor[i]);
+      perFactorThesis.push((best - second) / scale);
+      // The constant predictor has A = 0 and the kNN's A ≤ √Var: the term lies in [0, 1].
+      perFactor.push((Math.max(0, best) - Math.max(0, second)) / scale);
     } else {
       const constant = majority(w.subarray(0, nFit));
       let hits = 0;
@@ -236,11 +255,11 @@ export function disentanglementScore(
           `factor ${i}: the majority class of the fitting rows scores accuracy ${accConst} on the scored rows: DS is undefined`,
         );
       }
-      perFactor.push((best - second) / accConst);
-      bounded.push((best - second) / (1 - accConst));
+      perFactorThesis.push((best - second) / accConst);
+      perFactor.push((Math.max(best, accConst) - Math.max(second, accConst)) / (1 - accConst));
     }
   });
-  return { ds: mean(perFactor), dsBounded: mean(bounded), perFactor, scores };
+  return { ds: mean(perFactor), dsThesis: mean(perFactorThesis), perFactor, perFactorThesis, scores };
 }
 
 function mean(values: readonly number[]): number {

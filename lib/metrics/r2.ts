@@ -14,7 +14,7 @@
  * @module
  */
 import { checkMatrix, correlationMatrix, type Matrix } from "../core/matrix.ts";
-import { factorsOf, oodFactor, type Split } from "../data/splits.ts";
+import { factorsOf, oodFactor, type Split, SPLIT_SIZES, SPLIT_VALUES, type SplitDataset } from "../data/splits.ts";
 import { median } from "./study.ts";
 
 /** Variance of the normalized factor index/(n − 1) over all n values: (n + 1) / (12 (n − 1)). */
@@ -70,6 +70,44 @@ export function r2Scores(pred: Matrix, factors: Int32Array, sizes: readonly numb
   const mse = Array.from(squared, (s) => s / pred.rows);
   const perFactor = mse.map((m, j) => 1 - m / gridVariance(sizes[j]));
   return { r2: perFactor.reduce((a, b) => a + b, 0) / k, perFactor, mse };
+}
+
+/** The result of {@linkcode constantR2}: the test R² of three constant predictions. */
+export interface ConstantR2 {
+  /** The training part's mean: where an MSE regressor blind to its input ends. */
+  train: number;
+  /** The grid's mean, 0.5 per factor. */
+  grid: number;
+  /** The test part's own mean: the best constant, every constant scores at most this. */
+  best: number;
+}
+
+/**
+ * Test R² (as {@linkcode r2Scores}: full-grid variance, mean over factors) of
+ * constant predictions on split `name` of `dataset`, exact over the whole
+ * test part. A listed split is a product set (every factor off its listed
+ * values: the training part of interpolation and extrapolation, the test part
+ * of composition) and its complement, so each factor's moments on either part
+ * follow from its own values. On the i.i.d. random split all three are 0 in
+ * expectation, and 0 is returned.
+ */
+export function constantR2(dataset: SplitDataset, name: Split["name"]): ConstantR2 {
+  if (name === "random") return { train: 0, grid: 0, best: 0 };
+  const sizes = SPLIT_SIZES[dataset], listed = SPLIT_VALUES[dataset][name];
+  const indices = (n: number) => Array.from({ length: n }, (_, v) => v);
+  const kept = sizes.map((n, j) => indices(n).filter((v) => !listed[j].includes(v)));
+  const total = sizes.reduce((a, b) => a * b, 1), inProduct = kept.reduce((a, k) => a * k.length, 1);
+  const perFactor = sizes.map((n, j) => {
+    // Means of y and y² (y = index / (n − 1)) over the product part and the grid; the complement's by difference.
+    const moments = (vs: number[]) => [1, 2].map((p) => vs.reduce((a, v) => a + (v / (n - 1)) ** p, 0) / vs.length);
+    const product = moments(kept[j]), grid = moments(indices(n));
+    const rest = grid.map((g, p) => (total * g - inProduct * product[p]) / (total - inProduct));
+    const [test, train] = name === "composition" ? [product, rest] : [rest, product];
+    const r2 = (c: number) => 1 - (test[1] - 2 * c * test[0] + c * c) / gridVariance(n);
+    return [r2(train[0]), r2(0.5), r2(test[0])];
+  });
+  const [train, grid, best] = [0, 1, 2].map((i) => perFactor.reduce((a, t) => a + t[i], 0) / sizes.length);
+  return { train, grid, best };
 }
 
 /** The result of {@linkcode oodAnalysis}; null where no point qualifies. */

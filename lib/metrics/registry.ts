@@ -286,7 +286,7 @@ export const METRICS = defineRegistry(
     {
       name: "disentanglement_score",
       description: "the thesis' DS: per factor, the gap between the best and second-best 1-D kNN predictor from one " +
-        "latent, over the factor's spread or the constant classifier's accuracy",
+        "latent, each floored at the constant predictor's score and normalised so that DS lies in [0, 1]",
       source: "003_4a2c49557ae8b2d0.md §4.2 (eqs. 3.32–3.37; lib/metrics/disentanglement_score.ts)",
       kind: "encoder",
       outputs: ["ds"],

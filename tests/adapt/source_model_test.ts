@@ -39,9 +39,10 @@ async function withCache<T>(body: (root: string) => Promise<T>): Promise<T> {
   }
 }
 
-Deno.test("sourceModelKey: names every training field and the format version", () => {
+Deno.test("sourceModelKey: names the dataset, every training field and the format version", () => {
   const base = sourceModelKey("bn", { trainDigits: 8000, seed: 0, epochs: 3, lr: 1e-3, batch: 128 });
-  assertEquals(base, `bn-d8000-s0-e3-lr0.001-b128-v${SOURCE_CACHE_VERSION}`);
+  // "mnist-idx": a model trained on other digits (the former 10,000-digit package) never matches.
+  assertEquals(base, `bn-mnist-idx-d8000-s0-e3-lr0.001-b128-v${SOURCE_CACHE_VERSION}`);
   const changes: [SourceArch, Partial<SourceTraining>][] = [
     ["gn", {}],
     ["mlp", {}],
@@ -62,7 +63,7 @@ Deno.test("loadSourceModel: refuses bad input before any training or cache write
     const bad: [string, SourceTraining][] = [
       ["resnet", SMALL],
       ["bn", { ...SMALL, trainDigits: 5 }],
-      ["bn", { ...SMALL, trainDigits: 10_000 }],
+      ["bn", { ...SMALL, trainDigits: 60_001 }],
       ["bn", { ...SMALL, trainDigits: 200.5 }],
       ["bn", { ...SMALL, seed: 0.5 }],
       ["bn", { ...SMALL, epochs: 0 }],
@@ -95,7 +96,9 @@ Deno.test("loadSourceModel: a cached model gives bit-identical logits, stats and
       assertEquals(trained.fromCache, false);
       assert(trained.trainSeconds > 0);
       assertEquals(losses.length, 1);
-      assert(losses[0] > 0 && losses[0] < 2.5, `${arch}: first-epoch loss ${losses[0]}`);
+      // Four Adam steps from random weights: the epoch's mean cross-entropy is near chance (ln 10 ≈ 2.30), the BN
+      // CNN's first steps a little above it.
+      assert(losses[0] > 0 && losses[0] < Math.log(10) + 0.5, `${arch}: first-epoch loss ${losses[0]}`);
       assertEquals(trained.model.arch, arch);
       assertEquals(trained.model.net === null, arch === "mlp");
       const modes: (NormMode | undefined)[] = arch === "bn"

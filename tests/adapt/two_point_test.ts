@@ -6,6 +6,7 @@ import {
   columnBoundaries,
   entLinearRate,
   gridPairs,
+  maxCollapsedRatio,
   plLinearDeterminant,
   plLinearRate,
   tauGrid,
@@ -84,7 +85,7 @@ Deno.test("the two points move as mirror images and momentum follows the PyTorch
   assertEquals(dynamics.steps, 30);
 });
 
-Deno.test("boundaries on a coarse grid: the largest grid ratio below Prop. 1's (ENT 1/2, PL 1)", () => {
+Deno.test("boundaries on a coarse grid: the first grid ratio at or above Prop. 1's (ENT 1/2, PL 1)", () => {
   const g = 25;
   const taus = tauGrid(g);
   assertAlmostEquals(taus[0], 1e-3, 1e-15);
@@ -93,12 +94,29 @@ Deno.test("boundaries on a coarse grid: the largest grid ratio below Prop. 1's (
   const ratio = (k: number) => 10 ** ((4 * k) / (g - 1));
   const ent = collapseMap("ent", taus, 1000);
   const pl = collapseMap("pl", taus, 1000);
-  assertAlmostEquals(collapseBoundary(ent)!, ratio(-2), 1e-9); // 0.464 < 0.5 < 0.681
-  assertAlmostEquals(collapseBoundary(pl)!, ratio(-1), 1e-9); // 0.681 < 1 < 1
+  assertAlmostEquals(collapseBoundary(ent)!, ratio(-1), 1e-9); // 0.464 < 0.5 < 0.681
+  assertAlmostEquals(collapseBoundary(pl)!, ratio(0), 1e-9); // PL at τs = τt does not move: 1 is clear
   for (const [map, limit] of [[ent, 0.5], [pl, 1]] as const) {
     const columns = columnBoundaries(map).filter((b) => b !== undefined);
     assert(columns.length >= 5, `only ${columns.length} columns collapse`);
-    assert(columns.every((b) => b! < limit), `a collapse at τs/τt ≥ ${limit}`);
+    // No column collapses at or above the closed form; each is clear from one grid step above it.
+    assert(columns.every((b) => b! <= limit * ratio(1) * (1 + 1e-12)), `a collapse at τs/τt ≥ ${limit}`);
+    assert(maxCollapsedRatio(map)! < limit);
+  }
+});
+
+Deno.test("where Prop. 1's boundary is a grid ratio, every column that collapses puts it there (closed form)", () => {
+  // τ from 1/4 to 4 in steps of √2: the ratios 2^(k/2) hold ENT's 1/2 and PL's 1, and on this τ range the runs
+  // one grid step below them finish collapsing within 2,000 steps of SGD with momentum.
+  const taus = tauGrid(9, 0.25, 4);
+  for (const [objective, closedForm] of [["ent", 0.5], ["pl", 1]] as const) {
+    const map = collapseMap(objective, taus, 2000);
+    const columns = columnBoundaries(map).filter((b) => b !== undefined);
+    assert(columns.length >= 5, `${objective}: only ${columns.length} columns collapse`);
+    for (const b of columns) assertAlmostEquals(b!, closedForm, 1e-12, objective);
+    assertAlmostEquals(collapseBoundary(map)!, closedForm, 1e-12, objective);
+    // The last collapsed ratio is one grid step (√2) below.
+    assertAlmostEquals(maxCollapsedRatio(map)!, closedForm / Math.SQRT2, 1e-12, objective);
   }
 });
 
@@ -106,9 +124,17 @@ Deno.test("collapseBoundary: the median of the columns with a collapse", () => {
   const taus = Float64Array.of(1, 2, 4);
   // Row = τs index, column = τt index. Column 0 (τt 1): collapse at τs 1; column 1 (τt 2): τs 1, 2; column 2: none.
   const collapsed = Uint8Array.of(1, 1, 0, 0, 1, 0, 0, 0, 0);
-  assertEquals(columnBoundaries({ taus, collapsed }), [1, 1, undefined]);
-  assertEquals(collapseBoundary({ taus, collapsed: Uint8Array.of(1, 1, 0, 0, 0, 0, 0, 0, 0) }), 0.75);
+  // The first clear ratio above each column's last collapse: τs 2 / τt 1, τs 4 / τt 2.
+  assertEquals(columnBoundaries({ taus, collapsed }), [2, 2, undefined]);
+  assertEquals(maxCollapsedRatio({ taus, collapsed }), 1);
+  assertEquals(collapseBoundary({ taus, collapsed: Uint8Array.of(1, 1, 0, 0, 0, 0, 0, 0, 0) }), 1.5);
   assertEquals(collapseBoundary({ taus, collapsed: new Uint8Array(9) }), undefined);
+  // A column collapsed up to its largest τs: its boundary lies beyond the grid.
+  assertEquals(columnBoundaries({ taus, collapsed: Uint8Array.of(0, 0, 1, 0, 0, 1, 0, 0, 1) }), [
+    undefined,
+    undefined,
+    Infinity,
+  ]);
   const { tauT, tauS } = gridPairs(taus);
   assertEquals([...tauT], [1, 2, 4, 1, 2, 4, 1, 2, 4]);
   assertEquals([...tauS], [1, 1, 1, 2, 2, 2, 4, 4, 4]);

@@ -48,7 +48,7 @@ Deno.test("bn-adapt: bad input is a UsageError that names what is allowed, befor
     [["--grid_n", "0,4"], /0 out of range.*≥ 1/],
     [["--partial_n", "0"], /out of range.*≥ 1/],
     [["--adhoc_n", "0"], /out of range.*≥ 1/],
-    [["--digits", "3000"], /digits = 3000 exceeds test_digits = 2000/],
+    [["--test_digits", "2000", "--digits", "3000"], /digits = 3000 exceeds test_digits = 2000/],
     [["--grid_n", "1,2000"], /grid_n 2000.*digits = 1000/],
     [["--mixed_digits", "50000"], /mixed_digits = 50000.*45000/],
   ];

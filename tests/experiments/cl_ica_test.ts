@@ -33,7 +33,7 @@ Deno.test("cl-ica --preset smoke: every setting's R² and MCC, the identity base
   // The smoke preset runs every setting, so every target is compared.
   const metrics = summary.targets.map((t: { metric: string }) => t.metric);
   assert(metrics.includes("clica/sphere_vmf1/r2") && metrics.includes("clica/box_laplace_box/mcc"));
-  assertEquals(summary.claims.length, 2);
+  assertEquals(summary.claims.length, 3);
   // The learning curve: R² and MCC logged at every eval_every (25) and at the end (50).
   const { rows } = parseMetrics(Deno.readTextFileSync(join(info.dir, "metrics.jsonl")));
   const steps = rows.filter((r) => typeof r["clica/box_laplace_box/mcc"] === "number").map((r) => r.step);

@@ -31,7 +31,8 @@ Deno.test("mnist-invariance refuses bad input with exit code 2 before writing an
   const root = Deno.makeTempDirSync();
   for (
     const [args, message] of [
-      [["--train_digits", "9000", "--test_digits", "2000"], "10,000 digits"],
+      [["--train_digits", "60001"], "train_digits must be an integer ≥ 20 and ≤ 60_000"],
+      [["--test_digits", "10001"], "test_digits must be an integer ≥ 10 and ≤ 10_000"],
       [["--lambda_n", "-1"], "lambda_n"],
       [["--lambda_m", "-0.5"], "lambda_m"],
       [["--blocks", "0"], "blocks"],

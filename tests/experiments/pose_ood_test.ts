@@ -11,7 +11,7 @@ import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.
 const SCRIPT = projectPath("experiments/pose_ood.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
 
-Deno.test("pose-ood's claims read the run's keys: within < OOD, the D.9 pattern, pretrained < scratch", () => {
+Deno.test("pose-ood's claims read the run's keys, each with its margin: within < OOD, the D.9 pattern, pretrained < scratch", () => {
   const claims = findExperiment("pose-ood")!.claims;
   const cfg = { models: ["pretrained", "scratch"] };
   const metrics = {
@@ -32,6 +32,10 @@ Deno.test("pose-ood's claims read the run's keys: within < OOD, the D.9 pattern,
   assertEquals(claims[1].holds({ ...metrics, "bn/contrast_s5_gain": 0.4 }, cfg), false);
   assertEquals(claims[1].holds({ ...metrics, "bn/identity_gain_ood": 0.3 }, cfg), false);
   assertEquals(claims[2].holds({ ...metrics, "pose/pretrained/ood_err": 0.8 }, cfg), false);
+  // Orders by less than the margins (OOD 20 % above within, identity gains 0.08 apart, pretrained 10 % below).
+  assertEquals(claims[0].holds({ ...metrics, "pose/pretrained/ood_err": 0.115 }, cfg), false);
+  assertEquals(claims[1].holds({ ...metrics, "bn/identity_gain_ood": 0.2 }, cfg), false);
+  assertEquals(claims[2].holds({ ...metrics, "pose/pretrained/ood_err": 0.65 }, cfg), false);
 });
 
 Deno.test("a killed pose-ood run resumes inside the pretrained net's training to the numbers of an uninterrupted run", async () => {

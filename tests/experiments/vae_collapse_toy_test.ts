@@ -38,7 +38,6 @@ Deno.test("vae-collapse-toy: SlowVAE's minor axis collapses at κ = 0.2, not at 
     "reproduced",
     "reproduced",
     "not measured",
-    "not measured",
   ]);
   // Figs. 6–7 give no numbers: the toy's findings are claims only.
   assertEquals(summary.targets, []);

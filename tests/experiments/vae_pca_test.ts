@@ -25,7 +25,7 @@ Deno.test("vae-pca --preset smoke --parts ablation,degeneracy: Table 3.3/3.4 key
   for (const ratio of ["1", "1.2", "1.5"]) assert(Number.isFinite(m[`degeneracy/dto@${ratio}`]), ratio);
   // Parts not run leave their targets out.
   const compared = summaryOf(info.dir).targets.map((t: { metric: string }) => t.metric);
-  assert(compared.includes("degeneracy/dto@1.2") && !compared.includes("nonlin/dto/ae"));
+  assert(compared.includes("degeneracy/dto@1.2") && !compared.includes("nonlin/dto/beta_vae"));
   const { rows } = parseMetrics(Deno.readTextFileSync(join(info.dir, "metrics.jsonl")));
   const steps = rows.filter((r) => typeof r["degeneracy/dto@1.2"] === "number").map((r) => r.step);
   assertEquals(steps, [100, 200, 300]);

@@ -38,9 +38,19 @@ for (const c of REFERENCE.ds) {
     c.expected.scores.forEach((row, i) =>
       row.forEach((a, j) => assertAlmostEquals(result.scores[i][j], a, 1e-14, `A[${i}][${j}]`))
     );
-    c.expected.perFactor.forEach((v, i) => assertAlmostEquals(result.perFactor[i], v, 1e-14, `factor ${i}`));
-    assertAlmostEquals(result.ds, c.expected.ds, 1e-14);
-    assertAlmostEquals(result.dsBounded, c.expected.dsBounded, 1e-14);
+    c.expected.perFactor.forEach((v, i) => assertAlmostEquals(result.perFactorThesis[i], v, 1e-14, `factor ${i}`));
+    assertAlmostEquals(result.dsThesis, c.expected.ds, 1e-14);
+    // The bounded terms from sklearn's A: the normaliser is (best − second)/thesis term, each A floored at the
+    // constant predictor's (0 for regression, acc_const for classification).
+    c.expected.scores.forEach((row, i) => {
+      const [best, second] = row.slice().sort((a, b) => b - a);
+      const norm = (best - second) / c.expected.perFactor[i];
+      const expected = c.kinds[i] === "regression"
+        ? (Math.max(0, best) - Math.max(0, second)) / norm
+        : (Math.max(best, norm) - Math.max(second, norm)) / (1 - norm);
+      assertAlmostEquals(result.perFactor[i], expected, 1e-12, `bounded factor ${i}`);
+      assert(result.perFactor[i] >= 0 && result.perFactor[i] <= 1);
+    });
     // The classification scores went through sklearn's vote ties (smallest label wins).
     assert(c.expected.vote_ties > 0);
   });
@@ -109,9 +119,10 @@ Deno.test("classification DS: hand-computed accuracies, thesis and bounded norma
   // Latent 0: all 4 right. Latent 1: 0.9 → row 1 (0) ✓, 1.2 → row 1 (0) ✗, 4.1 → row 4 (1) ✓, 6.2 → row 6 (1) ✗.
   assertEquals(result.scores, [[1, 0.5]]);
   // Majority of the fitting rows: 4 vs 4, the smaller label 0, right on 2 of 4 scored rows.
-  assertEquals(result.perFactor, [(1 - 0.5) / 0.5]);
-  assertEquals(result.ds, 1);
-  assertEquals(result.dsBounded, (1 - 0.5) / (1 - 0.5));
+  assertEquals(result.perFactorThesis, [(1 - 0.5) / 0.5]);
+  assertEquals(result.dsThesis, 1);
+  // Bounded: (max(1, ½) − max(½, ½))/(1 − ½).
+  assertEquals(result.ds, (1 - 0.5) / (1 - 0.5));
 });
 
 Deno.test("regression DS: hand-computed √Var − √mse with k = 2", () => {
@@ -124,7 +135,60 @@ Deno.test("regression DS: hand-computed √Var − √mse with k = 2", () => {
   assertAlmostEquals(result.scores[0][0], 1, 1e-15);
   assertAlmostEquals(result.scores[0][1], 0, 1e-15);
   assertAlmostEquals(result.ds, 1, 1e-15);
-  assertEquals(result.dsBounded, result.ds);
+  assertEquals(result.dsThesis, result.ds);
+});
+
+/** n rows of two independent U[0, 1] factors. */
+function uniformFactors(n: number, seed: number): Matrix {
+  const rng = Rng.derive(seed, "ds-bound");
+  return { data: Float64Array.from({ length: 2 * n }, () => rng.uniform()), rows: n, cols: 2 };
+}
+
+Deno.test("DS stays in [0, 1] where the printed formula exceeds 1: perfect, permuted and uninformative runner-up", () => {
+  const n = 5000;
+  const w = uniformFactors(n, 1);
+  // Perfect: the runner-up latent is an independent factor, whose kNN average of 5 unrelated values has
+  // mse ≈ (1 + 1/5)·Var: A ≈ (1 − √1.2)·√Var < 0, and the printed formula gives ≈ 1.095.
+  const perfect = disentanglementScore(w, w, ["regression", "regression"]);
+  assert(perfect.dsThesis > 1.05, `thesis DS of a perfect code ${perfect.dsThesis}`);
+  perfect.scores.forEach((row, i) => assert(row[1 - i] < 0, `runner-up A of factor ${i}: ${row[1 - i]}`));
+  assert(perfect.ds <= 1 && perfect.ds > 0.98, `bounded DS of a perfect code ${perfect.ds}`);
+  // Permuted, rescaled and sign-flipped: the same score.
+  const permuted = {
+    data: Float64Array.from({ length: 2 * n }, (_, e) => (e % 2 === 0 ? -3 * w.data[e + 1] : 0.5 * w.data[e - 1] + 7)),
+    rows: n,
+    cols: 2,
+  };
+  const p = disentanglementScore(permuted, w, ["regression", "regression"]);
+  assert(p.dsThesis > 1.05 && p.ds <= 1 && p.ds > 0.98, `permuted: thesis ${p.dsThesis}, bounded ${p.ds}`);
+  // Adversarial: both latents carry nothing (independent noise), so every A is ≤ 0 up to noise: bounded DS ≈ 0.
+  const noise = uniformFactors(n, 2);
+  const none = disentanglementScore(noise, w, ["regression", "regression"]);
+  assert(none.ds >= 0 && none.ds < 0.02, `bounded DS of an uninformative code ${none.ds}`);
+  // A 45° rotation: both latents inform both factors, so the gap and the score drop well below 1.
+  const rotated = {
+    data: Float64Array.from({ length: 2 * n }, (_, e) => {
+      const r = e - (e % 2);
+      return e % 2 === 0 ? w.data[r] - w.data[r + 1] : w.data[r] + w.data[r + 1];
+    }),
+    rows: n,
+    cols: 2,
+  };
+  const mixed = disentanglementScore(rotated, w, ["regression", "regression"]);
+  assert(mixed.ds >= 0 && mixed.ds < 0.1, `bounded DS of a 45° rotation ${mixed.ds}`);
+});
+
+Deno.test("classification DS with acc_const < ½: the printed formula reaches 2, the bounded one 1", () => {
+  // Three balanced classes; latent 0 is the label, latent 1 noise. acc_const ≈ ⅓, acc₁ = 1, acc₂ ≈ ⅓.
+  const n = 3000;
+  const rng = Rng.derive(3, "ds-classes");
+  const labels = Array.from({ length: n }, (_, i) => i % 3);
+  const codes = fromRows(labels.map((l) => [l + 0.01 * rng.uniform(), rng.uniform()]));
+  const factors = fromRows(labels.map((l) => [l]));
+  const result = disentanglementScore(codes, factors, ["classification"]);
+  assertEquals(result.scores[0][0], 1);
+  assert(result.dsThesis > 1.5, `thesis DS ${result.dsThesis}`);
+  assert(result.ds <= 1 && result.ds > 0.9, `bounded DS ${result.ds}`);
 });
 
 Deno.test("disentanglementScore refuses one latent, mismatched kinds, bad options and undefined normalisations", () => {
