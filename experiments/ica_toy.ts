@@ -84,12 +84,32 @@ const config = {
 
 type Cfg = ConfigOf<typeof config>;
 
+// What trivial codes score per L (measured, seed 0–1, 20 sources): the observations themselves, which the untrained
+// SlowFlow (an identity map at step 0) scores too, whitened 20,000-sample quick data or the paper preset's 2¹⁸; PCL's
+// untrained MLP (step 0, quick and paper presets); 20 Gaussian noise codes. The highest measured value of each.
+const OBSERVATIONS_MCC = [0.458, 0.44, 0.431, 0.405, 0.419];
+const UNTRAINED_PCL_MCC = [0.421, 0.346, 0.315, 0.291, 0.278];
+const icaNulls = (i: number) => [
+  {
+    value: OBSERVATIONS_MCC[i],
+    model: "the observations x, as the untrained SlowFlow (identity at step 0) (measured)",
+  },
+  { value: UNTRAINED_PCL_MCC[i], model: "untrained PCL MLP, step 0 (measured, quick and paper presets)" },
+  { value: 0.029, model: "random code: 20 Gaussian latents (measured, 5,000 rows)" },
+];
+
 const targets: Target<Cfg>[] = METHODS.flatMap((method) =>
   TABLE_5[method].map((paper, i) => ({
     metric: `mcc/${method}/L${i + 1}`,
     paper,
-    source: SOURCE,
+    source: `${SOURCE}, ${method === "slowflow" ? "SlowFlow" : "PCL"} row, L = ${i + 1}`,
     tolerance: 0.03,
+    toleranceSource: "rule: 0.03 on MCC (Table 5 gives no spread), far below half the way to the observations' MCC",
+    nulls: icaNulls(i),
+    // The document's generator (20 Laplace AR(0.7) sources, L-layer smooth-leaky-ReLU MLP), metric and networks.
+    kind: "like-for-like" as const,
+    standIn: "matrices and source scale as the PCL reference code draws them (App. F.1.2 states Laplace " +
+      "innovations of scale 1 and no matrix law); quick: 2,000 steps for 20,000, 64-unit coupling MLPs in 10 blocks",
     // SlowFlow's MCC is reproduced when reached or beaten; PCL, the baseline, when matched.
     direction: method === "slowflow" ? "higher" as const : "match" as const,
     // Each (L, method) phase logs its MCC every eval_every steps under its own label.
@@ -101,22 +121,26 @@ const mccOf = (m: Record<string, number>, method: Method, layers: number) => m[`
 
 const claims: Claim<Cfg>[] = [
   {
-    text: "SlowFlow's MCC is at least PCL's for every L ≥ 3",
-    source: SOURCE,
+    // Untrained, both estimators sit near the observations' MCC (≤ 0.42 at L = 4, 5), the flow above the MLP:
+    // SlowFlow must be well past that. At L = 3 the published gap (0.032) is within the margin.
+    text: "at L = 4 and 5, SlowFlow's MCC exceeds PCL's by more than 0.03 and exceeds 0.6 (the observations, " +
+      "as the untrained flow, score ≤ 0.42 there)",
+    source: `${SOURCE}, SlowFlow vs PCL rows, L = 4, 5 (0.975 vs 0.917, 0.975 vs 0.902)`,
     holds: (m) => {
-      const measured = [3, 4, 5].filter((l) =>
-        mccOf(m, "slowflow", l) !== undefined && mccOf(m, "pcl", l) !== undefined
-      );
-      return measured.length === 0 ? undefined : measured.every((l) => mccOf(m, "slowflow", l) >= mccOf(m, "pcl", l));
+      const measured = [4, 5].filter((l) => mccOf(m, "slowflow", l) !== undefined && mccOf(m, "pcl", l) !== undefined);
+      return measured.length === 0
+        ? undefined
+        : measured.every((l) => mccOf(m, "slowflow", l) > 0.6 && mccOf(m, "slowflow", l) - mccOf(m, "pcl", l) > 0.03);
     },
   },
   {
-    text: "PCL's MCC falls from L = 1 to L = 5",
-    source: SOURCE,
+    // An untrained PCL falls with L as well (0.42 → 0.28): PCL must have learned L = 1.
+    text: "PCL's MCC falls from L = 1 to L = 5 by more than 0.05, from an L = 1 MCC of at least 0.9",
+    source: `${SOURCE}, PCL row, L = 1 vs 5 (0.998 → 0.902)`,
     holds: (m) =>
       mccOf(m, "pcl", 1) === undefined || mccOf(m, "pcl", 5) === undefined
         ? undefined
-        : mccOf(m, "pcl", 5) < mccOf(m, "pcl", 1),
+        : mccOf(m, "pcl", 1) >= 0.9 && mccOf(m, "pcl", 1) - mccOf(m, "pcl", 5) > 0.05,
   },
 ];
 
@@ -333,7 +357,8 @@ export const experiment = defineExperiment({
     paper: { samples: 2 ** 18 },
   },
   presetLimits: {
-    quick: "the finding (SlowFlow ≥ PCL for L ≥ 3, PCL falling with L, both ≥ 0.9 at L = 1) in about 4 minutes on 2 " +
+    quick:
+      "the finding (SlowFlow ahead of PCL at L = 4, 5, PCL falling with L, both ≥ 0.9 at L = 1) in about 4 minutes on 2 " +
       "cores; Table 5's absolute MCC for L ≥ 2 is out of reach of 2,000 steps with 64-unit coupling MLPs (SlowFlow's " +
       "L4–L5 curves are still rising at the end); the paper preset trains App. F.1.2's networks for 20,000 steps",
   },

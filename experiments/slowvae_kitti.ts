@@ -48,12 +48,31 @@ const config = {
 type Cfg = ConfigOf<typeof config>;
 
 const TABLE_2 = "000_306f4209a39c5a17.md §5.1 Table 2";
-// SlowVAE's rows are reproduced when reached or beaten; a baseline's when matched.
-const target = (metric: string, paper: number, what: string): Target<Cfg> => ({
+const TABLE_15 = "000_306f4209a39c5a17.md §5.1 Table 15";
+// MCC of the untrained conv encoder (step 0) on the quick preset's 2,000 evaluation frames, measured by the same
+// scoring: 0.365–0.495 over 12 initialisations (mean 0.442); a quick run averages 2 seeds, whose mean reached 0.468.
+const KITTI_NULLS = [
+  { value: 0.442, model: "untrained encoder, step 0: mean of 12 initialisations (measured, quick preset's frames)" },
+  { value: 0.468, model: "untrained encoder, step 0: highest mean of the 2 seeds a quick run averages (measured)" },
+  { value: 0.043, model: "random code: 10 Gaussian latents, mean of 12 draws (measured, 2,000 frames)" },
+];
+const target = (
+  metric: string,
+  paper: number,
+  what: string,
+  tolerance: number,
+  toleranceSource: string,
+): Target<Cfg> => ({
   metric,
   paper,
-  source: `${metric.startsWith("pmvae") ? "000_306f4209a39c5a17.md §5.1 Table 15" : TABLE_2}, ${what}`,
-  tolerance: 0.05,
+  source: `${metric.startsWith("pmvae") ? TABLE_15 : TABLE_2}, ${what}`,
+  tolerance,
+  toleranceSource,
+  nulls: KITTI_NULLS,
+  kind: "analogue",
+  standIn: "procedural walking-silhouette sequences (x, y and area as random walks with generalized-Laplace " +
+    "steps) at 32×32 for the KITTI-MOTS/MOTSChallenge pedestrian masks at 64×64; 600–2,400 steps for 300,000",
+  // SlowVAE's rows are reproduced when reached or beaten; a baseline's when matched.
   direction: metric.startsWith("slowvae") ? "higher" : "match",
   curve: seedsCurve(metric),
   // A preset that trains a subset of the models (long) leaves the others' rows out instead of "not measured".
@@ -62,33 +81,56 @@ const target = (metric: string, paper: number, what: string): Target<Cfg> => ({
     return cfg.models.includes(model) && cfg.max_deltas.includes(Number(delta));
   },
 });
+const sd = (row: string) => `Table 2's s.d. over 10 seeds (${row})`;
+const half = "rule: half the way from the published value to the untrained encoder's 0.468";
 const targets: Target<Cfg>[] = [
-  target("slowvae_d1/mcc", 0.661, "SlowVAE KITTI mean(Δt)=0.05 s MCC 66.1 (4.5)"),
-  target("slowvae_d5/mcc", 0.796, "SlowVAE KITTI mean(Δt)=0.15 s MCC 79.6 (5.8)"),
-  target("pmvae_d1/mcc", 0.574, "PM-VAE(γ=10) KITTI 0.05 s MCC 57.4"),
-  target("pmvae_d5/mcc", 0.782, "PM-VAE(γ=10) KITTI 0.15 s MCC 78.2"),
-  target("adagvae_d1/mcc", 0.626, "Ada-GVAE KITTI 0.05 s MCC 62.6 (7.5)"),
-  target("adagvae_d5/mcc", 0.676, "Ada-GVAE KITTI 0.15 s MCC 67.6 (6.7)"),
-  target("pcl_d1/mcc", 0.526, "PCL KITTI 0.05 s MCC 52.6 (5.1)"),
-  target("pcl_d5/mcc", 0.585, "PCL KITTI 0.15 s MCC 58.5 (3.3)"),
+  target("slowvae_d1/mcc", 0.661, "SlowVAE KITTI mean(Δt)=0.05 s MCC 66.1 (4.5)", 0.045, sd("SlowVAE, 4.5")),
+  target("slowvae_d5/mcc", 0.796, "SlowVAE KITTI mean(Δt)=0.15 s MCC 79.6 (5.8)", 0.058, sd("SlowVAE, 5.8")),
+  // Table 15 gives PM-VAE no spread.
+  target(
+    "pmvae_d1/mcc",
+    0.574,
+    "PM-VAE(γ=10) KITTI 0.05 s MCC 57.4",
+    0.05,
+    "rule: 0.05, below half the way (0.053) to the untrained encoder's 0.468",
+  ),
+  target(
+    "pmvae_d5/mcc",
+    0.782,
+    "PM-VAE(γ=10) KITTI 0.15 s MCC 78.2",
+    0.05,
+    "rule: 0.05 on a [0, 1] score (Table 15 gives no spread)",
+  ),
+  target("adagvae_d1/mcc", 0.626, "Ada-GVAE KITTI 0.05 s MCC 62.6 (7.5)", 0.075, sd("Ada-GVAE, 7.5")),
+  target("adagvae_d5/mcc", 0.676, "Ada-GVAE KITTI 0.15 s MCC 67.6 (6.7)", 0.067, sd("Ada-GVAE, 6.7")),
+  // Table 2's s.d. 5.1 would reach the untrained encoder: the half-way rule wins.
+  target("pcl_d1/mcc", 0.526, "PCL KITTI 0.05 s MCC 52.6 (5.1)", 0.029, `${half} (Table 2's s.d. 5.1 is wider)`),
+  target("pcl_d5/mcc", 0.585, "PCL KITTI 0.15 s MCC 58.5 (3.3)", 0.033, sd("PCL, 3.3")),
 ];
+
+/**
+ * Whether `a`'s seeds' mean exceeds `b`'s by more than `margin` and by more
+ * than twice the standard error of the difference of the run's seeds' means.
+ */
+function clearlyAbove(m: Record<string, number>, a: string, b: string, margin: number, seeds: number) {
+  if (m[a] === undefined || m[b] === undefined) return undefined;
+  const se = Math.sqrt(((m[`${a}_sd`] ?? 0) ** 2 + (m[`${b}_sd`] ?? 0) ** 2) / seeds);
+  return m[a] - m[b] > Math.max(margin, 2 * se);
+}
 
 const claims: Claim<Cfg>[] = [
   {
-    text: "SlowVAE's MCC rises from max Δ = 1 to max Δ = 5 (66.1 → 79.6)",
-    source: TABLE_2,
-    holds: (m) =>
-      m["slowvae_d1/mcc"] === undefined || m["slowvae_d5/mcc"] === undefined
-        ? undefined
-        : m["slowvae_d5/mcc"] > m["slowvae_d1/mcc"],
+    text: "SlowVAE's MCC rises from max Δ = 1 to max Δ = 5 by more than 0.05 and twice the seeds' standard error " +
+      "(66.1 (4.5) → 79.6 (5.8))",
+    source: `${TABLE_2}, SlowVAE row`,
+    holds: (m, cfg) => clearlyAbove(m, "slowvae_d5/mcc", "slowvae_d1/mcc", 0.05, cfg.seeds),
   },
   {
-    text: "SlowVAE has a higher MCC than PM-VAE at both Δ",
-    source: "000_306f4209a39c5a17.md §5.1 Tables 2, 15",
-    holds: (m) => {
-      const pairs = [1, 5].map((d) => [m[`slowvae_d${d}/mcc`], m[`pmvae_d${d}/mcc`]]);
-      return pairs.some(([a, b]) => a === undefined || b === undefined) ? undefined : pairs.every(([a, b]) => a > b);
-    },
+    // At Δ = 5 the document's gap (79.6 vs 78.2) is within SlowVAE's s.d. of 5.8: only Δ = 1 is a finding.
+    text: "at max Δ = 1, SlowVAE's MCC exceeds PM-VAE(γ=10)'s by more than 0.05 and twice the seeds' standard " +
+      "error (66.1 vs 57.4)",
+    source: `${TABLE_2}, SlowVAE 0.05 s; ${TABLE_15}, PM-VAE(γ=10) 0.05 s`,
+    holds: (m, cfg) => clearlyAbove(m, "slowvae_d1/mcc", "pmvae_d1/mcc", 0.05, cfg.seeds),
   },
 ];
 
@@ -224,7 +266,8 @@ export const experiment = defineExperiment({
   },
   presetLimits: {
     quick: "600 steps × 2 seeds at 32×32 against Table 2's 300,000 × 10 at 64×64: the models' MCC are within each " +
-      "other's seed spread, so SlowVAE > PM-VAE is not decided at this budget; MCC rising from Δ = 1 to 5 shows",
+      "other's seed spread, so SlowVAE > PM-VAE is not decided at this budget; SlowVAE's MCC rises from Δ = 1 to 5 " +
+      "(0.653 → 0.673), but by less than twice the seeds' standard error",
     long: "2,400 steps × 2 seeds, SlowVAE and PM-VAE only (the Ada-GVAE and PCL targets are left out). " +
       "Measured: SlowVAE's mean MCC is above PM-VAE's at both Δ from step 800 on (final 0.683 vs 0.671 at Δ = 1, " +
       "0.700 vs 0.671 at Δ = 5), but at Δ = 1 by a tenth of the seeds' s.d. (0.110): 2 seeds do not decide the " +

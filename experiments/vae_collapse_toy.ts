@@ -89,54 +89,52 @@ const targets: Target<Cfg>[] = [];
 
 const measured = (m: Record<string, number>, keys: string[]) => keys.every((k) => m[k] !== undefined);
 
+// An untrained SlowFlow (a random linear map) scores MCC 0.59–0.98 per κ, an untrained SlowVAE 0.46–0.87 with
+// σ_rel 0.78–0.99 (measured, seeds 0–2, κ 0.2…1): each claim's margin leaves those out.
 const claims: Claim<Cfg>[] = [
   {
-    text: "the linear SlowFlow recovers the latents at every κ (MCC ≥ 0.95)",
-    source: FIG_6,
+    text: "the linear SlowFlow recovers the latents at every κ (MCC ≥ 0.99; an untrained one scores 0.59–0.98)",
+    source: `${FIG_6}, SlowFlow at every κ`,
     holds: (m) => {
       const flows = Object.keys(m).filter((k) => k.startsWith("mcc/slowflow/"));
-      return flows.length === 0 ? undefined : flows.every((k) => m[k] >= 0.95);
+      return flows.length === 0 ? undefined : flows.every((k) => m[k] >= 0.99);
     },
   },
   {
-    text: "SlowVAE collapses the minor axis for κ < 0.4 (its σ relative to the latent's spread approaches 1 at " +
-      "κ = 0.2 and exceeds that at κ = 1 by 0.3) while SlowFlow's MCC stays ≥ 0.95 at every κ",
-    source: FIG_6,
+    text: "SlowVAE collapses the minor axis for κ < 0.4 (its σ relative to the latent's spread exceeds 0.9 at " +
+      "κ = 0.2 and exceeds that at κ = 1 by 0.3) while SlowFlow's MCC stays ≥ 0.99 at every κ",
+    source: `${FIG_6}, rows κ = 0.2 and 1`,
     holds: (m) => {
       const flows = Object.keys(m).filter((k) => k.startsWith("mcc/slowflow/"));
       if (!measured(m, ["sigma_minor_rel/k0.2", "sigma_minor_rel/k1"]) || flows.length === 0) return undefined;
       return m["sigma_minor_rel/k0.2"] > 0.9 && m["sigma_minor_rel/k0.2"] > m["sigma_minor_rel/k1"] + 0.3 &&
-        flows.every((k) => m[k] >= 0.95);
+        flows.every((k) => m[k] >= 0.99);
     },
   },
   {
-    text: "SlowVAE's MCC drops at κ = 0.2 below its value at κ = 1",
-    source: FIG_6,
+    // An untrained SlowVAE's MCC differs between κ by up to 0.26 either way; at κ = 1 it stays below 0.9.
+    text: "SlowVAE identifies the latents at κ = 1 (MCC ≥ 0.9) and its MCC at κ = 0.2 is lower by more than 0.2",
+    source: `${FIG_6}, rows κ = 0.2 and 1`,
     holds: (m) =>
-      measured(m, ["mcc/slowvae/k0.2", "mcc/slowvae/k1"]) ? m["mcc/slowvae/k0.2"] < m["mcc/slowvae/k1"] : undefined,
+      measured(m, ["mcc/slowvae/k0.2", "mcc/slowvae/k1"])
+        ? m["mcc/slowvae/k1"] >= 0.9 && m["mcc/slowvae/k1"] - m["mcc/slowvae/k0.2"] > 0.2
+        : undefined,
   },
   {
-    text: "SlowVAE MCC rises with data dimension (largest dim(x) above smallest, and above the MCC of a " +
-      "random rotation of the latents, so that the rise is identification rather than noise)",
-    source: FIG_7,
+    text: "SlowVAE MCC rises with data dimension: at the largest dim(x) it exceeds its MCC at the smallest and the " +
+      "MCC of a random rotation of the latents (0.44–0.53) by more than 0.1 each, so that the rise is " +
+      "identification rather than noise",
+    source: `${FIG_7}, dim(x) 20 vs 2000`,
     holds: (m) => {
       const dims = Object.keys(m).filter((k) => k.startsWith("mcc/slowvae/x")).map((k) => Number(k.slice(13)));
       if (dims.length < 2) return undefined;
       const [lo, hi] = [Math.min(...dims), Math.max(...dims)];
-      return m[`mcc/slowvae/x${hi}`] > m[`mcc/slowvae/x${lo}`] &&
-        m[`mcc/slowvae/x${hi}`] > m[`mcc/random_rotation/x${hi}`];
+      return m[`mcc/slowvae/x${hi}`] > m[`mcc/slowvae/x${lo}`] + 0.1 &&
+        m[`mcc/slowvae/x${hi}`] > m[`mcc/random_rotation/x${hi}`] + 0.1;
     },
   },
-  {
-    text: "SlowVAE's total loss gets worse with data dimension",
-    source: FIG_7,
-    holds: (m) => {
-      const dims = Object.keys(m).filter((k) => k.startsWith("loss/slowvae/x")).map((k) => Number(k.slice(14)));
-      if (dims.length < 2) return undefined;
-      const [lo, hi] = [Math.min(...dims), Math.max(...dims)];
-      return m[`loss/slowvae/x${hi}`] > m[`loss/slowvae/x${lo}`];
-    },
-  },
+  // Fig. 7's "the total loss gets worse with dim(x)" is no claim: the Gaussian reconstruction sums over dim(x)
+  // standardised dimensions, so any model's loss, an untrained one's too, grows with dim(x).
 ];
 
 /** Latent pairs of Eq. 1–2, row-major `[n, dim]` each. */
