@@ -91,17 +91,17 @@ const config = {
     min: 0,
     max: 1_000_000,
   }),
-  mnist_c_digits: integer(2_000, "test digits each MNIST-C corruption is applied to", { min: 1, max: 9_980 }),
+  mnist_c_digits: integer(10_000, "test digits each MNIST-C corruption is applied to", { min: 1, max: 10_000 }),
   curve_digits: integer(2_000, "MNIST-C digits of the learning curve's points before the last (the last: all)", {
     min: 1,
-    max: 9_980,
+    max: 10_000,
   }),
-  common_digits: integer(500, "test digits each common corruption × severity is applied to", { min: 1, max: 9_980 }),
+  common_digits: integer(500, "test digits each common corruption × severity is applied to", { min: 1, max: 10_000 }),
   eps_digits: integer(500, "test digits ε* (Gaussian, uniform, adversarial noise) is measured on", {
     min: 1,
-    max: 9_980,
+    max: 10_000,
   }),
-  attack_digits: integer(200, "test digits PGD and DDN attack", { min: 0, max: 9_980 }),
+  attack_digits: integer(200, "test digits PGD and DDN attack", { min: 0, max: 10_000 }),
   attack_regimes: choices(
     ["vanilla", "gnt_0.5", "ant_1x1"],
     ["vanilla", "gnt_0.5", "gnt_mult", "speckle", "ant_1x1", "ant_3x3"],
@@ -136,8 +136,6 @@ function regimesOf(cfg: Cfg): Regime[] {
 // ---------------------------------------------------------------------------------------------
 // Targets and claims (App. E Table 6, App. F Table 7, Table 2, App. D Table 5)
 
-const TOLERANCE = { accuracy: 0.02, ratio: 0.15 } as const;
-
 /** Published MNIST cells per model: App. E Table 6 (MNIST-C in its probable column order) and App. F Table 7. */
 const PUBLISHED: { model: string; metric: string; paper: number; cell: string }[] = ([
   ["vanilla", 0.991, 0.869, 0.50, 0.88, 0.732, 0.558],
@@ -156,18 +154,46 @@ const PUBLISHED: { model: string; metric: string; paper: number; cell: string }[
   { model, metric: "l2_acc_1.5", paper: l2, cell: "App. F Table 7, L2 accuracy at ε = 1.5 (DDN)" },
   { model, metric: "linf_acc_0.1", paper: linf, cell: "App. F Table 7, L∞ accuracy at ε = 0.1 (PGD)" },
 ]);
+/** The untrained small CNN (measured: smoke preset with --pretrain_epochs 0, step 0; 128 clean, 16 MNIST-C digits). */
+const STEP0: Record<string, number> = {
+  clean: 0.086,
+  mnist_c: 0.058,
+  "mnist_c/fog": 0.125,
+  "mnist_c/brightness": 0.063,
+};
+
+const CONSTANT = "constant classifier (its right 10% cannot be fooled)";
+/**
+ * What trivial models score on an App. E/F cell: chance, the untrained network, for the attacks every digit fooled
+ * (0) or a constant classifier (0.1); for a noise-trained model also the vanilla model's cell ("no effect").
+ */
+function cellNulls(model: string, metric: string): Target<Cfg>["nulls"] {
+  const nulls = metric.includes("acc_")
+    ? [{ value: 0, model: "every digit fooled (untrained or random classifier)" }, { value: 0.1, model: CONSTANT }]
+    : [{ value: 0.1, model: "chance (10 classes)" }, { value: STEP0[metric], model: "untrained network (measured)" }];
+  const vanilla = PUBLISHED.find((p) => p.model === "vanilla" && p.metric === metric)!.paper;
+  if (model !== "vanilla" && metric !== "clean") nulls.push({ value: vanilla, model: "no effect: the vanilla cell" });
+  return nulls;
+}
 
 const trainsModel = (cfg: Cfg, model: string) => regimesOf(cfg).some((r) => r.name === model);
 const attacksModel = (cfg: Cfg, model: string) =>
   trainsModel(cfg, model) && (cfg.attack_regimes as readonly string[]).includes(model) &&
   cfg.attack_digits > 0;
+const IMAGENET = "ResNet-50 on ImageNet(-C) for a CNN on MNIST digits";
 
 const targets: Target<Cfg>[] = [
   ...PUBLISHED.map(({ model, metric, paper, cell }): Target<Cfg> => ({
     metric: `${model}/${metric}`,
     paper,
     source: `000_306f4209a39c5a17.md §5.3 ${cell} (Paper C, Madry CNN, ${model})`,
-    tolerance: TOLERANCE.accuracy,
+    tolerance: 0.02,
+    toleranceSource: "rule: 0.02 on an accuracy (App. E/F give single runs), under half the way to the nearest " +
+      `null (${Number((Math.min(...cellNulls(model, metric).map((n) => Math.abs(paper - n.value))) / 2).toFixed(4))})`,
+    nulls: cellNulls(model, metric),
+    kind: "like-for-like",
+    standIn: "MNIST, a CNN and the metric of App. E/F (MNIST-C rebuilt from Mu & Gilmer's code); the default " +
+      "Madry CNN, the quick preset a 3.4× cheaper CNN trained 4 + 5 epochs on 8,000 digits (paper 500–600 on 60,000)",
     // A higher clean accuracy is no failure to reproduce; the robustness cells are matched.
     direction: metric === "clean" ? "higher" : "match",
     appliesTo: (cfg) => metric.includes("acc_") ? attacksModel(cfg, model) : trainsModel(cfg, model),
@@ -176,18 +202,25 @@ const targets: Target<Cfg>[] = [
     metric: "vanilla/eps_an_over_gn",
     paper: 15.7 / 39.0,
     source: "000_306f4209a39c5a17.md §5.3 Table 2 (Paper C): vanilla RN50 ε*_AN1x1 15.7 / ε*_GN 39.0, ImageNet",
-    tolerance: TOLERANCE.ratio,
+    tolerance: 0.15,
+    toleranceSource: "rule: 0.15, under half the way to the null ratio 1 (0.299); Table 2's ± 0.6 on ε*_AN (4 " +
+      "generator seeds, ± 0.015 on the ratio) is ImageNet's",
+    nulls: [{ value: 1, model: "no effect (ε*_AN = ε*_GN; a generator at init outputs its Gaussian input)" }],
+    kind: "analogue",
+    standIn: IMAGENET,
     direction: "match",
     appliesTo: (cfg) => trainsModel(cfg, "vanilla"),
   },
-  ...([["gnt_0.5", 64 / 77, "GNTσ0.5 64 / vanilla 77"], ["ant_1x1", 62 / 77, "ANT1x1 62 / vanilla 77"]] as const).map((
-    [model, paper, cell],
-  ): Target<Cfg> => ({
+  ...([["gnt_0.5", 64, 0.08], ["ant_1x1", 62, 0.09]] as const).map(([model, mce, tolerance]): Target<Cfg> => ({
     metric: `${model}/relative_mce`,
-    paper,
-    source: `000_306f4209a39c5a17.md §5.3 App. D Table 5 (Paper C): mCE ${cell}, ImageNet-C; here relative to this ` +
-      "run's vanilla model on the 15 common corruptions of MNIST digits",
-    tolerance: TOLERANCE.ratio,
+    paper: mce / 77,
+    source: `000_306f4209a39c5a17.md §5.3 App. D Table 5 (Paper C): mCE ${model} ${mce} / vanilla 77, ImageNet-C; ` +
+      "here relative to this run's vanilla model on the 15 common corruptions of MNIST digits",
+    tolerance,
+    toleranceSource: `rule: half the way to the null ratio 1 (${((1 - mce / 77) / 2).toFixed(4)}), rounded down`,
+    nulls: [{ value: 1, model: "no effect: the vanilla model's relative mCE" }],
+    kind: "analogue",
+    standIn: `${IMAGENET}; mCE normalised by this run's vanilla model, not AlexNet`,
     direction: "match",
     appliesTo: (cfg) => trainsModel(cfg, model) && trainsModel(cfg, "vanilla"),
   })),
@@ -196,61 +229,68 @@ const targets: Target<Cfg>[] = [
 const get = (m: Record<string, number>, key: string) => m[key];
 const defined = (...values: (number | undefined)[]) => values.every((v) => v !== undefined);
 
+// Each claim's margin is half the gap its table shows, so that a tie or "no effect" does not hold it.
 const claims: Claim<Cfg>[] = [
   {
-    text: "GNT σ0.5 and ANT1x1 raise MNIST-C accuracy by ≥ 0.02 over the vanilla model and lose ≤ 0.005 clean accuracy",
-    source: "000_306f4209a39c5a17.md §5.3 App. E Table 6 (86.9 → 92.4; clean 99.1 → 99.3 / 99.4), §7.3",
+    text: "GNT σ0.5 and ANT1x1 raise MNIST-C accuracy by ≥ 0.027 over the vanilla model and lose ≤ 0.005 clean " +
+      "accuracy",
+    source: "000_306f4209a39c5a17.md §5.3 App. E Table 6 rows Vanilla, GNT σ0.5, ANT1x1 (MNIST-C 86.9 → 92.4; clean " +
+      "99.1 → 99.3 / 99.4), §7.3",
     holds: (m) => {
       const [vc, vm, gc, gm, ac, am] = ["vanilla/clean", "vanilla/mnist_c", "gnt_0.5/clean", "gnt_0.5/mnist_c"]
         .concat(["ant_1x1/clean", "ant_1x1/mnist_c"]).map((k) => get(m, k));
       if (!defined(vc, vm, gc, gm, ac, am)) return undefined;
-      return gm! >= vm! + 0.02 && am! >= vm! + 0.02 && gc! >= vc! - 0.005 && ac! >= vc! - 0.005;
+      return gm! >= vm! + 0.027 && am! >= vm! + 0.027 && gc! >= vc! - 0.005 && ac! >= vc! - 0.005;
     },
   },
   {
-    text: "the σ with the best MNIST-C accuracy among the single-σ GNT models is 0.3, 0.5 or 0.7",
-    source: "000_306f4209a39c5a17.md §5.3 (App. E Fig. 2: the MNIST-C optimum of σ is ≈ 0.5)",
+    text: "MNIST-C accuracy over GNT's σ peaks inside the grid near 0.5: the best single-σ model has 0.3 ≤ σ ≤ 0.7 " +
+      "and beats the grid's smallest and largest σ by ≥ 0.01 each",
+    source: "000_306f4209a39c5a17.md §5.3 and §2.6 (App. E Fig. 2: the MNIST-C optimum of σ is ≈ 0.5; its values " +
+      "are not printed, so the margin is over the seeds' noise)",
     holds: (m, cfg) => {
-      const sigmas = cfg.regimes.includes("gnt") ? cfg.sigmas : [];
-      const scored = sigmas.filter((s) => get(m, `gnt_${s}/mnist_c`) !== undefined);
-      if (scored.length < 3) return undefined;
-      const best = scored.reduce((a, b) => get(m, `gnt_${b}/mnist_c`) > get(m, `gnt_${a}/mnist_c`) ? b : a);
-      return [0.3, 0.5, 0.7].includes(best);
+      const sigmas = (cfg.regimes.includes("gnt") ? [...cfg.sigmas] : []).sort((a, b) => a - b);
+      const acc = sigmas.map((s) => get(m, `gnt_${s}/mnist_c`));
+      if (sigmas.length < 3 || !defined(...acc)) return undefined;
+      const best = acc.indexOf(Math.max(...acc));
+      return sigmas[best] >= 0.3 && sigmas[best] <= 0.7 && acc[best] >= Math.max(acc[0], acc.at(-1)!) + 0.01;
     },
   },
   {
-    text: "on the vanilla model, learned adversarial noise needs a smaller L2 size than Gaussian noise (ε*_AN < ε*_GN)",
-    source: "000_306f4209a39c5a17.md §5.3 Table 2 (15.7 vs 39.0)",
+    text: "on the vanilla model, learned adversarial noise needs < 0.7× the L2 size of Gaussian noise (ε*_AN / ε*_GN)",
+    source: "000_306f4209a39c5a17.md §5.3 Table 2 row Vanilla RN50 (15.7 / 39.0 = 0.40; halfway from 1: 0.7)",
     holds: (m) => {
       const [an, gn] = [get(m, "vanilla/eps_an"), get(m, "vanilla/eps_gn")];
-      return defined(an, gn) ? an! < gn! : undefined;
+      return defined(an, gn) ? an! < 0.7 * gn! : undefined;
     },
   },
   {
-    text: "ANT1x1 has the largest ε*_AN of vanilla, GNT σ0.5, GNT_mult and ANT1x1",
-    source: "000_306f4209a39c5a17.md §5.3 Table 2 (95.4 vs 15.7 / 31.8 / 24.0)",
+    text: "ANT1x1's ε*_AN is ≥ 2× each of vanilla's, GNT σ0.5's and GNT_mult's (those trained)",
+    source: "000_306f4209a39c5a17.md §5.3 Table 2 column ε*_AN1x1 (ANT1x1 95.4 vs 15.7 / 31.8 / 24.0: ≥ 3.0×; " +
+      "halfway from 1×: 2×)",
     holds: (m) => {
       const ant = get(m, "ant_1x1/eps_an");
       const others = ["vanilla", "gnt_0.5", "gnt_mult"].map((r) => get(m, `${r}/eps_an`)).filter((v) =>
         v !== undefined
       );
-      return ant === undefined || others.length === 0 ? undefined : others.every((v) => ant > v);
+      return ant === undefined || others.length === 0 ? undefined : others.every((v) => ant >= 2 * v);
     },
   },
   {
-    text: "GNT σ0.5 is more accurate than the vanilla model under DDN at L2 ε = 1.5",
-    source: "000_306f4209a39c5a17.md §5.3 App. F Table 7 (89.2 vs 73.2)",
+    text: "GNT σ0.5 and ANT1x1 are each ≥ 0.08 more accurate than the vanilla model under DDN at L2 ε = 1.5",
+    source: "000_306f4209a39c5a17.md §5.3 App. F Table 7 rows Vanilla, GNT σ0.5, ANT1x1 (73.2 → 89.2 / 90.4)",
     holds: (m) => {
-      const [g, v] = [get(m, "gnt_0.5/l2_acc_1.5"), get(m, "vanilla/l2_acc_1.5")];
-      return defined(g, v) ? g! > v! : undefined;
+      const [g, a, v] = ["gnt_0.5", "ant_1x1", "vanilla"].map((r) => get(m, `${r}/l2_acc_1.5`));
+      return defined(g, a, v) ? g! >= v! + 0.08 && a! >= v! + 0.08 : undefined;
     },
   },
   {
-    text: "the relative mCE of GNT σ0.5 and ANT1x1 (common corruptions, against the vanilla model) is below 1",
-    source: "000_306f4209a39c5a17.md §5.3 App. D Table 5 (ImageNet-C mCE 64 and 62 vs vanilla 77)",
+    text: "the relative mCE (common corruptions, against the vanilla model) of GNT σ0.5 is < 0.915 and of ANT1x1 < 0.9",
+    source: "000_306f4209a39c5a17.md §5.3 App. D Table 5 rows Vanilla, GNTσ0.5, ANT1x1 (mCE 77, 64, 62: ratios " +
+      "0.83, 0.81; halfway from 1)",
     holds: (m) => {
       const [g, a] = [get(m, "gnt_0.5/relative_mce"), get(m, "ant_1x1/relative_mce")];
-      return defined(g, a) ? g! < 1 && a! < 1 : undefined;
+      return defined(g, a) ? g! < 0.915 && a! < 0.9 : undefined;
     },
   },
 ];
@@ -615,10 +655,13 @@ export const experiment = defineExperiment({
       sigmas: [0.1, 0.3, 0.5, 0.7, 1.0],
       model: "small_cnn",
       optimizer: "adam",
+      // A stratified eighth of the training file; clean accuracy on all 10,000 test digits, MNIST-C on 2,000 of them.
+      train_digits: 8_000,
       pretrain_epochs: 4,
       epochs: 5,
       batch: 128,
       generator_lr: 1e-3,
+      mnist_c_digits: 2_000,
       curve_digits: 500,
       restart_every: 100,
       restart_steps: 100,
@@ -627,7 +670,8 @@ export const experiment = defineExperiment({
     paper: {},
   },
   presetLimits: {
-    quick: "8,000/2,000 digits of the npm package (not 60,000/10,000); the small CNN (conv 32, conv 64, FC 128) with " +
+    quick: "8,000 of the 60,000 official training digits; clean accuracy on the 10,000 test digits, MNIST-C on " +
+      "2,000 of them (paper: 10,000); the small CNN (conv 32, conv 64, FC 128) with " +
       "Adam 1e-3 and batch 128 instead of the Madry CNN with SGD-M and batch 300; 4 pretraining epochs, then 5 per " +
       "regime (paper: 500–600 until convergence); ANT's generator at Adam 1e-3, restarted every 100 steps for 100 " +
       "steps; the 15 common corruptions with the CIFAR-10-C constants (28-px digits) and a procedural frost",
@@ -635,8 +679,9 @@ export const experiment = defineExperiment({
       "at batch 300 on 8,000 digits are 13,350 steps per regime; the bench's small-CNN step (304 ms at batch 128 on " +
       "one wasm thread) scaled by the Madry CNN's 3.4× cost and the batch gives ≈ 2.4 s per step, so ≈ 9 h per " +
       "regime and ≈ 2–3 days on 2 cores (ANT's generator steps included); on an NVIDIA H200 with WebGPU the small " +
-      "CNN step took 52 ms (bench/reports/webgpu-nvidia-h200.json), ≈ 0.4 s per Madry step, ≈ 17 h in all. ε*_AN " +
-      "from one generator seed (the paper: 4)",
+      "CNN step took 52 ms (bench/reports/webgpu-nvidia-h200.json), ≈ 0.4 s per Madry step, ≈ 17 h in all; these " +
+      "estimates are for 8,000 training digits, the preset's 60,000 take 7.5× as long. ε*_AN from one generator seed " +
+      "(the paper: 4)",
   },
   targets,
   claims,
