@@ -81,7 +81,7 @@ export function ScorecardPage() {
             )),
             ...(g.problem
               ? [
-                <tr>
+                <tr key={`${groupLabel(g)} problem`}>
                   <td>{g.experiment}</td>
                   <td></td>
                   <td></td>

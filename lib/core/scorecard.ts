@@ -28,10 +28,10 @@ export interface ScoredExperiment {
     // deno-lint-ignore no-explicit-any
     appliesTo?: (cfg: any) => boolean;
   }[];
-  // deno-lint-ignore no-explicit-any
   claims: readonly {
     text: string;
     source: string;
+    // deno-lint-ignore no-explicit-any
     holds: (m: Record<string, number>, cfg: any) => boolean | undefined;
   }[];
   presetLimits?: Partial<Record<string, string>>;
