@@ -43,7 +43,7 @@ import {
 } from "../lib/data/synth.ts";
 import { corrGap, disentanglementScore, type FactorKind, migBinned } from "../lib/metrics/disentanglement_score.ts";
 import { distanceToOrthogonality, HAAR_DTO_2 } from "../lib/metrics/dto.ts";
-import { polarizedFraction, polarizedKl } from "../lib/metrics/polarized.ts";
+import { linearPosteriorVariance, polarizedFraction, polarizedKl } from "../lib/metrics/polarized.ts";
 import { type EnsembleKind, type EnsembleOptions, EnsembleVae } from "../lib/models/ensemble.ts";
 import {
   type EnsembleTraining,
@@ -136,13 +136,6 @@ export type Cfg = ConfigOf<typeof config>;
 const MODELS = ["beta_vae", "ae", "beta_vae_sigma"] as const;
 type SynthModel = typeof MODELS[number];
 const KIND: Record<SynthModel, EnsembleKind> = { beta_vae: "vae", ae: "ae", beta_vae_sigma: "full" };
-
-/**
- * Theorem 2's posterior variance E σ_j² of a linear β-VAE (loss Σ(x̂ − x)² + β·KL) along a principal direction of
- * variance λ_j: β/(2λ_j) while β < 2λ_j, else 1 (pruned); derived and checked in
- * tests/experiments/vae_pca_sigma_test.ts.
- */
-export const linearPosteriorVariance = (beta: number, lambda: number) => Math.min(1, beta / (2 * lambda));
 
 /** Number formatting of keys: `1.2`, `0.01`. */
 const key = (v: number) => String(v);
@@ -267,7 +260,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "(4) the linear β-VAE is PCA: decoder columns along R e₁, R e₂ (|cos| ≥ 0.99) and σ_j² within 10% of " +
-      "β/(2λ_j) (the report's (β/2)/(λ_j + β) misses s_j² = λ_j − β/2; tests/experiments/vae_pca_sigma_test.ts)",
+      "β/(2λ_j) (at the optimum s_j² = λ_j − β/2; derived and checked in tests/metrics/linear_posterior_variance_test.ts)",
     source: "003_4a2c49557ae8b2d0.md §2.7 (Theorem 2), §7.2",
     holds: (m) =>
       has(m, ["pca/cos_min", "pca/sigma2_rel_err"])

@@ -95,3 +95,12 @@ export function polarizedFraction(
   while (first > 0 && deltas[first - 1] < threshold) first--;
   return first === steps.length ? 0 : 1 - steps[first] / totalSteps;
 }
+
+/**
+ * Theorem 2's posterior variance E σ_j² of a linear β-VAE (loss Σ(x̂ − x)² + β·KL) along a principal direction of
+ * variance λ_j: β/(2λ_j) while β < 2λ_j, else 1 (pruned); checked against a linear VAE optimised to convergence in
+ * tests/metrics/linear_posterior_variance_test.ts.
+ */
+export function linearPosteriorVariance(beta: number, lambda: number): number {
+  return Math.min(1, beta / (2 * lambda));
+}

@@ -19,7 +19,7 @@
 import { assert, assertAlmostEquals } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { synthRotation } from "../../lib/data/synth.ts";
-import { linearPosteriorVariance } from "../../experiments/vae_pca.ts";
+import { linearPosteriorVariance } from "../../lib/metrics/polarized.ts";
 
 /** Parameters of the linear VAE: D `[3][2]`, A `[2][3]`, v = log σ² `[2]`, flattened. */
 const SIZES = { d: 6, a: 6, v: 2 } as const;
