@@ -9,7 +9,15 @@ import { parseInvocation, PRESETS, presetsOf } from "../../lib/core/experiment.t
 import { auditExperiment } from "../../lib/core/audit.ts";
 
 const PAPERS = new URL("../../../shared/papers/", import.meta.url);
-const DOCUMENTS = new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
+/** The source documents' names, or null on a clone without the reports beside it (a user's clone). */
+const DOCUMENTS: Set<string> | null = (() => {
+  try {
+    return new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+})();
 
 /** The report names a document `NNN_<16 hex>`, written with .md (the report) or .txt (the source). */
 function documentsNamed(source: string): string[] {
@@ -35,6 +43,10 @@ Deno.test("a long preset says what it shows and what it cannot, from its measure
 });
 
 Deno.test("every target and claim cites a document of ../shared/papers/ that exists", () => {
+  if (DOCUMENTS === null) {
+    console.log("skipped: no ../shared/papers/ beside this clone to check the cited documents against");
+    return;
+  }
   const missing: string[] = [];
   for (const e of EXPERIMENTS) {
     for (const item of [e, ...e.targets, ...e.claims]) {
