@@ -25,9 +25,11 @@ import {
 import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
-import { targetVerdict } from "./targets.ts";
+import { type Claim, type Target, targetVerdict } from "./targets.ts";
 import { resultTablesMarkdown, summaryMarkdown } from "./scorecard.ts";
 import { targetCurve } from "./curves.ts";
+// Targets and claims are defined beside their verdicts; experiments import them from here.
+export type { Claim, NullModel, Target, TargetKind } from "./targets.ts";
 import { Rng } from "./rng.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
 import {
@@ -40,7 +42,6 @@ import {
   runLockPath,
   type RunSummary,
   RunWriter,
-  type TargetDirection,
   type Verdict,
 } from "./run_store.ts";
 
@@ -48,76 +49,6 @@ import {
 export const PRESETS = ["smoke", "quick", "long", "paper"] as const;
 /** A preset name. */
 export type PresetName = typeof PRESETS[number];
-
-/** A published number this experiment is compared with. */
-// deno-lint-ignore no-explicit-any
-export interface Target<C = any> {
-  /** Key in the run's final metrics. */
-  metric: string;
-  /** The published value. */
-  paper: number;
-  /** Where it is published: document file name and table. */
-  source: string;
-  /** Allowed distance from `paper` for the verdict "reproduced". */
-  tolerance: number;
-  /**
-   * "match": reproduced within `tolerance` on either side; "higher" (a score
-   * where more is better): reproduced unless below `paper − tolerance`;
-   * "lower": reproduced unless above `paper + tolerance`. Beating a published
-   * number is not a failure to reproduce it.
-   */
-  direction: TargetDirection;
-  /**
-   * Where `tolerance` comes from: the document's own spread (s.d. over seeds or
-   * models, the IQR of a figure: say which table) or the stated rule applied.
-   */
-  toleranceSource: string;
-  /**
-   * What trivial models score on this metric (chance, the mean predictor, the
-   * untrained network at step 0 by the same code, a ratio of 1 for "no
-   * effect"): the band of "reproduced" must exclude each, with the tolerance
-   * at most half the way from the published value to the nearest one.
-   */
-  nulls: NullModel[];
-  /** Whether the run measures the document's quantity or a stand-in for it. */
-  kind: TargetKind;
-  /**
-   * For an analogue: what stands in for what (e.g. "a 4-layer CNN on MNIST for
-   * ResNet-50 on ImageNet"). For like-for-like: optional, the scale factor.
-   */
-  standIn?: string;
-  /** Whether the published number is about this run's setting (default: always); others are left out. */
-  appliesTo?: (cfg: C) => boolean;
-  /**
-   * The logged metric whose values during training are this target's learning
-   * curve (default: `metric`); `*` matches any characters but "/", and the
-   * metrics it matches are averaged per step (e.g. over seeds).
-   */
-  curve?: string | ((cfg: C) => string);
-}
-
-/** A trivial model's score on a target's metric, and what that model is. */
-export interface NullModel {
-  value: number;
-  /** e.g. "chance (10 classes)", "mean predictor (R² 0)", "untrained network, step 0". */
-  model: string;
-}
-
-/**
- * "like-for-like": the document's quantity (its data, model family and metric,
- * at a scale within a stated factor); "analogue": a stand-in (another dataset,
- * architecture or scale), counted apart.
- */
-export type TargetKind = "like-for-like" | "analogue";
-
-/** A qualitative finding of the source, checked on the final metrics and the run's config. */
-// deno-lint-ignore no-explicit-any
-export interface Claim<C = any> {
-  text: string;
-  source: string;
-  /** True when the finding holds, false when not, undefined when the run did not measure it. */
-  holds: (metrics: Record<string, number>, cfg: C) => boolean | undefined;
-}
 
 /** What a run reports back: final scalar metrics, plus any structured detail. */
 export interface RunResult {

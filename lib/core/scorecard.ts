@@ -9,31 +9,14 @@
  */
 import { curveCell, type CurvePoints, lastThirdTrend, type TargetCurve } from "./curves.ts";
 import type { ReferenceResult } from "./reference_results.ts";
-import { comparisonText, seedsVerdict } from "./targets.ts";
+import { type Claim, comparisonText, seedsVerdict, type Target } from "./targets.ts";
 import { type SummaryView, type TargetDirection, type Verdict, VERDICTS } from "./run_store.ts";
 
 /** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
 export interface ScoredExperiment {
   name: string;
-  targets: readonly {
-    metric: string;
-    paper: number;
-    source: string;
-    tolerance: number;
-    direction: TargetDirection;
-    toleranceSource: string;
-    nulls: readonly { value: number; model: string }[];
-    kind: "like-for-like" | "analogue";
-    standIn?: string;
-    // deno-lint-ignore no-explicit-any
-    appliesTo?: (cfg: any) => boolean;
-  }[];
-  claims: readonly {
-    text: string;
-    source: string;
-    // deno-lint-ignore no-explicit-any
-    holds: (m: Record<string, number>, cfg: any) => boolean | undefined;
-  }[];
+  targets: readonly Target[];
+  claims: readonly Claim[];
   presetLimits?: Partial<Record<string, string>>;
 }
 
