@@ -17,6 +17,7 @@ import { extremes, type TargetCurve } from "./curves.ts";
 import { encodePng, type Image } from "./png.ts";
 import { formatNpy, type NpyArray, type NpyData, parseNpy } from "./npy.ts";
 import { UsageError } from "./errors.ts";
+import { type TargetDirection, type Verdict, VERDICTS } from "./targets.ts";
 
 /** Lifecycle states of a run; `crashed` is derived by readers from a stale heartbeat. */
 export type RunStatus = "running" | "completed" | "failed" | "interrupted" | "crashed";
@@ -72,14 +73,8 @@ export function sweepTagFromEnv(): SweepTag | undefined {
   return m ? { id: m[1], key: m[2], index: Number(m[3]) } : undefined;
 }
 
-/** How a published number is compared: within tolerance, or at least as good in a stated direction. */
-export type TargetDirection = "match" | "higher" | "lower";
-
-/** Verdict of a target or claim in summary.json ("still rising": targets only, see lib/core/curves.ts). */
-export type Verdict = "reproduced" | "not reproduced" | "still rising" | "not measured";
-
-/** Every verdict, in the order the scorecard counts them. */
-export const VERDICTS: readonly Verdict[] = ["reproduced", "still rising", "not reproduced", "not measured"];
+// Verdicts are defined with the targets they judge; summary.json stores them.
+export { type TargetDirection, type Verdict, VERDICTS } from "./targets.ts";
 
 /** One target of summary.json: the published number beside ours. */
 export interface SummaryTarget {

@@ -9,8 +9,16 @@
  */
 import { curveCell, type CurvePoints, lastThirdTrend, type TargetCurve } from "./curves.ts";
 import type { ReferenceResult } from "./reference_results.ts";
-import { type Claim, comparisonText, seedsVerdict, type Target } from "./targets.ts";
-import { type SummaryView, type TargetDirection, type Verdict, VERDICTS } from "./run_store.ts";
+import {
+  type Claim,
+  comparisonText,
+  seedsVerdict,
+  type Target,
+  type TargetDirection,
+  type Verdict,
+  VERDICTS,
+} from "./targets.ts";
+import type { SummaryView } from "./run_store.ts";
 
 /** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
 export interface ScoredExperiment {

@@ -9,7 +9,15 @@
 import { stillRising, type TargetCurve } from "./curves.ts";
 import { meanSd } from "./matrix.ts";
 import { studentTQuantile } from "./special_functions.ts";
-import type { TargetDirection, Verdict } from "./run_store.ts";
+
+/** How a published number is compared: within tolerance, or at least as good in a stated direction. */
+export type TargetDirection = "match" | "higher" | "lower";
+
+/** Verdict of a target or claim ("still rising": targets only, see lib/core/curves.ts). */
+export type Verdict = "reproduced" | "not reproduced" | "still rising" | "not measured";
+
+/** Every verdict, in the order the scorecard counts them. */
+export const VERDICTS: readonly Verdict[] = ["reproduced", "still rising", "not reproduced", "not measured"];
 
 /** A published number an experiment is compared with. */
 // deno-lint-ignore no-explicit-any
