@@ -112,7 +112,10 @@ function scoreClaim(claim: ScoredExperiment["claims"][number], seeds: ReferenceR
     : holding === measured.length
     ? "reproduced"
     : "not reproduced";
-  const kept = seeds.every((r) => r.config === null) ? "as judged by the run (config not kept)" : null;
+  const recorded = seeds.some((r) => r.claims.some((c) => c.text === claim.text));
+  const kept = seeds.every((r) => r.config === null)
+    ? recorded ? "as judged by the run (config not kept)" : "new or reworded since the run (config not kept)"
+    : null;
   const note = seeds.length > 1 && measured.length > 0 ? `holds in ${holding} of ${measured.length} seeds` : kept;
   return { text: claim.text, source: claim.source, verdict, note };
 }

@@ -192,7 +192,10 @@ Deno.test("a result whose config was not kept uses its metrics' targets and the 
     "as judged by the run (config not kept)",
   ]]);
   const rewritten = scoreResults([{ ...legacy, claims: [] }], lookup)[0];
-  assertEquals(rewritten.claims[0].verdict, "not measured");
+  assertEquals(rewritten.claims.map((c) => [c.verdict, c.note]), [[
+    "not measured",
+    "new or reworded since the run (config not kept)",
+  ]]);
 });
 
 Deno.test("kept results round-trip through files; broken files are named with the reason, never dropped silently", () => {
