@@ -63,15 +63,20 @@ export function extremes(values: ArrayLike<number>, start = 0, end = values.leng
 export function curveOf(series: ReadonlyMap<string, Series>, pattern: string): CurvePoints {
   const escaped = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
   const regex = new RegExp(`^${escaped.join("[^/]*")}$`);
+  const matched = [...series].filter(([key]) => regex.test(key));
+  return meanByStep(matched.map(([, s]) => s.x.map((step, i): [number, number] => [step, s.y[i]])));
+}
+
+/** The per-step mean of several curves (e.g. one per seed), in step order. */
+export function meanByStep(curves: Iterable<CurvePoints>): CurvePoints {
   const byStep = new Map<number, { sum: number; n: number }>();
-  for (const [key, s] of series) {
-    if (!regex.test(key)) continue;
-    s.x.forEach((step, i) => {
+  for (const points of curves) {
+    for (const [step, value] of points) {
       const at = byStep.get(step) ?? { sum: 0, n: 0 };
-      at.sum += s.y[i];
+      at.sum += value;
       at.n += 1;
       byStep.set(step, at);
-    });
+    }
   }
   return [...byStep.entries()].sort((a, b) => a[0] - b[0]).map(([step, { sum, n }]) => [step, sum / n]);
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { curveCell, type CurvePoints, lastThirdTrend, type TargetCurve } from "./curves.ts";
+import { curveCell, lastThirdTrend, meanByStep, type TargetCurve } from "./curves.ts";
 import type { ReferenceResult } from "./reference_results.ts";
 import {
   type Claim,
@@ -78,20 +78,6 @@ export interface ScoredGroup {
   problem: string | null;
 }
 
-/** Per-step mean of several curves. */
-function meanCurve(curves: CurvePoints[]): CurvePoints {
-  const byStep = new Map<number, { sum: number; n: number }>();
-  for (const points of curves) {
-    for (const [step, value] of points) {
-      const at = byStep.get(step) ?? { sum: 0, n: 0 };
-      at.sum += value;
-      at.n += 1;
-      byStep.set(step, at);
-    }
-  }
-  return [...byStep.entries()].sort((a, b) => a[0] - b[0]).map(([step, { sum, n }]) => [step, sum / n]);
-}
-
 /** A claim judged on each seed's metrics and config (kept verdicts where the config was not kept). */
 function scoreClaim(claim: ScoredExperiment["claims"][number], seeds: ReferenceResult[]): ScoredClaim {
   const judged = seeds.map((r): boolean | undefined => {
@@ -159,7 +145,7 @@ export function scoreResults(
       seeds.some((r) => r.config === null ? t.metric in r.metrics : t.appliesTo?.(r.config) ?? true);
     const targets = experiment.targets.filter(applies).map((t): ScoredTarget => {
       const curves = seeds.flatMap((r) => r.curves[t.metric] ? [r.curves[t.metric]] : []);
-      const points = meanCurve(curves);
+      const points = meanByStep(curves);
       const curve = points.length ? { metric: t.metric, points, trend: lastThirdTrend(points) } : null;
       const judged = seedsVerdict(t, seeds.map((r) => r.metrics[t.metric]), curve);
       return {
