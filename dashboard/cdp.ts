@@ -96,7 +96,7 @@ export class Browser {
   }
 
   /** Opens `url` in the page and waits until its document has been parsed. */
-  async goto(url: string, timeoutMs = 30_000): Promise<void> {
+  async goto(url: string, timeoutMs = 120_000): Promise<void> {
     await this.send("Page.navigate", { url });
     const start = Date.now();
     while (Date.now() - start < timeoutMs) {
@@ -129,13 +129,22 @@ export class Browser {
     return result.result.value;
   }
 
-  /** Polls `expression` until it is truthy; returns its value. */
-  async waitFor<T>(expression: string, what: string, timeoutMs = 30_000): Promise<T> {
+  /**
+   * Waits until `expression` is truthy and returns its value. The page checks it again on every change of its
+   * document and on every `latentlab:drawn` event (a chart drawn or updated), so a busy machine delays the
+   * answer but never turns it into a miss; `timeoutMs` only bounds a wait for something that never comes.
+   */
+  async waitFor<T>(expression: string, what: string, timeoutMs = 120_000): Promise<T> {
     const start = Date.now();
     while (Date.now() - start < timeoutMs) {
-      const value = await this.evaluate<T>(expression);
-      if (value) return value;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const left = timeoutMs - (Date.now() - start);
+      try {
+        const { done, value } = await this.evaluate<{ done: boolean; value: T }>(untilTruthy(expression, left));
+        if (done) return value;
+      } catch (error) {
+        // A navigation replaced the document during the wait: look again in the new one.
+        if (!/Execution context was destroyed|Cannot find context/.test(String(error))) throw error;
+      }
     }
     throw new Error(`timed out waiting for ${what}`);
   }
@@ -157,4 +166,32 @@ export class Browser {
     await this.#process.status;
     await Deno.remove(this.#profile, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * A page expression resolving to `{done, value}`: done once `expression` is truthy, checked now, on every DOM
+ * mutation, every `latentlab:drawn` event and every 250 ms; not done after `timeoutMs`.
+ */
+function untilTruthy(expression: string, timeoutMs: number): string {
+  return `new Promise((resolve) => {
+  const check = () => {
+    let value;
+    try { value = (${expression}); } catch { value = undefined; }
+    if (value) finish(true, value);
+  };
+  const observer = new MutationObserver(check);
+  const finish = (done, value) => {
+    observer.disconnect();
+    document.removeEventListener("latentlab:drawn", check);
+    clearTimeout(timer);
+    clearInterval(fallback);
+    resolve({ done, value });
+  };
+  const timer = setTimeout(() => finish(false, null), ${Math.max(0, Math.round(timeoutMs))});
+  // State outside the document (a variable of the page) has no event: look at it now and then as well.
+  const fallback = setInterval(check, 250);
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  document.addEventListener("latentlab:drawn", check);
+  check();
+})`;
 }

@@ -35,6 +35,14 @@ function makeNextChart(): void {
   if (pendingCharts.length) setTimeout(makeNextChart, 0);
 }
 
+/**
+ * Tells the page that a chart was made or updated (`latentlab:drawn`, bubbling from its card): whoever waits for
+ * what a chart shows (the browser tests, the screenshot and bench scripts) waits on this, not on a clock.
+ */
+function announceDrawn(canvas: HTMLCanvasElement, metric: string): void {
+  canvas.dispatchEvent(new CustomEvent("latentlab:drawn", { bubbles: true, detail: { metric } }));
+}
+
 /** Props of {@linkcode ChartPanel}. */
 export interface ChartPanelProps {
   metric: string;
@@ -91,12 +99,14 @@ export function ChartPanel(props: ChartPanelProps) {
     if (!chart.current) {
       return makeInOwnTask(() => {
         chart.current = new Chart(canvas.current!, configOf() as never);
+        announceDrawn(canvas.current!, props.metric);
       });
     }
     const config = configOf();
     chart.current.data = config.data as never;
     chart.current.options = config.options as never;
     chart.current.update();
+    announceDrawn(canvas.current!, props.metric);
   }, [seen, props.lines, props.smoothing, props.logY, props.xAxis, xRange?.min, xRange?.max]);
   useEffect(() => () => chart.current?.destroy(), []);
   // Drawn again off screen for the file: twice the resolution, a white background, the metric as its title.
