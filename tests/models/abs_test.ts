@@ -3,19 +3,9 @@ import { assert, assertAlmostEquals, assertEquals, assertRejects } from "../asse
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { randomAffine } from "./fixtures/affine_decoder.ts";
-import {
-  Abs,
-  calibratedSoftmax,
-  type ClassGenerator,
-  classGenerator,
-  type ClassVae,
-  classVae,
-  fitCalibration,
-  fitClassScales,
-  gaussianPrototypes,
-  projectToBall,
-  trainClassVae,
-} from "../../lib/models/abs.ts";
+import { Abs, type ClassGenerator, classGenerator, gaussianPrototypes, projectToBall } from "../../lib/models/abs.ts";
+import { calibratedSoftmax, fitCalibration, fitClassScales } from "../../lib/models/abs_calibration.ts";
+import { type ClassVae, classVae, trainClassVae } from "../../lib/models/abs_vae.ts";
 
 await selectBackend("wasm");
 
