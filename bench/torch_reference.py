@@ -41,7 +41,7 @@ import pose_reference
 LATENTS = 10
 FACTORS = 5  # outputs of the generalization benchmark's regressors
 
-# ABS (Schott et al. 2019, App. A.7), as lib/models/abs.ts and lib/models/abs_cnn.ts: (kernel, stride, maps).
+# ABS (Schott et al. 2019, App. A.7), as lib/models/abs_vae.ts and lib/models/abs_cnn.ts: (kernel, stride, maps).
 ABS_DECODER = [(4, 1, 32), (5, 2, 16), (5, 2, 16), (4, 1, 1)]
 ABS_CNN_LAYERS = [(5, 1, 20), (4, 2, 70), (3, 2, 256), (5, 1, 10)]
 ABS_LATENTS = 8
@@ -177,7 +177,7 @@ def load_npy(directory, name):
 
 
 def conv_bn_stack(directory, prefix, inputs, layers, transposed):
-    """lib/models/abs.ts `convBnStack` with our weights, in eval mode: conv -> BatchNorm -> ELU on all but the last
+    """lib/models/conv_bn.ts `convBnStack` with our weights, in eval mode: conv -> BatchNorm -> ELU on all but the last
     layer, valid padding. Our filters are [k, k, in, out] (conv2d) and [k, k, out, in] (conv2dTranspose); torch's are
     [out, in, k, k] and [in, out, k, k], the same permutation of axes."""
     modules = []

@@ -43,7 +43,9 @@ import {
   reportedDistances,
   summarizeDistances,
 } from "../lib/metrics/adversarial.ts";
-import { Abs, type ClassVae, classVae, fitCalibration, fitClassScales, trainClassVae } from "../lib/models/abs.ts";
+import { Abs } from "../lib/models/abs.ts";
+import { fitCalibration, fitClassScales } from "../lib/models/abs_calibration.ts";
+import { type ClassVae, classVae, trainClassVae } from "../lib/models/abs_vae.ts";
 import { absCnn, absCnnModel, trainAbsCnn } from "../lib/models/abs_cnn.ts";
 import { nearestNeighbor } from "../lib/models/nearest_neighbor.ts";
 import type { PhaseArrays } from "../lib/train/phases.ts";

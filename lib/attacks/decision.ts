@@ -13,7 +13,7 @@ import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { l0, l2 } from "./distances.ts";
 import { adversarialAt, saltAndPepperDraws, smallestAdversarialScale } from "./noise.ts";
-import type { Attack, AttackBatch, AttackModel } from "./types.ts";
+import { type Attack, type AttackBatch, type AttackModel, decisionAttack } from "./types.ts";
 
 function positive(name: string, value: number, integer = false): void {
   if (!(value > 0) || (integer && !Number.isInteger(value))) {
@@ -61,33 +61,25 @@ export interface BlendedNoiseOptions {
 export function linearSearchBlendedUniformNoise({ directions = 1000, steps = 1000 }: BlendedNoiseOptions = {}): Attack {
   positive("directions", directions, true);
   positive("steps", steps, true);
-  return {
-    name: "blended_uniform_noise",
-    distance: "l2",
-    kind: "minimization",
-    needsGradient: false,
-    async perturb(model, batch, _epsilon, rng) {
-      const { n, shape, x } = batch;
-      const d = shape[0] * shape[1] * shape[2];
-      const [low, high] = model.bounds;
-      const noise = new Float32Array(n * d);
-      let missing = allRows(n);
-      for (let k = 0; k < directions && missing.length; k++) {
-        for (const i of missing) {
-          for (let j = i * d; j < (i + 1) * d; j++) noise[j] = low + (high - low) * rng.uniform();
-        }
-        const isAdv = await adversarialRows(model, batch, noise, missing);
-        missing = missing.filter((_, r) => !isAdv[r]);
+  return decisionAttack("blended_uniform_noise", "l2", async (model, batch, _epsilon, rng) => {
+    const { n, x, d, low, high } = batch;
+    const noise = new Float32Array(n * d);
+    let missing = allRows(n);
+    for (let k = 0; k < directions && missing.length; k++) {
+      for (const i of missing) {
+        for (let j = i * d; j < (i + 1) * d; j++) noise[j] = low + (high - low) * rng.uniform();
       }
-      // A sample without an adversarial draw blends toward its clean input: the search finds nothing.
-      for (const i of missing) noise.set(x.subarray(i * d, (i + 1) * d), i * d);
-      const blend = (i: number, t: number, out: Float32Array) => {
-        for (let j = 0; j < d; j++) out[j] = (1 - t) * x[i * d + j] + t * noise[i * d + j];
-      };
-      return (await smallestAdversarialScale(model, batch, blend, 1, { gridSteps: steps, bisectionSteps: 0 }))
-        .adversarial;
-    },
-  };
+      const isAdv = await adversarialRows(model, batch, noise, missing);
+      missing = missing.filter((_, r) => !isAdv[r]);
+    }
+    // A sample without an adversarial draw blends toward its clean input: the search finds nothing.
+    for (const i of missing) noise.set(x.subarray(i * d, (i + 1) * d), i * d);
+    const blend = (i: number, t: number, out: Float32Array) => {
+      for (let j = 0; j < d; j++) out[j] = (1 - t) * x[i * d + j] + t * noise[i * d + j];
+    };
+    return (await smallestAdversarialScale(model, batch, blend, 1, { gridSteps: steps, bisectionSteps: 0 }))
+      .adversarial;
+  });
 }
 
 /** Options of {@linkcode boundary} (foolbox 3 `BoundaryAttack`, in camelCase). */
@@ -139,83 +131,75 @@ export function boundary(options: BoundaryOptions = {}): Attack {
   positive("stepAdaptation", stepAdaptation);
   positive("updateStatsEvery", updateStatsEvery, true);
   const init = linearSearchBlendedUniformNoise({ steps: initSteps });
-  return {
-    name: "boundary",
-    distance: "l2",
-    kind: "minimization",
-    needsGradient: false,
-    async perturb(model, batch, epsilon, rng) {
-      const { n, shape, x } = batch;
-      const d = shape[0] * shape[1] * shape[2];
-      const [low, high] = model.bounds;
-      const best = await init.perturb(model, batch, epsilon, rng);
-      const startAdv = await adversarialRows(model, batch, best, allRows(n));
-      const start = l2(x, best, n);
-      // Clean errors (distance 0) need no walk; failed starts cannot walk.
-      let rows = allRows(n).filter((i) => startAdv[i] && start[i] > 0);
-      const spherical = new Float64Array(n).fill(sphericalStep);
-      const source = new Float64Array(n).fill(sourceStep);
-      const sphericalStats = new SuccessWindow(100, n);
-      const sourceStats = new SuccessWindow(30, n);
-      const eta = new Float64Array(d);
-      for (let step = 1; step <= steps; step++) {
-        rows = rows.filter((i) => source[i] >= sourceStepConvergence);
-        if (!rows.length) break;
-        const check = step % updateStatsEvery === 0;
-        const m = rows.length;
-        const candidates = new Float32Array(m * d);
-        const sphericals = new Float32Array(m * d);
-        const norms = new Float64Array(m);
-        rows.forEach((i, k) => {
-          norms[k] = drawProposal(
-            rng,
-            x.subarray(i * d, (i + 1) * d),
-            best.subarray(i * d, (i + 1) * d),
-            spherical[i],
-            source[i],
-            low,
-            high,
-            eta,
-            sphericals.subarray(k * d, (k + 1) * d),
-            candidates.subarray(k * d, (k + 1) * d),
-          );
-        });
-        const packed = (buffer: Float32Array) => (_i: number, out: Float32Array, k: number) =>
-          out.set(buffer.subarray(k * d, (k + 1) * d));
-        const isAdv = await adversarialAt(model, shape, rows, batch.labels, packed(candidates));
-        rows.forEach((i, k) => {
-          let dist = 0;
-          for (let j = 0; j < d; j++) dist += (x[i * d + j] - candidates[k * d + j]) ** 2;
-          // Closer by construction, unless rounding says otherwise.
-          if (isAdv[k] && Math.sqrt(dist) < norms[k]) best.set(candidates.subarray(k * d, (k + 1) * d), i * d);
-        });
-        if (!check) continue;
-        const sphericalAdv = await adversarialAt(model, shape, rows, batch.labels, packed(sphericals));
-        rows.forEach((i, k) => {
-          sphericalStats.push(i, sphericalAdv[k]);
-          sourceStats.push(i, isAdv[k]);
-          if (sphericalStats.full(i)) {
-            const p = sphericalStats.mean(i);
-            const factor = p > 0.5 ? stepAdaptation : p < 0.2 ? 1 / stepAdaptation : 1;
-            if (factor !== 1) {
-              spherical[i] *= factor;
-              source[i] *= factor;
-              sphericalStats.clear(i);
-            }
+  return decisionAttack("boundary", "l2", async (model, batch, epsilon, rng) => {
+    const { n, shape, x, d, low, high } = batch;
+    const best = await init.perturb(model, batch, epsilon, rng);
+    const startAdv = await adversarialRows(model, batch, best, allRows(n));
+    const start = l2(x, best, n);
+    // Clean errors (distance 0) need no walk; failed starts cannot walk.
+    let rows = allRows(n).filter((i) => startAdv[i] && start[i] > 0);
+    const spherical = new Float64Array(n).fill(sphericalStep);
+    const source = new Float64Array(n).fill(sourceStep);
+    const sphericalStats = new SuccessWindow(100, n);
+    const sourceStats = new SuccessWindow(30, n);
+    const eta = new Float64Array(d);
+    for (let step = 1; step <= steps; step++) {
+      rows = rows.filter((i) => source[i] >= sourceStepConvergence);
+      if (!rows.length) break;
+      const check = step % updateStatsEvery === 0;
+      const m = rows.length;
+      const candidates = new Float32Array(m * d);
+      const sphericals = new Float32Array(m * d);
+      const norms = new Float64Array(m);
+      rows.forEach((i, k) => {
+        norms[k] = drawProposal(
+          rng,
+          x.subarray(i * d, (i + 1) * d),
+          best.subarray(i * d, (i + 1) * d),
+          spherical[i],
+          source[i],
+          low,
+          high,
+          eta,
+          sphericals.subarray(k * d, (k + 1) * d),
+          candidates.subarray(k * d, (k + 1) * d),
+        );
+      });
+      const packed = (buffer: Float32Array) => (_i: number, out: Float32Array, k: number) =>
+        out.set(buffer.subarray(k * d, (k + 1) * d));
+      const isAdv = await adversarialAt(model, shape, rows, batch.labels, packed(candidates));
+      rows.forEach((i, k) => {
+        let dist = 0;
+        for (let j = 0; j < d; j++) dist += (x[i * d + j] - candidates[k * d + j]) ** 2;
+        // Closer by construction, unless rounding says otherwise.
+        if (isAdv[k] && Math.sqrt(dist) < norms[k]) best.set(candidates.subarray(k * d, (k + 1) * d), i * d);
+      });
+      if (!check) continue;
+      const sphericalAdv = await adversarialAt(model, shape, rows, batch.labels, packed(sphericals));
+      rows.forEach((i, k) => {
+        sphericalStats.push(i, sphericalAdv[k]);
+        sourceStats.push(i, isAdv[k]);
+        if (sphericalStats.full(i)) {
+          const p = sphericalStats.mean(i);
+          const factor = p > 0.5 ? stepAdaptation : p < 0.2 ? 1 / stepAdaptation : 1;
+          if (factor !== 1) {
+            spherical[i] *= factor;
+            source[i] *= factor;
+            sphericalStats.clear(i);
           }
-          if (sourceStats.full(i)) {
-            const p = sourceStats.mean(i);
-            const factor = p > 0.25 ? stepAdaptation : p < 0.1 ? 1 / stepAdaptation : 1;
-            if (factor !== 1) {
-              source[i] *= factor;
-              sourceStats.clear(i);
-            }
+        }
+        if (sourceStats.full(i)) {
+          const p = sourceStats.mean(i);
+          const factor = p > 0.25 ? stepAdaptation : p < 0.1 ? 1 / stepAdaptation : 1;
+          if (factor !== 1) {
+            source[i] *= factor;
+            sourceStats.clear(i);
           }
-        });
-      }
-      return best;
-    },
-  };
+        }
+      });
+    }
+    return best;
+  });
 }
 
 /**
@@ -328,63 +312,55 @@ export function saltAndPepper(
   if (distance !== "l2" && distance !== "l0") {
     throw new UsageError(`salt-and-pepper distance must be l2 or l0, got "${distance}"`);
   }
-  return {
-    name: "salt_and_pepper",
-    distance,
-    kind: "minimization",
-    needsGradient: false,
-    async perturb(model, batch, _epsilon, rng) {
-      const { n, shape, x } = batch;
-      const d = shape[0] * shape[1] * shape[2];
-      const [low, high] = model.bounds;
-      const result = x.slice();
-      const clean = await adversarialRows(model, batch, x, allRows(n));
-      const bestNorm = Float64Array.from(clean, (a) => a ? 0 : Infinity);
-      const rows = allRows(n).filter((i) => !clean[i]);
-      const minP = new Float64Array(n);
-      const maxP = new Float64Array(n).fill(1);
-      const stepSize = new Float64Array(n).fill(1 / steps);
-      const p = new Float64Array(n).fill(1 / steps);
-      const draws = new Float32Array(rows.length * d);
-      for (let step = 0; step < steps && rows.length; step++) {
-        const u = saltAndPepperDraws(rng, rows.length, shape, acrossChannels);
-        rows.forEach((i, k) => {
-          for (let j = 0; j < d; j++) {
-            const v = u[k * d + j];
-            draws[k * d + j] = v >= 1 - p[i] / 2 ? high : v < p[i] / 2 ? low : x[i * d + j];
-          }
-        });
-        const isAdv = await adversarialAt(
-          model,
-          shape,
-          rows,
-          batch.labels,
-          (_i, out, k) => out.set(draws.subarray(k * d, (k + 1) * d)),
-        );
-        const remaining = steps - step;
-        rows.forEach((i, k) => {
-          let norm = 0;
-          for (let j = 0; j < d; j++) {
-            const diff = draws[k * d + j] - x[i * d + j];
-            norm += distance === "l2" ? diff * diff : diff !== 0 ? 1 : 0;
-          }
-          if (distance === "l2") norm = Math.sqrt(norm);
-          const isBest = isAdv[k] === 1 && norm < bestNorm[i];
-          if (isBest) {
-            result.set(draws.subarray(k * d, (k + 1) * d), i * d);
-            bestNorm[i] = norm;
-            minP[i] = 0.5 * p[i];
-            // Above p: the norm is not strictly monotone in p.
-            maxP[i] = Math.min(1.2 * p[i], 1);
-            stepSize[i] = (maxP[i] - minP[i]) / remaining;
-          }
-          if (isBest || p[i] === maxP[i]) p[i] = minP[i];
-          p[i] = Math.min(p[i] + stepSize[i], maxP[i]);
-        });
-      }
-      return result;
-    },
-  };
+  return decisionAttack("salt_and_pepper", distance, async (model, batch, _epsilon, rng) => {
+    const { n, shape, x, d, low, high } = batch;
+    const result = x.slice();
+    const clean = await adversarialRows(model, batch, x, allRows(n));
+    const bestNorm = Float64Array.from(clean, (a) => a ? 0 : Infinity);
+    const rows = allRows(n).filter((i) => !clean[i]);
+    const minP = new Float64Array(n);
+    const maxP = new Float64Array(n).fill(1);
+    const stepSize = new Float64Array(n).fill(1 / steps);
+    const p = new Float64Array(n).fill(1 / steps);
+    const draws = new Float32Array(rows.length * d);
+    for (let step = 0; step < steps && rows.length; step++) {
+      const u = saltAndPepperDraws(rng, rows.length, shape, acrossChannels);
+      rows.forEach((i, k) => {
+        for (let j = 0; j < d; j++) {
+          const v = u[k * d + j];
+          draws[k * d + j] = v >= 1 - p[i] / 2 ? high : v < p[i] / 2 ? low : x[i * d + j];
+        }
+      });
+      const isAdv = await adversarialAt(
+        model,
+        shape,
+        rows,
+        batch.labels,
+        (_i, out, k) => out.set(draws.subarray(k * d, (k + 1) * d)),
+      );
+      const remaining = steps - step;
+      rows.forEach((i, k) => {
+        let norm = 0;
+        for (let j = 0; j < d; j++) {
+          const diff = draws[k * d + j] - x[i * d + j];
+          norm += distance === "l2" ? diff * diff : diff !== 0 ? 1 : 0;
+        }
+        if (distance === "l2") norm = Math.sqrt(norm);
+        const isBest = isAdv[k] === 1 && norm < bestNorm[i];
+        if (isBest) {
+          result.set(draws.subarray(k * d, (k + 1) * d), i * d);
+          bestNorm[i] = norm;
+          minP[i] = 0.5 * p[i];
+          // Above p: the norm is not strictly monotone in p.
+          maxP[i] = Math.min(1.2 * p[i], 1);
+          stepSize[i] = (maxP[i] - minP[i]) / remaining;
+        }
+        if (isBest || p[i] === maxP[i]) p[i] = minP[i];
+        p[i] = Math.min(p[i] + stepSize[i], maxP[i]);
+      });
+    }
+    return result;
+  });
 }
 
 /** Options of {@linkcode pointwise}. */
@@ -418,36 +394,29 @@ export function pointwise(options: PointwiseOptions = {}): Attack {
   positive("bisectionSteps", bisectionSteps, true);
   if (!(bisectionPasses >= 0)) throw new UsageError(`bisectionPasses must be ≥ 0, got ${bisectionPasses}`);
   const start = saltAndPepper({ steps: saltAndPepperSteps });
-  return {
-    name: "pointwise",
-    distance: "l0",
-    kind: "minimization",
-    needsGradient: false,
-    async perturb(model, batch, epsilon, rng) {
-      const { n, x } = batch;
-      const best = x.slice();
-      const bestL0 = new Float64Array(n).fill(Infinity);
-      const bestL2 = new Float64Array(n).fill(Infinity);
-      const d = x.length / n;
-      for (let r = 0; r < restarts; r++) {
-        const adv = await start.perturb(model, batch, epsilon, rng);
-        const isAdv = await adversarialRows(model, batch, adv, allRows(n));
-        const rows = allRows(n).filter((i) => isAdv[i]);
-        await resetPasses(model, batch, adv, rows, rng);
-        if (l2BinarySearch) await bisectionPassesOf(model, batch, adv, rows, rng, bisectionPasses, bisectionSteps);
-        const zeros = l0(x, adv, n);
-        const norms = l2(x, adv, n);
-        for (const i of rows) {
-          if (zeros[i] < bestL0[i] || (zeros[i] === bestL0[i] && norms[i] < bestL2[i])) {
-            bestL0[i] = zeros[i];
-            bestL2[i] = norms[i];
-            best.set(adv.subarray(i * d, (i + 1) * d), i * d);
-          }
+  return decisionAttack("pointwise", "l0", async (model, batch, epsilon, rng) => {
+    const { n, x, d } = batch;
+    const best = x.slice();
+    const bestL0 = new Float64Array(n).fill(Infinity);
+    const bestL2 = new Float64Array(n).fill(Infinity);
+    for (let r = 0; r < restarts; r++) {
+      const adv = await start.perturb(model, batch, epsilon, rng);
+      const isAdv = await adversarialRows(model, batch, adv, allRows(n));
+      const rows = allRows(n).filter((i) => isAdv[i]);
+      await resetPasses(model, batch, adv, rows, rng);
+      if (l2BinarySearch) await bisectionPassesOf(model, batch, adv, rows, rng, bisectionPasses, bisectionSteps);
+      const zeros = l0(x, adv, n);
+      const norms = l2(x, adv, n);
+      for (const i of rows) {
+        if (zeros[i] < bestL0[i] || (zeros[i] === bestL0[i] && norms[i] < bestL2[i])) {
+          bestL0[i] = zeros[i];
+          bestL2[i] = norms[i];
+          best.set(adv.subarray(i * d, (i + 1) * d), i * d);
         }
       }
-      return best;
-    },
-  };
+    }
+    return best;
+  });
 }
 
 /** Per row, the indices where `adv` differs from `x` by more than `tolerance`, in random order. */
@@ -459,27 +428,49 @@ function shuffledChanges(x: Float32Array, adv: Float32Array, d: number, rows: nu
   }));
 }
 
-/** Pointwise's reset passes, in place on `adv`: rows that reset nothing in a pass drop out. */
-async function resetPasses(model: AttackModel, batch: AttackBatch, adv: Float32Array, rows: number[], rng: Rng) {
+/**
+ * One Pointwise pass over `rows`, in place on `adv`: each row's changed values (by more than
+ * `tolerance`) in random order; at each position the value of every row that has one is reset
+ * to its clean value at once and those rows are queried. `settle` gets the rows tried, the flat
+ * indices reset, their previous values and which rows stayed adversarial, and returns the rows
+ * it improved. Returns the rows improved anywhere in the pass, in the order of `rows`.
+ */
+async function pointwisePass(
+  model: AttackModel,
+  batch: AttackBatch,
+  adv: Float32Array,
+  rows: number[],
+  rng: Rng,
+  tolerance: number,
+  settle: (tried: number[], at: number[], old: number[], isAdv: Uint8Array) => number[] | Promise<number[]>,
+): Promise<number[]> {
   const { x } = batch;
   const d = x.length / batch.n;
+  const order = shuffledChanges(x, adv, d, rows, rng, tolerance);
+  const improved = new Set<number>();
+  const longest = Math.max(...rows.map((i) => order.get(i)!.length));
+  for (let pos = 0; pos < longest; pos++) {
+    const tried = rows.filter((i) => order.get(i)!.length > pos);
+    const at = tried.map((i) => i * d + order.get(i)![pos]);
+    const old = at.map((j) => adv[j]);
+    for (const j of at) adv[j] = x[j];
+    const isAdv = await adversarialRows(model, batch, adv, tried);
+    for (const i of await settle(tried, at, old, isAdv)) improved.add(i);
+  }
+  return rows.filter((i) => improved.has(i));
+}
+
+/** Pointwise's reset passes, in place on `adv`: rows that reset nothing in a pass drop out. */
+async function resetPasses(model: AttackModel, batch: AttackBatch, adv: Float32Array, rows: number[], rng: Rng) {
   let active = rows;
   while (active.length) {
-    const order = shuffledChanges(x, adv, d, active, rng, 1e-8);
-    const resetAny = new Set<number>();
-    const longest = Math.max(...active.map((i) => order.get(i)!.length));
-    for (let pos = 0; pos < longest; pos++) {
-      const tried = active.filter((i) => order.get(i)!.length > pos);
-      const at = tried.map((i) => i * d + order.get(i)![pos]);
-      const old = at.map((j) => adv[j]);
-      for (const j of at) adv[j] = x[j];
-      const isAdv = await adversarialRows(model, batch, adv, tried);
-      tried.forEach((i, k) => {
-        if (isAdv[k]) resetAny.add(i);
-        else adv[at[k]] = old[k];
+    active = await pointwisePass(model, batch, adv, active, rng, 1e-8, (tried, at, old, isAdv) => {
+      // A reset that loses the adversarial is undone.
+      at.forEach((j, k) => {
+        if (!isAdv[k]) adv[j] = old[k];
       });
-    }
-    active = active.filter((i) => resetAny.has(i));
+      return tried.filter((_, k) => isAdv[k]);
+    });
   }
 }
 
@@ -494,20 +485,12 @@ async function bisectionPassesOf(
   halvings: number,
 ) {
   const { x } = batch;
-  const d = x.length / batch.n;
   let active = rows;
   for (let pass = 0; pass < passes && active.length; pass++) {
-    const order = shuffledChanges(x, adv, d, active, rng, 1e-12);
-    const improved = new Set<number>();
-    const longest = Math.max(...active.map((i) => order.get(i)!.length));
-    for (let pos = 0; pos < longest; pos++) {
-      const tried = active.filter((i) => order.get(i)!.length > pos);
-      const at = tried.map((i) => i * d + order.get(i)![pos]);
-      const old = at.map((j) => adv[j]);
-      for (const j of at) adv[j] = x[j];
-      const isAdv = await adversarialRows(model, batch, adv, tried);
-      const failed = tried.flatMap((i, k) => isAdv[k] ? (improved.add(i), []) : [k]);
-      if (!failed.length) continue;
+    active = await pointwisePass(model, batch, adv, active, rng, 1e-12, async (tried, at, old, isAdv) => {
+      const improved = tried.filter((_, k) => isAdv[k]);
+      const failed = tried.flatMap((_, k) => isAdv[k] ? [] : [k]);
+      if (!failed.length) return improved;
       // Bisect between the adversarial old value and the clean one for the rows that lost the adversarial.
       const good = failed.map((k) => old[k]);
       const bad = failed.map((k) => x[at[k]]);
@@ -522,9 +505,9 @@ async function bisectionPassesOf(
       }
       failed.forEach((k, f) => {
         adv[at[k]] = good[f];
-        if (good[f] !== old[k]) improved.add(tried[k]);
+        if (good[f] !== old[k]) improved.push(tried[k]);
       });
-    }
-    active = active.filter((i) => improved.has(i));
+      return improved;
+    });
   }
 }

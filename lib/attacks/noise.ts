@@ -12,7 +12,7 @@
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { misclassified } from "./attack.ts";
-import type { Attack, AttackBatch, AttackModel } from "./types.ts";
+import { type Attack, type AttackBatch, type AttackModel, decisionAttack } from "./types.ts";
 
 /**
  * Writes sample `row`'s input at scale `t` into `out` (`h·w·c` values). Scale 0
@@ -132,18 +132,52 @@ export async function adversarialAt(
 /** The noise a {@linkcode noiseLineSearch} draws per sample. */
 export type NoiseKind = "gaussian" | "uniform" | "salt_and_pepper";
 
-/** Options of {@linkcode noiseLineSearch}. */
-export interface NoiseLineSearchOptions extends LineSearchOptions {
-  /** gaussian: N(0, I) direction; uniform: U(−1, 1) direction; salt_and_pepper: pixels set to the bounds. */
-  noise?: NoiseKind;
-  /** The norm the additive direction is normalised in, and the attack's distance. */
+/** How {@linkcode directionLineSearch} searches along unit directions. */
+export interface DirectionSearchOptions extends LineSearchOptions {
+  /** The norm each direction is normalised to unit length in, and the attack's distance. */
   distance?: "l2" | "linf";
   /**
-   * Largest additive scale (the direction has unit norm, so this is the unclipped
-   * distance): default the box diameter, (max − min)·√(h·w·c) for l2 and max − min for linf.
-   * Salt-and-pepper searches the noise probability in [0, 1] instead.
+   * Largest scale (the direction has unit norm, so this is the unclipped distance): default
+   * the box diameter, (max − min)·√(h·w·c) for l2 and max − min for linf.
    */
   maxScale?: number | null;
+}
+
+/** Checks `distance`, `maxScale` and the line-search options; the message names the attack `kind`. */
+export function checkDirectionSearchOptions(kind: string, options: DirectionSearchOptions): void {
+  const { distance = "l2", maxScale = null } = options;
+  if (distance !== "l2" && distance !== "linf") {
+    throw new UsageError(`${kind} distance must be l2 or linf, got "${distance}"`);
+  }
+  if (maxScale !== null && !(maxScale > 0)) throw new UsageError(`maxScale must be > 0, got ${maxScale}`);
+  checkLineSearchOptions(options);
+}
+
+/**
+ * Per sample the smallest adversarial clip(x + t·δ) along its row δ of `direction`
+ * `[n, h·w·c]`, which is first scaled in place to unit norm in `distance` (a zero row stays
+ * zero and fails); t is searched by {@linkcode smallestAdversarialScale} up to `maxScale` or
+ * the box diameter.
+ */
+export function directionLineSearch(
+  model: AttackModel,
+  batch: AttackBatch,
+  direction: Float32Array,
+  options: DirectionSearchOptions,
+): Promise<LineSearchResult> {
+  const { distance = "l2", maxScale = null } = options;
+  const [low, high] = model.bounds;
+  const { n, shape, x } = batch;
+  const d = shape[0] * shape[1] * shape[2];
+  normalizeRows(direction, n, distance);
+  const diameter = distance === "l2" ? (high - low) * Math.sqrt(d) : high - low;
+  return smallestAdversarialScale(model, batch, clippedRay(x, direction, d, low, high), maxScale ?? diameter, options);
+}
+
+/** Options of {@linkcode noiseLineSearch}; salt-and-pepper searches the noise probability in [0, 1], not `maxScale`. */
+export interface NoiseLineSearchOptions extends DirectionSearchOptions {
+  /** gaussian: N(0, I) direction; uniform: U(−1, 1) direction; salt_and_pepper: pixels set to the bounds. */
+  noise?: NoiseKind;
   /** Salt-and-pepper: one draw per pixel shared by its channels (foolbox `across_channels`). */
   acrossChannels?: boolean;
 }
@@ -160,41 +194,26 @@ export interface NoiseLineSearchOptions extends LineSearchOptions {
  * Decision-based: predictions only. ε is not used (it searches the smallest).
  */
 export function noiseLineSearch(options: NoiseLineSearchOptions = {}): Attack {
-  const { noise = "gaussian", distance = "l2", maxScale = null, acrossChannels = true } = options;
+  const { noise = "gaussian", distance = "l2", acrossChannels = true } = options;
   if (!["gaussian", "uniform", "salt_and_pepper"].includes(noise)) {
     throw new UsageError(`unknown noise "${noise}"; valid: gaussian, uniform, salt_and_pepper`);
   }
-  if (distance !== "l2" && distance !== "linf") {
-    throw new UsageError(`noise distance must be l2 or linf, got "${distance}"`);
-  }
-  if (maxScale !== null && !(maxScale > 0)) throw new UsageError(`maxScale must be > 0, got ${maxScale}`);
-  checkLineSearchOptions(options);
-  return {
-    name: `${noise}_noise_${distance}`,
-    distance,
-    kind: "minimization",
-    needsGradient: false,
-    async perturb(model, batch, _epsilon, rng) {
-      const [low, high] = model.bounds;
-      const { n, shape, x } = batch;
-      const d = shape[0] * shape[1] * shape[2];
-      if (noise === "salt_and_pepper") {
-        const u = saltAndPepperDraws(rng, n, shape, acrossChannels);
-        const path: ScalePath = (i, p, out) => {
-          for (let j = 0; j < d; j++) {
-            const v = u[i * d + j];
-            out[j] = v < p / 2 ? low : v >= 1 - p / 2 ? high : x[i * d + j];
-          }
-        };
-        return (await smallestAdversarialScale(model, batch, path, 1, options)).adversarial;
-      }
-      const direction = noise === "gaussian" ? gaussianDirections(n, d, rng) : uniformDirections(n, d, rng);
-      normalizeRows(direction, n, distance);
-      const path = clippedRay(x, direction, d, low, high);
-      const diameter = distance === "l2" ? (high - low) * Math.sqrt(d) : high - low;
-      return (await smallestAdversarialScale(model, batch, path, maxScale ?? diameter, options)).adversarial;
-    },
-  };
+  checkDirectionSearchOptions("noise", options);
+  return decisionAttack(`${noise}_noise_${distance}`, distance, async (model, batch, _epsilon, rng) => {
+    const { n, shape, x, d, low, high } = batch;
+    if (noise === "salt_and_pepper") {
+      const u = saltAndPepperDraws(rng, n, shape, acrossChannels);
+      const path: ScalePath = (i, p, out) => {
+        for (let j = 0; j < d; j++) {
+          const v = u[i * d + j];
+          out[j] = v < p / 2 ? low : v >= 1 - p / 2 ? high : x[i * d + j];
+        }
+      };
+      return (await smallestAdversarialScale(model, batch, path, 1, options)).adversarial;
+    }
+    const direction = noise === "gaussian" ? gaussianDirections(n, d, rng) : uniformDirections(n, d, rng);
+    return (await directionLineSearch(model, batch, direction, options)).adversarial;
+  });
 }
 
 /** `[n, d]` row-major draws of N(0, 1), one per entry: random noise directions. */

@@ -1,7 +1,8 @@
 /**
  * The attack contract, after foolbox 3 (`attacks/base.py`): a model exposes logits over a
  * bounded input box, an attack is fixed-ε or minimization under one distance, and running it
- * gives the raw and the ε-clipped adversarials with their success per ε.
+ * gives the raw and the ε-clipped adversarials with their success per ε. Decision-based
+ * minimization attacks are built by {@linkcode decisionAttack}.
  *
  * @module
  */
@@ -60,6 +61,37 @@ export interface AttackOutput {
   clipped: Float32Array[];
   /** 1 where the clipped input is misclassified (argmax ≠ label). */
   success: Uint8Array[];
+}
+
+/** A batch as a decision-based attack sees it: with its values per sample and the model's input box. */
+export interface DecisionBatch extends AttackBatch {
+  /** Values per sample, h·w·c. */
+  d: number;
+  /** The model's bounds. */
+  low: number;
+  high: number;
+}
+
+/**
+ * A minimization attack that queries the model's decisions only (no gradient), so it applies
+ * to any {@linkcode AttackModel}; `perturb` is handed the batch with `d`, `low` and `high`.
+ */
+export function decisionAttack(
+  name: string,
+  distance: AttackDistance,
+  perturb: (model: AttackModel, batch: DecisionBatch, epsilon: number | null, rng: Rng) => Promise<Float32Array>,
+): Attack {
+  return {
+    name,
+    distance,
+    kind: "minimization",
+    needsGradient: false,
+    perturb(model, batch, epsilon, rng) {
+      const [low, high] = model.bounds;
+      const d = batch.shape[0] * batch.shape[1] * batch.shape[2];
+      return perturb(model, { ...batch, d, low, high }, epsilon, rng);
+    },
+  };
 }
 
 export type { Observations };

@@ -405,6 +405,7 @@ export class Cebra {
       }
       if (full || o.hybrid) notImplemented();
       const n = o.batchSize!;
+      let sampler: { sample(rng: Rng, n: number): MultiSessionBatch };
       if (hasCont) {
         const cont = given.map((y, s) => checkContinuous(y, data[s].rows, `continuous labels of session ${s}`));
         cont.forEach((c, s) => {
@@ -415,17 +416,11 @@ export class Cebra {
           }
           this.#checkOffset(c.rows, `session ${s}`);
         });
-        const sampler = multiSessionSampler(cont, { offset: o.timeOffsets, ...w });
-        return {
-          data,
-          multi,
-          solver: "multi-session",
-          draw: (rng) => ({ kind: "multi", batch: sampler.sample(rng, n) }),
-          iterations: o.maxIterations,
-        };
+        sampler = multiSessionSampler(cont, { offset: o.timeOffsets, ...w });
+      } else {
+        const disc = given.map((y, s) => checkDiscreteLabels(y, data[s].rows, `discrete labels of session ${s}`));
+        sampler = discreteMultiSessionSampler(disc, w);
       }
-      const disc = given.map((y, s) => checkDiscreteLabels(y, data[s].rows, `discrete labels of session ${s}`));
-      const sampler = discreteMultiSessionSampler(disc, w);
       return {
         data,
         multi,

@@ -9,25 +9,20 @@
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
+import { ABS_PIXELS, ABS_SIDE } from "./abs_vae.ts";
 import {
-  ABS_PIXELS,
-  ABS_SIDE,
   applyBatchMoments,
   type BatchMoments,
   binarizeStraightThrough,
   convBnStack,
+  convLayers,
   type ConvSpec,
   type ForwardOptions,
-} from "./abs.ts";
+} from "./conv_bn.ts";
 import { Params } from "./params.ts";
 
-/** The layers of App. A.7's CNN. */
-export const ABS_CNN_LAYERS: readonly ConvSpec[] = [
-  { kernel: 5, stride: 1, maps: 20 },
-  { kernel: 4, stride: 2, maps: 70 },
-  { kernel: 3, stride: 2, maps: 256 },
-  { kernel: 5, stride: 1, maps: 10 },
-];
+/** The layers of App. A.7's CNN: the class VAE encoder's kernels and strides with other maps. */
+export const ABS_CNN_LAYERS: readonly ConvSpec[] = convLayers([5, 4, 3, 5], [1, 2, 2, 1], [20, 70, 256, 10]);
 
 /** The CNN: images `[batch, 28, 28, 1]` in [0, 1] → logits `[batch, 10]`. */
 export interface AbsCnn {

@@ -13,7 +13,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
-import { applyBatchMoments, type BatchMoments } from "./abs.ts";
+import { applyBatchMoments, type BatchMoments } from "./conv_bn.ts";
 import { Params } from "./params.ts";
 
 /** torch BatchNorm2d / GroupNorm default ε, added to the variance. */
@@ -215,7 +215,7 @@ export function batchNorm2d(x: tf.Tensor4D, layer: BatchNormLayer, mode: LayerNo
 /**
  * Training-mode BatchNorm (torch `BatchNorm2d.train()`): normalises `x` `[b, h, w, c]` by its
  * biased batch moments (differentiable) and appends them, kept, to `moments` under `key`, for
- * `applyBatchMoments` (abs.ts: momentum 0.1 toward the batch mean and unbiased variance).
+ * `applyBatchMoments` (conv_bn.ts: momentum 0.1 toward the batch mean and unbiased variance).
  */
 export function batchNorm2dTrain(
   x: tf.Tensor4D,

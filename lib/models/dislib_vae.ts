@@ -110,20 +110,36 @@ export function convFeatures(
   };
 }
 
-/** The convolutional encoder of Table 2. */
-export function convEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
-  const params = new Params();
-  const features = convFeatures(params, rng, options);
-  const mean = dense(params, rng, "mean", 256, options.latents);
-  const logVar = dense(params, rng, "log_var", 256, options.latents);
+/**
+ * A Gaussian encoder over `features` (images → `[batch, width]`, already in `params`): dense
+ * mean and log-variance heads `[batch, latents]`, initialised from `rng` after the features.
+ * `what` names the encoder in input errors.
+ */
+function gaussianEncoder(
+  params: Params,
+  rng: Rng,
+  options: ArchitectureOptions,
+  what: string,
+  width: number,
+  features: (x: tf.Tensor4D) => tf.Tensor2D,
+): Encoder {
+  const mean = dense(params, rng, "mean", width, options.latents);
+  const logVar = dense(params, rng, "log_var", width, options.latents);
   return {
     params,
     encode: (x) => {
-      checkInput(x, options, "conv encoder");
+      checkInput(x, options, what);
       const h = features(x);
       return { mean: mean(h), logVar: logVar(h) };
     },
   };
+}
+
+/** The convolutional encoder of Table 2. */
+export function convEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
+  const params = new Params();
+  const features = convFeatures(params, rng, options);
+  return gaussianEncoder(params, rng, options, "conv encoder", 256, features);
 }
 
 /** The transposed-convolution decoder of Table 2, mirrored for 32×32. */
@@ -163,16 +179,8 @@ export function mlpEncoder(rng: Rng, options: ArchitectureOptions): Encoder {
   const pixels = options.size * options.size * options.channels;
   const fc1 = dense(params, rng, "fc1", pixels, 1200);
   const fc2 = dense(params, rng, "fc2", 1200, 1200);
-  const mean = dense(params, rng, "mean", 1200, options.latents);
-  const logVar = dense(params, rng, "log_var", 1200, options.latents);
-  return {
-    params,
-    encode: (x) => {
-      checkInput(x, options, "MLP encoder");
-      const h = tf.relu(fc2(tf.relu(fc1(tf.reshape(x, [x.shape[0], pixels])))));
-      return { mean: mean(h), logVar: logVar(h) };
-    },
-  };
+  const features = (x: tf.Tensor4D) => tf.relu(fc2(tf.relu(fc1(tf.reshape(x, [x.shape[0], pixels])))));
+  return gaussianEncoder(params, rng, options, "MLP encoder", 1200, features);
 }
 
 /** The β-VAE paper's fully connected decoder: FC 1200 tanh ×3, FC to pixels (logits). */

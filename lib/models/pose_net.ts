@@ -20,7 +20,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
-import { applyBatchMoments, type BatchMoments } from "./abs.ts";
+import { applyBatchMoments, type BatchMoments } from "./conv_bn.ts";
 import { batchNorm2d, batchNorm2dTrain, type NormStats } from "./bn_cnn.ts";
 import { Params } from "./params.ts";
 

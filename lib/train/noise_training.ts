@@ -62,17 +62,13 @@ export function gaussianNoiseBatch(
 }
 
 /**
- * The Speckle baseline's batch: as {@linkcode gaussianNoiseBatch} with
- * multiplicative noise clip(x + x·N(0, σ²)); with a set (the reference's is
+ * The Speckle baseline's batch: as {@linkcode gaussianNoiseBatch}, which takes the same
+ * arguments, with multiplicative noise clip(x + x·N(0, σ²)); with a set (the reference's is
  * {@linkcode SPECKLE_SIGMAS}) σ is drawn per image and the noisy rows start at
  * round(b·(1 − cleanFraction)).
  */
-export function speckleNoiseBatch(
-  x: tf.Tensor4D,
-  sigma: number | readonly number[],
-  rng: Rng,
-  cleanFraction = 0.5,
-): tf.Tensor4D {
+export function speckleNoiseBatch(...args: Parameters<typeof gaussianNoiseBatch>): tf.Tensor4D {
+  const [x, sigma, rng, cleanFraction = 0.5] = args;
   return noiseBatch(x, sigma, rng, cleanFraction, true);
 }
 

@@ -3,7 +3,7 @@ import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { calibratedLogProbability, distalAscent } from "../../lib/attacks/distal.ts";
-import { calibratedSoftmax } from "../../lib/models/abs.ts";
+import { calibratedSoftmax } from "../../lib/models/abs_calibration.ts";
 import { boxLinearModel } from "./fixtures/linear_model.ts";
 
 await selectBackend("wasm");

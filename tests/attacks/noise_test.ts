@@ -11,19 +11,14 @@ import {
   zeroAccuracyPerturbation,
 } from "../../lib/attacks/noise.ts";
 import type { AttackBatch, AttackModel } from "../../lib/attacks/types.ts";
-import {
-  BOX_W as W,
-  boxBatch as linearBatch,
-  boxLinearModel as linearModel,
-  boxMargin as f,
-} from "./fixtures/linear_model.ts";
+import { BOX_W as W, boxBatch, boxLinearModel, boxMargin as f } from "./fixtures/linear_model.ts";
 
 await selectBackend("wasm");
 
 for (const [noise, distance] of [["gaussian", "l2"], ["uniform", "linf"], ["uniform", "l2"]] as const) {
   Deno.test(`noiseLineSearch ${noise}/${distance}: the scale where the drawn direction crosses the boundary (±1%)`, async () => {
-    const model = linearModel();
-    const batch = linearBatch(24, 7);
+    const model = boxLinearModel();
+    const batch = boxBatch(24, 7);
     const before = tf.memory().numTensors;
     const adv = await noiseLineSearch({ noise, distance }).perturb(model, batch, null, new Rng(11));
     assertEquals(tf.memory().numTensors, before);
@@ -51,8 +46,8 @@ for (const [noise, distance] of [["gaussian", "l2"], ["uniform", "linf"], ["unif
 }
 
 Deno.test("noiseLineSearch salt_and_pepper: lowers a tiny model's accuracy; failures are success 0", async () => {
-  const model = linearModel();
-  const batch = linearBatch(16, 3);
+  const model = boxLinearModel();
+  const batch = boxBatch(16, 3);
   const rng = new Rng(5);
   const before = tf.memory().numTensors;
   const out = await attack(

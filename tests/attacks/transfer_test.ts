@@ -8,25 +8,18 @@ import { l2, linf } from "../../lib/attacks/distances.ts";
 import { fgm, fgsm } from "../../lib/attacks/gradient.ts";
 import { transfer } from "../../lib/attacks/transfer.ts";
 import type { AttackModel } from "../../lib/attacks/types.ts";
-import {
-  BOX_W as W,
-  boxBatch as linearBatch,
-  boxLinearModel as linearModel,
-  boxMargin as f,
-} from "./fixtures/linear_model.ts";
+import { BOX_W as W, boxBatch, boxLinearModel, boxMargin as f } from "./fixtures/linear_model.ts";
 
 await selectBackend("wasm");
 
 const W1 = W.reduce((s, w) => s + Math.abs(w), 0);
 const W2 = Math.hypot(...W);
 
-/** logits = [0, s·(w·x + b)] on inputs `[n, 2, 2, 1]`, from tf ops; `gradient` as given. */
-
 Deno.test("transfer: along FGSM's δ = ε·sign(±w) the line search meets the closed form t (±1%)", async () => {
   // The source is the same hyperplane at another scale, without any role for the target's gradient.
-  const source = linearModel(true, 3);
-  const target = linearModel(false);
-  const batch = linearBatch(16, 2);
+  const source = boxLinearModel(true, 3);
+  const target = boxLinearModel(false);
+  const batch = boxBatch(16, 2);
   const before = tf.memory().numTensors;
   const linfAdv = await transfer(source, [fgsm()], { distance: "linf" }).perturb(target, batch, null, new Rng(1));
   const l2Adv = await transfer(source, [fgsm()], { distance: "l2" }).perturb(target, batch, null, new Rng(1));
@@ -46,9 +39,9 @@ Deno.test("transfer: along FGSM's δ = ε·sign(±w) the line search meets the c
 });
 
 Deno.test("transfer: the best of several directions; FGM's δ ∥ w gives the L2-minimal |f|/‖w‖₂", async () => {
-  const source = linearModel();
-  const target = linearModel(false);
-  const batch = linearBatch(12, 4);
+  const source = boxLinearModel();
+  const target = boxLinearModel(false);
+  const batch = boxBatch(12, 4);
   // A source ε small enough that FGM's step is not clipped, so δ stays parallel to w.
   const adv = await transfer(source, [fgsm(), fgm()], { distance: "l2", sourceEpsilons: { l2: 0.1 } })
     .perturb(target, batch, null, new Rng(1));
@@ -62,8 +55,8 @@ Deno.test("transfer: the best of several directions; FGM's δ ∥ w gives the L2
 });
 
 Deno.test("transfer: a target the directions cannot fool gives success 0; a gradient direction needs a gradient source", async () => {
-  const source = linearModel();
-  const batch = linearBatch(6, 9);
+  const source = boxLinearModel();
+  const batch = boxBatch(6, 9);
   const constant: AttackModel = {
     bounds: [0, 1],
     gradient: false,

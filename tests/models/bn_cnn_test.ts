@@ -4,7 +4,7 @@ import { blobDigits, trainedStatsModel } from "./bn_cnn_fixtures.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import { applyBatchMoments, type BatchMoments } from "../../lib/models/abs.ts";
+import { applyBatchMoments, type BatchMoments } from "../../lib/models/conv_bn.ts";
 import {
   batchNorm2d,
   batchNorm2dTrain,
