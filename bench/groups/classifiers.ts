@@ -3,7 +3,7 @@
  * (bench/torch_reference.py):
  *
  * - `mnist-cnn`: one Adam 1e-3 step of the small MNIST CNN (lib/models/small_cnn.ts) at batch
- *   {@linkcode MNIST_CNN_BATCH}, lib/train/cross_entropy_step.ts as noise training takes it.
+ *   {@linkcode MNIST_CNN_BATCH}, lib/models/cross_entropy_step.ts as noise training takes it.
  * - `ant-step`: one step of adversarial noise training of that CNN, an Adam step of the noise generator
  *   (lib/train/noise_training.ts `antGeneratorStep`, ε 10) and the classifier's step on the ANT batch
  *   (`antClassifierBatch` after epoch 0: 30% current generator, two 10% slices from saved generators, 50% clean),
@@ -34,7 +34,7 @@ import {
   type RegressorOptions,
 } from "../../lib/models/regressors.ts";
 import { type Classifier, smallCnn } from "../../lib/models/small_cnn.ts";
-import { crossEntropyStep } from "../../lib/train/cross_entropy_step.ts";
+import { crossEntropyStep } from "../../lib/models/cross_entropy_step.ts";
 import {
   antClassifierBatch,
   antGeneratorStep,

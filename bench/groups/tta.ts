@@ -4,7 +4,7 @@
  * results are compared with ours before timing: `tent-step-128` is one Tent step at batch 128 (lib/adapt/
  * self_learning.ts `adaptStep` with `entropy` on the "affine" parameters: BN on the batch's own statistics,
  * gradients on γ, β only, SGD 1e-3 momentum 0.9), paired round by round with PyTorch's Tent step (DequanWang/tent)
- * and with a plain training step of a second bnCnn (`bncnn-train-step-128`: lib/train/cross_entropy_step.ts on
+ * and with a plain training step of a second bnCnn (`bncnn-train-step-128`: lib/models/cross_entropy_step.ts on
  * `trainLogits`, every parameter, the same SGD) in the same process; goals: ≤ 1.2× the training step and ≤ 2.5×
  * PyTorch, each on the median paired ratio. `prior-forward-n1` is a forward of 256 digits in prior mode (N 16, n 1:
  * every image on its own statistics mixed with the source's, one pass) beside PyTorch's BayesianBatchNorm
@@ -19,7 +19,7 @@ import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../../lib/core/rng.ts";
 import { adaptedParams, adaptStep, entropy } from "../../lib/adapt/self_learning.ts";
 import { type BnCnn, bnCnn, type NormMode, priorWeight } from "../../lib/models/bn_cnn.ts";
-import { crossEntropyStep } from "../../lib/train/cross_entropy_step.ts";
+import { crossEntropyStep } from "../../lib/models/cross_entropy_step.ts";
 import {
   compareParts,
   difference,

@@ -20,7 +20,7 @@ import { loadMnist, MNIST_CLASSES, MNIST_TRAIN_TOTAL } from "../data/mnist.ts";
 import { BN_CNN_SIDE, type BnCnn, bnCnn, type NormMode } from "../models/bn_cnn.ts";
 import { Mlp } from "../models/mlp.ts";
 import { Params } from "../models/params.ts";
-import { crossEntropyStep } from "../train/cross_entropy_step.ts";
+import { crossEntropyStep } from "../models/cross_entropy_step.ts";
 
 /** The source architectures: bnCnn with BatchNorm, bnCnn with GroupNorm, an MLP 784-256-10. */
 export const SOURCE_ARCHS = ["bn", "gn", "mlp"] as const;

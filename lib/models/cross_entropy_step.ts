@@ -1,7 +1,8 @@
 /**
  * One optimizer step of a classifier's softmax cross-entropy: the step noise training takes on its
  * (clean, noisy or ANT) batches, the test-time-adaptation source model's training step, and what
- * `deno task bench` times for them.
+ * `deno task bench` times for them. It lives beside the classifiers (as regressionStep beside the
+ * regressors) because lib/train and lib/adapt both call it and lib/train already imports lib/adapt.
  *
  * @module
  */
