@@ -165,7 +165,7 @@ def cebra_step_fn(directory, architecture, inputs, hidden, output, left, right, 
     return step
 
 
-# Keyed as bench/bench.ts names the entries; `args` from the bench select the model and loss.
+# Keyed as bench/harness/names.ts names the entries; `args` from the bench select the model and loss.
 BUILDERS = {
     "cebra-offset10-step-512": cebra_step_fn,
     "cebra-offset1-mse-step-512": cebra_step_fn,

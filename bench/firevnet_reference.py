@@ -205,7 +205,7 @@ def conv_step_fn(directory, levels, steps, classes, dropout, lr):
     return step
 
 
-# Keyed as bench/bench.ts names the entries; `args` from the bench give the sizes, the optimizer and the files.
+# Keyed as bench/harness/names.ts names the entries; `args` from the bench give the sizes, the optimizer and the files.
 BUILDERS = {
     "firevnet-dense-196": dense_step_fn,
     "firevnet-dense-100": dense_step_fn,

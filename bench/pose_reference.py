@@ -100,7 +100,7 @@ def pose_step_fn(directory, keypoints, convs_per_stage, lr, locref_weight):
     return step
 
 
-# Keyed as bench/bench.ts names the entries; `args` from the bench give the sizes, the rate and the files.
+# Keyed as bench/harness/names.ts names the entries; `args` from the bench give the sizes, the rate and the files.
 BUILDERS = {
     "pose-step": pose_step_fn,
 }

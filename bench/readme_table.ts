@@ -8,7 +8,7 @@
  * entries beside NumPy with their absolute goals, the `--corruptions` table
  * (images/s per corruption beside NumPy, MNIST-C on 10,000 digits) and the
  * `--profile` kernels when present, the entries a backend did not time, with
- * the reason, and for the data-parallel entries (issue 25) a table of the step
+ * the reason, and for the data-parallel entries a table of the step
  * with N workers and with one beside PyTorch on one thread and on N, their
  * paired ratios and the communication share. A `--only` group's report renders the
  * same way into its own section (`--section bench-tta`, `bench-cebra`,
@@ -21,7 +21,7 @@
 import { fileURLToPath } from "node:url";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { writeSection } from "../lib/core/readme.ts";
-import type { BenchReport, CorruptionSection, ReferenceInfo } from "./bench.ts";
+import type { BenchReport, CorruptionSection, ReferenceInfo } from "./harness/report.ts";
 
 /** The project's README. */
 export const README_PATH = fileURLToPath(new URL("../README.md", import.meta.url));
@@ -335,7 +335,7 @@ export function dataParallelLines(results: BenchReport["results"], report: Bench
       ? `Data-parallel steps beside PyTorch on ${oneThread} and on ${n} threads (a second persistent process, the ` +
         `same environment but for the thread count, BLAS ${referenceBlas(second)}), in the same rounds as the ` +
         `table above (ABCD DCBA): the ratios are medians over rounds of ours ms, and of the 1-worker step's, over ` +
-        `PyTorch-${n} ms in the same round, with no goal (the issue's goals are on one thread). `
+        `PyTorch-${n} ms in the same round, with no goal (the goals are on one thread). `
       : "Data-parallel steps; PyTorch on more threads was not run. ") +
       `The communication share is \`DataParallel\`'s: of its \`gradients()\` time, the part the main thread spends ` +
       `outside its own shard (copying variables and shards out, waiting for the worker, summing gradients), median ` +

@@ -48,7 +48,7 @@ ABS_LATENTS = 8
 ABS_PIXELS = 28 * 28
 BN_EPSILON = 1e-5
 
-# Test-time adaptation entries (issue 20), as bench/bench.ts: Tent and the training step at batch 128 (SGD, momentum
+# Test-time adaptation entries, as bench/groups/tta.ts: Tent and the training step at batch 128 (SGD, momentum
 # 0.9), the forwards at batch 256, the prior of BayesianBatchNorm from N source and n target images.
 TTA_LR = 1e-3
 TTA_MOMENTUM = 0.9
@@ -103,6 +103,14 @@ def mlp_regressor(pixels):
     return nn.Sequential(*layers, nn.Linear(inputs, FACTORS))
 
 
+def optimizer_step(optimizer, loss):
+    """One step on `loss` as a training loop takes it: clear the gradients, backward, step, read the loss back."""
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def parameter_count(*modules):
     return sum(p.numel() for module in modules for p in module.parameters())
 
@@ -117,11 +125,7 @@ def vae_step_fn(encoder, decoder, size):
         z = mean + torch.exp(0.5 * log_var) * torch.randn_like(mean)
         reconstruction = F.binary_cross_entropy_with_logits(decoder(z), x, reduction="sum") / x.shape[0]
         kl = 0.5 * (mean.pow(2) + log_var.exp() - log_var - 1).sum() / x.shape[0]
-        loss = reconstruction + kl
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        loss.item()
+        optimizer_step(optimizer, reconstruction + kl)
 
     step.parameters = parameter_count(encoder, decoder)
     return step
@@ -133,11 +137,7 @@ def classifier_step_fn():
     images, labels = torch.rand(128, 1, 28, 28), torch.randint(0, 10, (128,))
 
     def step():
-        loss = F.cross_entropy(model(images), labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        loss.item()
+        optimizer_step(optimizer, F.cross_entropy(model(images), labels))
 
     step.parameters = parameter_count(model)
     return step
@@ -161,11 +161,7 @@ def regression_step_fn(model):
     x, y = (torch.rand(64, 1, 32, 32) < 0.2).float(), torch.rand(64, FACTORS)
 
     def step():
-        loss = (model(x) - y).pow(2).sum() / x.shape[0]
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        loss.item()
+        optimizer_step(optimizer, (model(x) - y).pow(2).sum() / x.shape[0])
 
     step.parameters = parameter_count(model)
     return step
@@ -392,11 +388,7 @@ def bn_cnn_train_step_fn(directory):
 
     def train():
         logits = model(x)
-        loss = F.cross_entropy(logits, labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        loss.item()
+        optimizer_step(optimizer, F.cross_entropy(logits, labels))
         return logits.detach()
 
     before = torch.tensor(flat(one_dimensional_parameters(model)))

@@ -153,7 +153,7 @@ def ds_step_fn(codes, factors):
     return step
 
 
-# Keyed as bench/bench.ts names the entries; `args` from the bench give the sizes and files.
+# Keyed as bench/harness/names.ts names the entries; `args` from the bench give the sizes and files.
 BUILDERS = {
     "linear-ensemble-30": ensemble_step_fn,
     "synth-mlp-64": ensemble_step_fn,

@@ -48,6 +48,7 @@ import {
   speckleNoiseBatch,
 } from "../lib/train/noise_training.ts";
 import { phaseArray, type PhaseArrays } from "../lib/train/phases.ts";
+import { crossEntropyStep } from "../lib/models/cross_entropy_step.ts";
 import { loadSavedModel, savedModels } from "../lib/core/run_store.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
@@ -362,14 +363,7 @@ async function classifierStep(
   x: tf.Tensor4D,
   labels: tf.Tensor1D,
 ): Promise<number> {
-  const loss = optimizer.minimize(
-    () => {
-      const logits = classifier.logits(x);
-      return tf.losses.softmaxCrossEntropy(tf.oneHot(labels, MNIST_CLASSES).toFloat(), logits) as tf.Scalar;
-    },
-    true,
-    classifier.params.list(),
-  )!;
+  const loss = crossEntropyStep(optimizer, classifier.params.list(), () => classifier.logits(x), labels, MNIST_CLASSES);
   const value = (await loss.data())[0];
   loss.dispose();
   return value;

@@ -20,6 +20,7 @@ import { loadMnist, MNIST_CLASSES, MNIST_TRAIN_TOTAL } from "../data/mnist.ts";
 import { BN_CNN_SIDE, type BnCnn, bnCnn, type NormMode } from "../models/bn_cnn.ts";
 import { Mlp } from "../models/mlp.ts";
 import { Params } from "../models/params.ts";
+import { crossEntropyStep } from "../models/cross_entropy_step.ts";
 
 /** The source architectures: bnCnn with BatchNorm, bnCnn with GroupNorm, an MLP 784-256-10. */
 export const SOURCE_ARCHS = ["bn", "gn", "mlp"] as const;
@@ -248,15 +249,15 @@ async function train(
           x.set(images.subarray(k * PIXELS, (k + 1) * PIXELS), i * PIXELS);
           y[i] = labels[k];
         }
-        const cost = optimizer.minimize(
-          () =>
-            tf.losses.softmaxCrossEntropy(
-              tf.oneHot(tf.tensor1d(y, "int32"), MNIST_CLASSES),
-              built.trainLogits(tf.tensor4d(x, [rows, BN_CNN_SIDE, BN_CNN_SIDE, 1])),
-            ) as tf.Scalar,
-          true,
+        const targets = tf.tensor1d(y, "int32");
+        const cost = crossEntropyStep(
+          optimizer,
           built.trainable,
-        )!;
+          () => built.trainLogits(tf.tensor4d(x, [rows, BN_CNN_SIDE, BN_CNN_SIDE, 1])),
+          targets,
+          MNIST_CLASSES,
+        );
+        targets.dispose();
         const next = tf.add(total, cost) as tf.Scalar;
         tf.dispose([total, cost]);
         total = next;

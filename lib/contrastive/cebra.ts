@@ -22,16 +22,15 @@ import { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
 import { CEBRA_ARCHITECTURES, type CebraArchitecture, type CebraModel, cebraModel } from "../models/cebra_models.ts";
 import { type Distance, DISTANCES, infoNce } from "./infonce.ts";
+import { cebraStep, type ContrastiveLoss, HYBRID_BEHAVIOR_FEATURES, type StepIndices } from "./cebra_step.ts";
 import {
   deltaSampler,
   discreteMultiSessionSampler,
   discreteSampler,
   fullBatchSampler,
-  type HybridBatch,
   hybridSampler,
   type IndexBatch,
   mixedSampler,
-  type MultiSessionBatch,
   multiSessionSampler,
   timeDeltaSampler,
   timeSampler,
@@ -118,9 +117,6 @@ const DEFAULTS: Resolved = {
   hybrid: false,
   seed: 0,
 };
-
-/** Behaviour features of the hybrid objective (the package's `num_behavior_features`, "overlapping" mode). */
-const HYBRID_BEHAVIOR_FEATURES = 3;
 
 const FORMAT = "latentlab-cebra";
 
@@ -243,13 +239,6 @@ function isSessionList(v: unknown): v is unknown[] {
   // A list of sessions is an array whose items are matrices or arrays, not numbers.
   return Array.isArray(v) && v.length > 0 && typeof v[0] === "object" && v[0] !== null;
 }
-
-/** One draw of the indices a training step needs. */
-type StepIndices =
-  | { kind: "single"; batch: IndexBatch }
-  | { kind: "hybrid"; batch: HybridBatch }
-  | { kind: "multi"; batch: MultiSessionBatch }
-  | { kind: "full"; batch: IndexBatch };
 
 interface Plan {
   data: { values: Float32Array; rows: number; cols: number }[];
@@ -524,82 +513,21 @@ export class Cebra {
     const rng = Rng.derive(o.seed, "cebra", "sampler", phase);
     const optimizer = tf.train.adam(o.learningRate, 0.9, 0.999, 1e-8);
     const tensors = plan.data.map((d) => tf.tensor2d(d.values, [d.rows, d.cols]));
-    const { left, right } = models[0].offset;
-    const width = left + right;
-    const loss = (ref: tf.Tensor2D, pos: tf.Tensor2D, neg: tf.Tensor2D) =>
+    const loss: ContrastiveLoss = (ref, pos, neg) =>
       infoNce(ref, pos, neg, {
         distance: o.distance,
         temperature: o.temperature,
         logInverseTemperature: this.#alpha ?? undefined,
         minTemperature: o.minTemperature,
       }).total;
-    // Windows of rows i − left … i + right − 1 for each index i, gathered on the device.
-    const windows = (data: tf.Tensor2D, index: Int32Array): tf.Tensor3D => {
-      const flat = new Int32Array(index.length * width);
-      for (let i = 0; i < index.length; i++) {
-        for (let j = 0; j < width; j++) flat[i * width + j] = index[i] - left + j;
-      }
-      return tf.reshape(tf.gather(data, tf.tensor1d(flat, "int32")), [index.length, width, data.shape[1]]);
-    };
-    // One forward pass over reference, positive and negative windows together, split afterwards.
-    const embedAll = (model: CebraModel, data: tf.Tensor2D, parts: Int32Array[]): tf.Tensor2D[] => {
-      const all = new Int32Array(parts.reduce((a, p) => a + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        all.set(p, at);
-        at += p.length;
-      }
-      const out = model.apply(windows(data, all));
-      return tf.split(out, parts.map((p) => p.length), 0) as tf.Tensor2D[];
-    };
     this.lossHistory = [];
     try {
       for (let step = 0; step < plan.iterations; step++) {
         // A fit on wasm never yields to the event loop: SIGINT/SIGTERM reach it through the run guard's flag.
         stopPoint();
-        const indices = plan.draw(rng);
-        const cost = optimizer.minimize(
-          () => {
-            switch (indices.kind) {
-              case "single": {
-                const b = indices.batch;
-                const [ref, pos, neg] = embedAll(models[0], tensors[0], [b.ref, b.pos, b.neg]);
-                return loss(ref, pos, neg);
-              }
-              case "full": {
-                // The solver embeds the whole sequence once and picks rows t − left of it.
-                const b = indices.batch;
-                const out = models[0].embed(tensors[0], { pad: false });
-                const pick = (index: Int32Array) => tf.gather(out, tf.tensor1d(index.map((i) => i - left), "int32"));
-                return loss(pick(b.ref), pick(b.pos), pick(b.neg));
-              }
-              case "hybrid": {
-                const b = indices.batch;
-                const [ref, pos, neg, posTime] = embedAll(models[0], tensors[0], [b.ref, b.pos, b.neg, b.posTime]);
-                const k = HYBRID_BEHAVIOR_FEATURES;
-                const head = (t: tf.Tensor2D) => tf.slice(t, [0, 0], [-1, k]);
-                return tf.add(loss(head(ref), head(pos), head(neg)), loss(ref, posTime, neg)) as tf.Scalar;
-              }
-              case "multi": {
-                // One encoder per session; the loss runs on the stacked S·n rows with every session's negatives,
-                // each reference paired with the positive slot that answered its query (the package's _mix).
-                const b = indices.batch;
-                const outs = models.map((m, s) => embedAll(m, tensors[s], [b.ref[s], b.pos[s], b.neg[s]]));
-                const ref = tf.concat(outs.map((x) => x[0]), 0);
-                const posSlots = tf.concat(outs.map((x) => x[1]), 0);
-                const neg = tf.concat(outs.map((x) => x[2]), 0);
-                const slotOf = new Int32Array(b.queryOf.length);
-                b.queryOf.forEach((refIndex, slot) => slotOf[refIndex] = slot);
-                const pos = tf.gather(posSlots, tf.tensor1d(slotOf, "int32"));
-                return loss(ref, pos, neg);
-              }
-            }
-          },
-          true,
-          trainable,
-        );
-        const value = (await cost!.data())[0];
-        cost!.dispose();
+        const cost = cebraStep(optimizer, models, tensors, plan.draw(rng), loss, trainable);
+        const value = (await cost.data())[0];
+        cost.dispose();
         this.lossHistory.push(value);
         this.#onStep?.(step, value);
       }

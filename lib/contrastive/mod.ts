@@ -15,5 +15,6 @@
 export * from "./infonce.ts";
 export * from "./samplers.ts";
 export * from "./cebra.ts";
+export * from "./cebra_step.ts";
 export * from "./cebra_snapshots.ts";
 export * from "./decoding.ts";

@@ -89,9 +89,8 @@ export async function trainEnsemble<H>(
   );
   const noiseRngs = seeds.map((s, k) => state ? Rng.fromState(state.noise[k]) : Rng.derive(s, "noise", training.label));
   const members = seeds.length, batch = training.batch, input = training.data.input;
-  const latents = training.model.latents;
   const x = new Float32Array(members * batch * input);
-  const noise = new Float32Array(members * batch * latents);
+  const noise = new Float32Array(members * batch * training.model.latents);
   const usesNoise = training.model.kind !== "ae";
 
   try {
@@ -103,16 +102,8 @@ export async function trainEnsemble<H>(
       optimizer,
       logEvery: training.logEvery,
       loss: (): LossTerms => {
-        for (let k = 0; k < members; k++) {
-          training.data.sample(k, batch, batchRngs[k], x, k * batch * input);
-          if (usesNoise) noise.set(noiseRngs[k].normalArray(batch * latents), k * batch * latents);
-        }
-        const { total, rec, kl } = model.loss(
-          tf.tensor3d(x, [members, batch, input]),
-          tf.tensor3d(noise, [members, batch, latents]),
-        );
-        // Logged as means over members; the sum is what is minimised.
-        return { total, reconstruction: tf.mean(rec), kl: tf.mean(kl) };
+        drawEnsembleBatch(training.data, batch, batchRngs, usesNoise ? noiseRngs : null, x, noise);
+        return ensembleLoss(model, x, noise, batch);
       },
       evaluateEvery: training.evaluateEvery,
       evaluate: training.evaluate ? (step) => training.evaluate!(model, step) : undefined,
@@ -136,6 +127,38 @@ export async function trainEnsemble<H>(
     optimizer.dispose();
   }
   return model;
+}
+
+/**
+ * Draws one step's batch of every member into `x` `[K, batch, input]` and, with `noiseRngs`, its posterior noise into
+ * `noise` `[K, batch, latents]`: member k from its own streams `batchRngs[k]` and `noiseRngs[k]` only.
+ */
+export function drawEnsembleBatch(
+  data: MemberSampler,
+  batch: number,
+  batchRngs: readonly Rng[],
+  noiseRngs: readonly Rng[] | null,
+  x: Float32Array,
+  noise: Float32Array,
+): void {
+  const members = batchRngs.length, input = data.input, latents = noise.length / (members * batch);
+  for (let k = 0; k < members; k++) {
+    data.sample(k, batch, batchRngs[k], x, k * batch * input);
+    if (noiseRngs) noise.set(noiseRngs[k].normalArray(batch * latents), k * batch * latents);
+  }
+}
+
+/**
+ * The loss terms of a drawn batch (`x` `[K, batch, input]`, `noise` `[K, batch, latents]`): `total` the members'
+ * summed loss, which a step minimises, and their mean reconstruction and KL terms, which are logged.
+ */
+export function ensembleLoss(model: EnsembleVae, x: Float32Array, noise: Float32Array, batch: number): LossTerms {
+  const members = model.options.seeds.length, latents = model.options.latents;
+  const { total, rec, kl } = model.loss(
+    tf.tensor3d(x, [members, batch, x.length / (members * batch)]),
+    tf.tensor3d(noise, [members, batch, latents]),
+  );
+  return { total, reconstruction: tf.mean(rec), kl: tf.mean(kl) };
 }
 
 /** Member `k`'s posterior means and log-variances of `x` ([rows, input]), in chunks; log-variances absent for an AE. */

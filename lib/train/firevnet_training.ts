@@ -13,7 +13,16 @@ import * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import { Rng, type RngState } from "../core/rng.ts";
 import type { FiRevNet } from "../models/firevnet.ts";
-import { FactorialGaussianPrior, iceLosses, type IceObjective, type IceVariant, NuisanceClassifier } from "./ice.ts";
+import type { ForwardOptions } from "../models/invertible.ts";
+import {
+  FactorialGaussianPrior,
+  iceLosses,
+  type IceLossTerms,
+  type IceObjective,
+  type IceOptions,
+  type IceVariant,
+  NuisanceClassifier,
+} from "./ice.ts";
 import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
 import type { PhaseCheckpoints } from "./phases.ts";
 import { Adamax } from "./adamax.ts";
@@ -66,6 +75,27 @@ interface TrainingState {
   nuisanceRng: RngState;
 }
 
+/** A fiRevNet training's optimizer: Adamax (whose state can be saved, lib/train/adamax.ts) or Adam, ε 1e-8. */
+export function fiRevNetOptimizer(kind: "adam" | "adamax", lr: number): tf.Optimizer {
+  return kind === "adamax" ? new Adamax(lr) : tf.train.adam(lr, 0.9, 0.999, 1e-8);
+}
+
+/**
+ * The loss terms of one batch `x` with its `labels`: the net's forward, the logits of z_s and iCE's terms under
+ * `options` (`{ objective: "ce" }`: cross-entropy alone); z_n comes back too, for D_nc's update. `mode` sets the
+ * forward's and the logits' training flags of a net that has them (the conv net's dropout and BatchNorm).
+ */
+export function fiRevNetLoss(
+  net: FiRevNet,
+  x: tf.Tensor,
+  labels: Int32Array,
+  options: IceOptions,
+  mode: { forward?: ForwardOptions; logits?: { training?: boolean } } = {},
+): { terms: IceLossTerms; zn: tf.Tensor2D } {
+  const { zs, zn, logDet } = net.forward(x, mode.forward);
+  return { terms: iceLosses({ zs: net.logits(zs, mode.logits), zn, logDet, labels }, options), zn };
+}
+
 /**
  * Trains `training.net` from scratch or from `checkpoints.resumed` (weights,
  * optimizers, D_nc, the prior and every stream), so a stopped phase resumes
@@ -78,9 +108,7 @@ export async function trainFiRevNet(
 ): Promise<void> {
   const { net, train, batch } = training;
   const dim = train.dim, classes = net.classes;
-  const optimizer = training.optimizer === "adamax"
-    ? new Adamax(training.lr)
-    : tf.train.adam(training.lr, 0.9, 0.999, 1e-8);
+  const optimizer = fiRevNetOptimizer(training.optimizer, training.lr);
   const ice = training.objective === "ice";
   const nuisance = ice
     ? new NuisanceClassifier(Rng.derive(training.seed, "nuisance", training.label), {
@@ -129,9 +157,10 @@ export async function trainFiRevNet(
               (training.dequantize > 0 ? batches.uniform() * training.dequantize : 0);
           }
         }
-        const { zs, zn, logDet } = net.forward(tf.tensor2d(x, [batch, dim]));
-        const terms = iceLosses(
-          { zs: net.logits(zs), zn, logDet, labels: labels.slice() },
+        const { terms, zn } = fiRevNetLoss(
+          net,
+          tf.tensor2d(x, [batch, dim]),
+          labels.slice(),
           ice
             ? {
               objective: "ice",

@@ -204,14 +204,23 @@ export async function trainPoseNet(
       locref.set(targets.locref.subarray(f * span, (f + 1) * span), b * span);
       mask.set(targets.mask.subarray(f * span, (f + 1) * span), b * span);
     }
-    const out = net.pose(tf.tensor4d(x, [batch, 64, 64, 3]), { kind: "train" });
-    const loss = poseLoss(out.scores, out.locref, {
+    return poseBatchLoss(net, tf.tensor4d(x, [batch, 64, 64, 3]), {
       scmap: tf.tensor4d(scmap, [batch, S, S, K]),
       locref: tf.tensor4d(locref, [batch, S, S, 2 * K]),
       mask: tf.tensor4d(mask, [batch, S, S, 2 * K]),
-    }, POSE_TARGETS_64);
-    return { total: loss.total, score: loss.score, locref: loss.locref };
+    });
   });
+}
+
+/**
+ * The loss terms of a pose-training batch `x` `[batch, 64, 64, 3]`: a train-mode forward (BatchNorm on the batch,
+ * running statistics moved) and DeepLabCut's loss on `targets` (score maps `[batch, S, S, K]`, locref and its mask
+ * `[batch, S, S, 2K]`).
+ */
+export function poseBatchLoss(net: PoseNet, x: tf.Tensor4D, targets: Parameters<typeof poseLoss>[2]): LossTerms {
+  const out = net.pose(x, { kind: "train" });
+  const loss = poseLoss(out.scores, out.locref, targets, POSE_TARGETS_64);
+  return { total: loss.total, score: loss.score, locref: loss.locref };
 }
 
 /** Predicted keypoints `[n, K, 2]` px of `images` `[n, 64, 64, 3]` under `mode`, in batches of `batch`. */

@@ -14,8 +14,8 @@ import {
   type ReferenceInfo,
   type Spread,
   spread,
-  timeModel,
-} from "../../bench/bench.ts";
+} from "../../bench/harness/report.ts";
+import { timeModel } from "../../bench/harness/rounds.ts";
 import { speedSection } from "../../bench/readme_table.ts";
 
 type Workload = Parameters<typeof timeModel>[0];
