@@ -30,6 +30,7 @@ import {
   fullBatchSampler,
   hybridSampler,
   type IndexBatch,
+  type MultiSessionBatch,
   mixedSampler,
   multiSessionSampler,
   timeDeltaSampler,
