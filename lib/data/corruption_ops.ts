@@ -12,7 +12,6 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import { logGamma } from "../core/special_functions.ts";
 import type { Observations } from "./ground_truth.ts";
 
 /**
@@ -937,36 +936,6 @@ export function glassShuffle(
     }
   }
   return x;
-}
-
-/**
- * One Poisson(λ) draw, λ ≥ 0, as numpy's legacy generator does it: multiplying uniforms below λ = 10, Hörmann's
- * transformed rejection (PTRS) above. Exact in distribution for any λ.
- */
-export function poissonSample(lambda: number, rng: Rng): number {
-  if (lambda <= 0) return 0;
-  if (lambda < 10) {
-    const limit = Math.exp(-lambda);
-    let k = 0, product = rng.uniform();
-    while (product > limit) {
-      k++;
-      product *= rng.uniform();
-    }
-    return k;
-  }
-  const slam = Math.sqrt(lambda), loglam = Math.log(lambda);
-  const b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-  const invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
-  for (;;) {
-    const u = rng.uniform() - 0.5, v = rng.uniform();
-    const us = 0.5 - Math.abs(u);
-    const k = Math.floor((2 * a / us + b) * u + lambda + 0.43);
-    if (us >= 0.07 && v <= vr) return k;
-    if (k < 0 || (us < 0.013 && v > us)) continue;
-    if (Math.log(v) + Math.log(invalpha) - Math.log(a / (us * us) + b) <= -lambda + k * loglam - logGamma(k + 1)) {
-      return k;
-    }
-  }
 }
 
 /**

@@ -40,11 +40,11 @@ import {
   motionBlur,
   nearestResize,
   plasmaFractal,
-  poissonSample,
   rgbToHsv,
   sampleBilinear,
 } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
+import { poissonVariate } from "./random_variates.ts";
 
 /** The 15 benchmark corruptions, in imagecorruptions' order (noise, blur, weather, digital). */
 export const COMMON_CORRUPTIONS = [
@@ -249,7 +249,7 @@ function gaussianNoise({ img, value: sigma, rng, out }: CorruptionInput): Float6
 }
 
 function shotNoise({ img, value: c, rng, out }: CorruptionInput): Float64Array {
-  for (let k = 0; k < img.length; k++) out[k] = poissonSample(img[k] * c, rng) / c;
+  for (let k = 0; k < img.length; k++) out[k] = poissonVariate(rng, img[k] * c) / c;
   return out;
 }
 

@@ -20,9 +20,9 @@ import {
   ImageCursor,
   motionBlur,
   plasmaFractal,
-  poissonSample,
 } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
+import { poissonVariate } from "./random_variates.ts";
 
 /** The MNIST-C corruptions, in the reference's `CORRUPTIONS` order (without `identity`). */
 export const MNIST_C_CORRUPTIONS = [
@@ -121,7 +121,7 @@ function randomSign(rng: Rng): number {
 function shotNoise({ img, rng, out }: ImageCursor): Float64Array {
   const c = 3;
   // Plain loops into `out` here and below: TypedArray.from with a map function costs more than these corruptions.
-  for (let p = 0; p < PIXELS; p++) out[p] = poissonSample(img[p] * c, rng) / c;
+  for (let p = 0; p < PIXELS; p++) out[p] = poissonVariate(rng, img[p] * c) / c;
   return out;
 }
 

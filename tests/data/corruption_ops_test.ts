@@ -21,7 +21,6 @@ import {
   motionBlur,
   nearestResize,
   plasmaFractal,
-  poissonSample,
   rgbToHsv,
   sampleBilinear,
 } from "../../lib/data/corruption_ops.ts";
@@ -229,24 +228,6 @@ Deno.test("jpeg: high quality is close, low quality is coarser, gray stays gray"
   const out = jpeg(gray, h, w, 1, 50);
   assertEquals(out.length, h * w);
   for (const v of out) assertAlmostEquals(v * 255, Math.round(v * 255), 1e-4);
-});
-
-Deno.test("poissonSample has mean and variance λ below and above the method switch at 10", () => {
-  const rng = new Rng(8);
-  for (const lambda of [0.3, 3, 9.5, 12, 60, 500]) {
-    const n = 20_000;
-    let sum = 0, sq = 0;
-    for (let i = 0; i < n; i++) {
-      const k = poissonSample(lambda, rng);
-      assert(Number.isInteger(k) && k >= 0);
-      sum += k;
-      sq += k * k;
-    }
-    const mean = sum / n, variance = sq / n - mean * mean;
-    // 4 standard errors: of the mean √(λ/n); of the variance ≈ λ·√(2/n) (plus the excess kurtosis 1/λ term).
-    assertAlmostEquals(mean, lambda, 4 * Math.sqrt(lambda / n), `mean at λ ${lambda}`);
-    assertAlmostEquals(variance, lambda, 4 * Math.sqrt((2 * lambda * lambda + lambda) / n), `variance at λ ${lambda}`);
-  }
 });
 
 Deno.test("boxBlur3 is the 3×3 mean with reflect-101 borders, rounded for bytes", () => {
