@@ -20,30 +20,21 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
+import { checkCorruptionBatch, corruptEach, ImageCursor } from "./corruption_batch.ts";
 import {
-  boxBlur3,
-  boxResize,
-  cannyCv2,
-  checkCorruptionBatch,
-  clippedZoom,
-  clippedZoomSize,
   convolve2d,
-  corruptEach,
   diskKernel,
-  distanceTransform5,
-  equalizeHist,
   gaussianFilter,
   glassShuffle,
   hsvToRgb,
-  ImageCursor,
-  jpegBatch,
   motionBlur,
-  nearestResize,
   plasmaFractal,
   rgbToHsv,
-  sampleBilinear,
 } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
+import { clippedZoom, clippedZoomSize, pilResize, sampleBilinear } from "./image_resampling.ts";
+import { jpegBatch } from "./jpeg.ts";
+import { boxBlur3, cannyCv2, distanceTransform5, equalizeHist } from "./opencv_ops.ts";
 import { poissonVariate } from "./random_variates.ts";
 
 /** The 15 benchmark corruptions, in imagecorruptions' order (noise, blur, weather, digital). */
@@ -423,8 +414,8 @@ function saturate({ img, c, row }: CorruptionInput): Float64Array {
 /** Box-downsample by the factor, then back up: nearest neighbour in imagecorruptions, box in make_cifar_c.py. */
 function pixelate({ img, h, w, c, value: factor, table }: CorruptionInput): Float32Array {
   const smallH = Math.trunc(h * factor), smallW = Math.trunc(w * factor);
-  const small = boxResize(img, h, w, c, smallH, smallW);
-  return table === "cifar" ? boxResize(small, smallH, smallW, c, h, w) : nearestResize(small, smallH, smallW, c, h, w);
+  const small = pilResize(img, h, w, c, smallH, smallW, "box");
+  return pilResize(small, smallH, smallW, c, h, w, table === "cifar" ? "box" : "nearest");
 }
 
 /** A smooth random displacement field: alpha · gaussian(U(−amplitude, amplitude), σ, mode reflect, truncate 3). */

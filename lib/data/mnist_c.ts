@@ -12,16 +12,10 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import {
-  affineWarp,
-  checkCorruptionBatch,
-  corruptEach,
-  gaussianFilter,
-  ImageCursor,
-  motionBlur,
-  plasmaFractal,
-} from "./corruption_ops.ts";
+import { checkCorruptionBatch, corruptEach, ImageCursor } from "./corruption_batch.ts";
+import { gaussianFilter, motionBlur, plasmaFractal } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
+import { affineWarp } from "./image_resampling.ts";
 import { poissonVariate } from "./random_variates.ts";
 
 /** The MNIST-C corruptions, in the reference's `CORRUPTIONS` order (without `identity`). */
