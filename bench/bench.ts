@@ -179,7 +179,8 @@ import { ConvFiRevNet, DenseFiRevNet, firevnetMnistInput, metamers } from "../li
 import { Mlp } from "../lib/models/mlp.ts";
 import { POSE_NET_SIDE, PoseNet } from "../lib/models/pose_net.ts";
 import { POSE_TARGETS_64, poseLoss, poseTargets } from "../lib/train/pose_loss.ts";
-import { IDENTITY_COUNT, KEYPOINTS, QUADRUPED_SIDE, renderFrames } from "../lib/data/quadruped.ts";
+import { IDENTITY_COUNT, KEYPOINTS, QUADRUPED_SIDE } from "../lib/data/quadruped.ts";
+import { renderFrames } from "../lib/data/quadruped_render.ts";
 import { Params } from "../lib/models/params.ts";
 import { sampleSpheres } from "../lib/data/spheres.ts";
 import { distanceToOrthogonality } from "../lib/metrics/dto.ts";
