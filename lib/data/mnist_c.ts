@@ -177,7 +177,7 @@ function motionBlurred({ img, rng }: ImageCursor): Float32Array {
  */
 function warp(image: Float32Array, params: readonly number[]): Float32Array {
   const [a0, a1, a2, b0, b1, b2] = params;
-  // corruption_ops' affineWarp maps output (row, col, 1) to input (row, col): rows first.
+  // image_resampling's affineWarp maps output (row, col, 1) to input (row, col): rows first.
   const out = affineWarp(image, SIDE, SIDE, 1, [b1, b0, b2, a1, a0, a2], 0);
   let min = Infinity, max = -Infinity;
   for (const v of image) {
