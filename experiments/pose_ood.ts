@@ -17,14 +17,8 @@ import { Rng } from "../lib/core/rng.ts";
 import type { ResultTable } from "../lib/core/scorecard.ts";
 import { COMMON_CORRUPTIONS, corruptAt, CORRUPTION_NAMES, type CorruptionName } from "../lib/data/corruptions.ts";
 import { imageGrid } from "../lib/data/preview.ts";
-import {
-  IDENTITY_COUNT,
-  KEYPOINTS,
-  type PoseFrames,
-  poseSplit,
-  QUADRUPED_SIDE,
-  renderFrames,
-} from "../lib/data/quadruped.ts";
+import { IDENTITY_COUNT, KEYPOINTS, poseSplit, QUADRUPED_SIDE } from "../lib/data/quadruped.ts";
+import { type PoseFrames, renderFrames } from "../lib/data/quadruped_render.ts";
 import { shapes3d } from "../lib/data/shapes3d.ts";
 import { normalizedError, normalizedErrorPerKeypoint, pck } from "../lib/metrics/pose.ts";
 import type { NormStats } from "../lib/models/bn_cnn.ts";

@@ -9,14 +9,15 @@
  * and loss in PyTorch (bench/pose_reference.py) on our weights, running statistics, frames and targets, whose
  * eval-mode scores and locref before any step and first two losses are compared with ours before timing. Goal: ≤
  * {@linkcode POSE_TORCH_RATIO_GOAL}× PyTorch on the median paired ratio. `pose-render` is plain JS, ours only:
- * lib/data/quadruped.ts `renderFrames` of {@linkcode POSE_RENDER_FRAMES} frames (every identity, distinct frames)
+ * lib/data/quadruped_render.ts `renderFrames` of {@linkcode POSE_RENDER_FRAMES} frames (every identity, distinct frames)
  * on one core; goal ≥ {@linkcode POSE_RENDER_GOAL_PER_S} frames/s; check: the keypoints inside the frame and every
  * normalising unit positive. Both raise the warm-up and steps per round (`Workload.minimum`).
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { IDENTITY_COUNT, KEYPOINTS, QUADRUPED_SIDE, renderFrames } from "../../lib/data/quadruped.ts";
+import { IDENTITY_COUNT, KEYPOINTS, QUADRUPED_SIDE } from "../../lib/data/quadruped.ts";
+import { renderFrames } from "../../lib/data/quadruped_render.ts";
 import { POSE_NET_SIDE, PoseNet } from "../../lib/models/pose_net.ts";
 import { POSE_TARGETS_64, poseTargets } from "../../lib/train/pose_loss.ts";
 import { poseBatchLoss } from "../../lib/train/pose_training.ts";
@@ -111,7 +112,7 @@ function poseStepWorkload(): Workload {
 }
 
 /**
- * `pose-render`: lib/data/quadruped.ts `renderFrames` of {@linkcode POSE_RENDER_FRAMES} frames (every identity,
+ * `pose-render`: lib/data/quadruped_render.ts `renderFrames` of {@linkcode POSE_RENDER_FRAMES} frames (every identity,
  * distinct frame indices), plain JS on one core; goal ≥ {@linkcode POSE_RENDER_GOAL_PER_S} frames/s. Ours only. The
  * check: every keypoint inside the frame and every normalising unit (nose–eye length) positive.
  */

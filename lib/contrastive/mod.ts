@@ -14,6 +14,7 @@
  */
 export * from "./infonce.ts";
 export * from "./samplers.ts";
+export { nearestRows } from "./nearest_rows.ts";
 export * from "./cebra.ts";
 export * from "./cebra_step.ts";
 export * from "./cebra_snapshots.ts";

@@ -12,17 +12,11 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import {
-  affineWarp,
-  checkCorruptionBatch,
-  corruptEach,
-  gaussianFilter,
-  ImageCursor,
-  motionBlur,
-  plasmaFractal,
-  poissonSample,
-} from "./corruption_ops.ts";
+import { checkCorruptionBatch, corruptEach, ImageCursor } from "./corruption_batch.ts";
+import { gaussianFilter, motionBlur, plasmaFractal } from "./corruption_ops.ts";
 import type { Observations } from "./ground_truth.ts";
+import { affineWarp } from "./image_resampling.ts";
+import { poissonVariate } from "./random_variates.ts";
 
 /** The MNIST-C corruptions, in the reference's `CORRUPTIONS` order (without `identity`). */
 export const MNIST_C_CORRUPTIONS = [
@@ -121,7 +115,7 @@ function randomSign(rng: Rng): number {
 function shotNoise({ img, rng, out }: ImageCursor): Float64Array {
   const c = 3;
   // Plain loops into `out` here and below: TypedArray.from with a map function costs more than these corruptions.
-  for (let p = 0; p < PIXELS; p++) out[p] = poissonSample(img[p] * c, rng) / c;
+  for (let p = 0; p < PIXELS; p++) out[p] = poissonVariate(rng, img[p] * c) / c;
   return out;
 }
 
@@ -183,7 +177,7 @@ function motionBlurred({ img, rng }: ImageCursor): Float32Array {
  */
 function warp(image: Float32Array, params: readonly number[]): Float32Array {
   const [a0, a1, a2, b0, b1, b2] = params;
-  // corruption_ops' affineWarp maps output (row, col, 1) to input (row, col): rows first.
+  // image_resampling's affineWarp maps output (row, col, 1) to input (row, col): rows first.
   const out = affineWarp(image, SIDE, SIDE, 1, [b1, b0, b2, a1, a0, a2], 0);
   let min = Infinity, max = -Infinity;
   for (const v of image) {

@@ -42,8 +42,9 @@ export function betaVariate(rng: Rng, a: number, b: number): number {
 }
 
 /**
- * Poisson(λ): multiplication of uniforms (Knuth) for λ < 10, else the
- * transformed rejection PTRS of Hörmann (1993), numpy's method for λ ≥ 10.
+ * Poisson(λ), λ ≥ 0, as numpy's legacy generator draws it: multiplication of
+ * uniforms (Knuth) for λ < 10, else the transformed rejection PTRS of
+ * Hörmann (1993). The image corruptions rely on numpy's draws step by step.
  */
 export function poissonVariate(rng: Rng, lambda: number): number {
   if (!(lambda >= 0) || !Number.isFinite(lambda)) {
@@ -73,10 +74,8 @@ export function poissonVariate(rng: Rng, lambda: number): number {
     const k = Math.floor((2 * a / us + b) * u + lambda + 0.43);
     if (us >= 0.07 && v <= vr) return k;
     if (k < 0 || (us < 0.013 && v > us)) continue;
-    if (
-      v > 0 &&
-      Math.log(v) + Math.log(invAlpha) - Math.log(a / (us * us) + b) <= -lambda + k * logLambda - logGamma(k + 1)
-    ) {
+    // v = 0 accepts (log 0 = −∞), as in numpy.
+    if (Math.log(v) + Math.log(invAlpha) - Math.log(a / (us * us) + b) <= -lambda + k * logLambda - logGamma(k + 1)) {
       return k;
     }
   }

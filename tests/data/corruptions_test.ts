@@ -9,7 +9,6 @@ import {
   type CorruptionName,
   type CorruptionTableName,
   defaultTable,
-  frostLayer,
   HOLDOUT_CORRUPTIONS,
   MNIST_C_CORRUPTIONS,
   mnistC,
@@ -17,6 +16,7 @@ import {
   type Severity,
 } from "../../lib/data/corruptions.ts";
 import type { Observations } from "../../lib/data/ground_truth.ts";
+import { frostLayer } from "../../lib/data/image_corruptions.ts";
 
 const SEVERITIES: Severity[] = [1, 2, 3, 4, 5];
 

@@ -1,4 +1,4 @@
-import { assertAlmostEquals } from "../assert.ts";
+import { assert, assertAlmostEquals } from "../assert.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { logGamma } from "../../lib/core/special_functions.ts";
 import { betaVariate, gammaVariate, poissonVariate } from "../../lib/data/random_variates.ts";
@@ -42,5 +42,23 @@ Deno.test("Poisson variates follow the pmf (both samplers), mean and variance λ
       const p = Math.exp(-lambda + k * Math.log(lambda) - logGamma(k + 1));
       assertAlmostEquals((counts.get(k) ?? 0) / n, p, 4.5 * Math.sqrt(p * (1 - p) / n), `λ ${lambda}, k ${k}`);
     }
+  }
+});
+
+Deno.test("poissonVariate has mean and variance λ below and above the method switch at 10", () => {
+  const rng = new Rng(8);
+  for (const lambda of [0.3, 3, 9.5, 12, 60, 500]) {
+    const n = 20_000;
+    let sum = 0, sq = 0;
+    for (let i = 0; i < n; i++) {
+      const k = poissonVariate(rng, lambda);
+      assert(Number.isInteger(k) && k >= 0);
+      sum += k;
+      sq += k * k;
+    }
+    const mean = sum / n, variance = sq / n - mean * mean;
+    // 4 standard errors: of the mean √(λ/n); of the variance ≈ λ·√(2/n) (plus the excess kurtosis 1/λ term).
+    assertAlmostEquals(mean, lambda, 4 * Math.sqrt(lambda / n), `mean at λ ${lambda}`);
+    assertAlmostEquals(variance, lambda, 4 * Math.sqrt((2 * lambda * lambda + lambda) / n), `variance at λ ${lambda}`);
   }
 });

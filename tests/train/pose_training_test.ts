@@ -6,7 +6,7 @@ import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import { renderFrames } from "../../lib/data/quadruped.ts";
+import { renderFrames } from "../../lib/data/quadruped_render.ts";
 import { PoseNet } from "../../lib/models/pose_net.ts";
 import { decodePose, POSE_TARGETS_64 } from "../../lib/train/pose_loss.ts";
 import { adaptedPoseStats, loadPoseNet, poseNetArrays, predictKeypoints } from "../../lib/train/pose_training.ts";
