@@ -48,7 +48,7 @@ import {
   speckleNoiseBatch,
 } from "../lib/train/noise_training.ts";
 import { phaseArray, type PhaseArrays } from "../lib/train/phases.ts";
-import { loadSavedModel, savedModels } from "../lib/core/run_store.ts";
+import { loadSavedModel, savedModels } from "../lib/core/run_checkpoints.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
 const SOURCE =

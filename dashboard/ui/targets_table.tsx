@@ -5,7 +5,7 @@
  * @module
  */
 import { useEffect, useState } from "preact/hooks";
-import type { RunSummary } from "../../lib/core/run_store.ts";
+import type { RunSummary } from "../../lib/core/run_layout.ts";
 import { comparisonText } from "../../lib/core/targets.ts";
 import type { RegistrySnapshot } from "../registry.ts";
 import { getJson } from "./api.ts";

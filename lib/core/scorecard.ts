@@ -18,7 +18,7 @@ import {
   type Verdict,
   VERDICTS,
 } from "./targets.ts";
-import type { SummaryView } from "./run_store.ts";
+import type { SummaryView } from "./run_layout.ts";
 
 /** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
 export interface ScoredExperiment {

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { RunWriter } from "../../lib/core/run_store.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
 import { browserTest } from "./browser.ts";
 
 /** Three completed runs: two of method pcl, one of slowflow, each logging 100 steps in two sections and a final score. */
