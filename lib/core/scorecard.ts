@@ -225,7 +225,7 @@ export function groupRows(g: ScoredGroup): string[] {
     ...g.targets.map((t) =>
       `| ${at} | ${t.kind} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${oursText(t)} | ${
         cell(comparisonText(t))
-      } | ${t.curve ? curveCell({ ...t, curve: t.curve }) : ""} | ${t.verdict} |`
+      } | ${curveCell(t)} | ${t.verdict} |`
     ),
     ...g.claims.map((c) =>
       `| ${at} | claim | ${cell(c.source)} | ${cell(c.text)} | holds | ${cell(c.note ?? "")} | | | ${c.verdict} |`
