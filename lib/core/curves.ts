@@ -40,8 +40,8 @@ export interface CurveTrend {
 
 /** A logged metric's steps `x` and values `y`, in step order (as the run store's metrics reader keeps them). */
 export interface StepSeries {
-  readonly x: readonly number[];
-  readonly y: readonly number[];
+  x: readonly number[];
+  y: readonly number[];
 }
 
 /** What the table cells and drawings of curves need of a summary's target. */
