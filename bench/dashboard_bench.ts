@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { bundleUi, createApp } from "../dashboard/server.ts";
 import { parseCommandLine } from "../lib/core/cli.ts";
-import { RunWriter } from "../lib/core/run_store.ts";
+import { RunWriter } from "../lib/core/run_writer.ts";
 import { Browser, findChromium } from "../dashboard/cdp.ts";
 import { CHART_PROBE } from "../tests/e2e/chart_probe.ts";
 

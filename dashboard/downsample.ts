@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Series } from "../lib/core/run_store.ts";
+import type { Series } from "../lib/core/run_layout.ts";
 
 // Callers of downsample name the series type beside it.
-export type { Series } from "../lib/core/run_store.ts";
+export type { Series } from "../lib/core/run_layout.ts";
 
 /** Returns at most about `maxPoints` points of `series` (unchanged when it is shorter). */
 export function downsample(series: Series, maxPoints: number): Series {

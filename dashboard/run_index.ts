@@ -8,22 +8,13 @@
  * @module
  */
 import { basename, dirname, join, resolve, sep } from "node:path";
-import {
-  isRunId,
-  lastBeat,
-  listRuns,
-  MetricsReader,
-  type MetricsRow,
-  readConfig,
-  readRunNotes,
-  readSummary,
-  type Reducers,
-  type RunListing,
-  type RunStatus,
-} from "../lib/core/run_store.ts";
+import { isRunId, type MetricsRow, type Reducers, type RunStatus } from "../lib/core/run_layout.ts";
+import { lastBeat } from "../lib/core/run_lock.ts";
+import { listRuns, readConfig, readRunNotes, readSummary, type RunListing } from "../lib/core/run_reader.ts";
+import { MetricsReader } from "../lib/core/run_metrics.ts";
 
 // The page's tables are typed with the reducers the run store keeps.
-export type { Reducers } from "../lib/core/run_store.ts";
+export type { Reducers } from "../lib/core/run_layout.ts";
 
 const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

@@ -14,19 +14,17 @@ import { checkRunsRoot, exitWithUsageError, parseCommandLine } from "../lib/core
 import { integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { defaultRunsRoot } from "../lib/core/experiment.ts";
+import { type MetricsRow, type Series, SWEEPS_FOLDER } from "../lib/core/run_layout.ts";
 import {
-  type MetricsReader,
-  type MetricsRow,
   readConfig,
   readMedia,
   readRun,
   readRunNotes,
   readSummary,
-  type Series,
   skippedRunFolders,
-  SWEEPS_FOLDER,
   writeRunNotes,
-} from "../lib/core/run_store.ts";
+} from "../lib/core/run_reader.ts";
+import type { MetricsReader } from "../lib/core/run_metrics.ts";
 import { scorecardHeadline, scoreResults } from "../lib/core/scorecard.ts";
 import { findExperiment } from "../experiments/mod.ts";
 import { mergedResults, RESULTS_FOLDER } from "../lib/core/reference_results.ts";

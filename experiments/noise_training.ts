@@ -49,7 +49,7 @@ import {
 } from "../lib/train/noise_training.ts";
 import { phaseArray, type PhaseArrays } from "../lib/train/phases.ts";
 import { crossEntropyStep } from "../lib/models/cross_entropy_step.ts";
-import { loadSavedModel, savedModels } from "../lib/core/run_store.ts";
+import { loadSavedModel, savedModels } from "../lib/core/run_checkpoints.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
 const SOURCE =

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { MediaEntry, MetricsRow, RunInfo, RunNotes, RunSummary, Series } from "../../lib/core/run_store.ts";
+import type { MediaEntry, MetricsRow, RunInfo, RunNotes, RunSummary, Series } from "../../lib/core/run_layout.ts";
 
 /** GET /api/runs/:experiment/:id: a run's run.json (status made effective), config, summary and media. */
 export interface RunDetail {

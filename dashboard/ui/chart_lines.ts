@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Series } from "../../lib/core/run_store.ts";
+import type { Series } from "../../lib/core/run_layout.ts";
 import type { RunRow } from "../run_index.ts";
 import { runKey } from "./format.ts";
 import type { RunSeries } from "./metric_series.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { useState } from "preact/hooks";
-import type { MediaEntry } from "../../lib/core/run_store.ts";
+import type { MediaEntry } from "../../lib/core/run_layout.ts";
 
 /** Props of {@linkcode MediaViewer}. */
 export interface MediaViewerProps {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { MetricsRow, Series } from "../../lib/core/run_store.ts";
+import type { MetricsRow, Series } from "../../lib/core/run_layout.ts";
 
 /** A run's series by metric name. */
 export type RunSeries = Record<string, Series>;

@@ -6,7 +6,7 @@
  * @module
  */
 import { useState } from "preact/hooks";
-import type { RunNotes } from "../../lib/core/run_store.ts";
+import type { RunNotes } from "../../lib/core/run_layout.ts";
 import { putNotes } from "./api.ts";
 
 /** The notes card of a run page; `base` is the run's API path. */

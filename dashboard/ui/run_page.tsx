@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import type { RunRow } from "../run_index.ts";
-import type { MediaEntry } from "../../lib/core/run_store.ts";
+import type { MediaEntry } from "../../lib/core/run_layout.ts";
 import { getJson, type RunDetail } from "./api.ts";
 import { ConfigDiff } from "./config_diff.tsx";
 import { formatValue, resumeCommand } from "./format.ts";

@@ -8,10 +8,8 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { groupLabel, oursText, type ScoredGroup } from "../../lib/core/scorecard.ts";
-import { curveCell } from "../../lib/core/curves.ts";
-import { comparisonText } from "../../lib/core/targets.ts";
 import { getJson } from "./api.ts";
-import { formatValue, verdictClass } from "./format.ts";
+import { claimRow, targetRow, type VerdictRow, VerdictTable } from "./verdict_table.tsx";
 
 /** What GET /api/scorecard answers. */
 interface Scorecard {
@@ -32,24 +30,16 @@ export function ScorecardPage() {
     <div>
       <p id="scorecard-headline">{card.headline}</p>
       {card.skipped.length > 0 && <p class="note">kept results not read: {card.skipped.join("; ")}</p>}
-      <table id="scorecard">
-        <thead>
-          <tr>
-            <th>experiment</th>
-            <th>class</th>
-            <th>source</th>
-            <th>metric or finding</th>
-            <th>published</th>
-            <th>ours (95% interval with ≥ 3 seeds)</th>
-            <th>reproduced when</th>
-            <th>curve</th>
-            <th>verdict</th>
-          </tr>
-        </thead>
-        <tbody>
-          {card.groups.flatMap((g) => [
-            ...g.targets.map((t) => (
-              <tr class={t.kind === "analogue" ? "analogue" : ""}>
+      <VerdictTable
+        id="scorecard"
+        lead={["experiment", "class", "source", "metric or finding"]}
+        ours="ours (95% interval with ≥ 3 seeds)"
+        curves
+        rows={card.groups.flatMap((g) => [
+          ...g.targets.map((t) => ({
+            ...targetRow(
+              t,
+              <>
                 <td>
                   {g.experiment}
                   <div class="note">{groupLabel(g)}</div>
@@ -57,46 +47,48 @@ export function ScorecardPage() {
                 <td title={t.standIn ?? ""}>{t.kind}</td>
                 <td title={`tolerance: ${t.toleranceSource}`}>{t.source}</td>
                 <td>{t.metric}</td>
-                <td>{formatValue(t.paper)}</td>
-                <td>{oursText(t)}</td>
-                <td>{comparisonText(t)}</td>
-                <td title={t.curve ? `learning curve of ${t.curve.metric}` : "no curve kept"}>
-                  {t.curve ? curveCell({ ...t, curve: t.curve }) : ""}
-                </td>
-                <td class={verdictClass(t.verdict, t.kind)}>{t.verdict}</td>
-              </tr>
-            )),
-            ...g.claims.map((c) => (
-              <tr>
+              </>,
+              oursText(t),
+              t.kind,
+            ),
+            class: t.kind === "analogue" ? "analogue" : "",
+          })),
+          ...g.claims.map((c) =>
+            claimRow(
+              c,
+              <>
                 <td>{g.experiment}</td>
                 <td>claim</td>
                 <td>{c.source}</td>
                 <td>{c.text}</td>
-                <td>holds</td>
-                <td>{c.note ?? ""}</td>
-                <td></td>
-                <td></td>
-                <td class={verdictClass(c.verdict)}>{c.verdict}</td>
-              </tr>
-            )),
-            ...(g.problem
-              ? [
-                <tr key={`${groupLabel(g)} problem`}>
-                  <td>{g.experiment}</td>
-                  <td></td>
-                  <td></td>
-                  <td>{g.problem}</td>
-                  <td></td>
-                  <td></td>
-                  <td></td>
-                  <td></td>
-                  <td>not measured</td>
-                </tr>,
-              ]
-              : []),
-          ])}
-        </tbody>
-      </table>
+              </>,
+              c.note ?? "",
+            )
+          ),
+          ...(g.problem ? [problemRow(g, g.problem)] : []),
+        ])}
+      />
     </div>
   );
+}
+
+/** The row of a group that cannot be judged: why, under "metric or finding", and "not measured". */
+function problemRow(g: ScoredGroup, problem: string): VerdictRow {
+  return {
+    key: `${groupLabel(g)} problem`,
+    lead: (
+      <>
+        <td>{g.experiment}</td>
+        <td></td>
+        <td></td>
+        <td>{problem}</td>
+      </>
+    ),
+    published: "",
+    ours: "",
+    rule: "",
+    curve: null,
+    verdict: "not measured",
+    verdictClass: "",
+  };
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { meanSd } from "../../lib/core/matrix.ts";
-import type { Series } from "../../lib/core/run_store.ts";
+import type { Series } from "../../lib/core/run_layout.ts";
 import { differingKeys } from "./config_keys.ts";
 import { formatValue } from "./format.ts";
 

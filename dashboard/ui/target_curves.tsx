@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { RunSummary } from "../../lib/core/run_store.ts";
+import type { RunSummary } from "../../lib/core/run_layout.ts";
 import { summaryCurvesSvg } from "../../lib/core/curves.ts";
 
 /** The card `#target-curves`, or nothing when no target of the run has a curve. */

@@ -5,12 +5,12 @@
  * @module
  */
 import { useEffect, useState } from "preact/hooks";
-import type { RunSummary } from "../../lib/core/run_store.ts";
-import { comparisonText } from "../../lib/core/targets.ts";
+import type { RunSummary } from "../../lib/core/run_layout.ts";
 import type { RegistrySnapshot } from "../registry.ts";
 import { getJson } from "./api.ts";
-import { formatMeasured, formatValue, verdictClass } from "./format.ts";
+import { formatMeasured } from "./format.ts";
 import { metricTitle } from "./metric_docs.ts";
+import { claimRow, targetRow, VerdictTable } from "./verdict_table.tsx";
 
 /** The card of a completed run's summary.json, its table `#targets`; a metric's name shows its definition on hover. */
 export function TargetsTable({ summary }: { summary: RunSummary }) {
@@ -24,40 +24,32 @@ export function TargetsTable({ summary }: { summary: RunSummary }) {
         <span>published targets ({summary.source})</span>
         <span>{summary.wall_time_s} s</span>
       </h3>
-      <table id="targets">
-        <thead>
-          <tr>
-            <th>metric or finding</th>
-            <th>source</th>
-            <th>published</th>
-            <th>ours</th>
-            <th>reproduced when</th>
-            <th>verdict</th>
-          </tr>
-        </thead>
-        <tbody>
-          {summary.targets.map((t) => (
-            <tr>
-              <td title={metricTitle(metrics, t.metric)}>{t.metric}</td>
-              <td>{t.source}</td>
-              <td>{formatValue(t.paper)}</td>
-              <td>{formatMeasured(t.ours)}</td>
-              <td>{comparisonText(t)}</td>
-              <td class={verdictClass(t.verdict)}>{t.verdict}</td>
-            </tr>
-          ))}
-          {summary.claims.map((c) => (
-            <tr>
-              <td>{c.text}</td>
-              <td>{c.source}</td>
-              <td>holds</td>
-              <td></td>
-              <td></td>
-              <td class={verdictClass(c.verdict)}>{c.verdict}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <VerdictTable
+        id="targets"
+        lead={["metric or finding", "source"]}
+        ours="ours"
+        rows={[
+          ...summary.targets.map((t) =>
+            targetRow(
+              t,
+              <>
+                <td title={metricTitle(metrics, t.metric)}>{t.metric}</td>
+                <td>{t.source}</td>
+              </>,
+              formatMeasured(t.ours),
+            )
+          ),
+          ...summary.claims.map((c) =>
+            claimRow(
+              c,
+              <>
+                <td>{c.text}</td>
+                <td>{c.source}</td>
+              </>,
+            )
+          ),
+        ]}
+      />
       {summary.preset_limits && <p class="preset-limits">preset {summary.preset}: {summary.preset_limits}</p>}
     </div>
   );

@@ -6,7 +6,7 @@
  * @module
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { MetricsRow } from "../../lib/core/run_store.ts";
+import type { MetricsRow } from "../../lib/core/run_layout.ts";
 import type { RunRow } from "../run_index.ts";
 import { getJson, type MetricsBatch, type MetricsEvent } from "./api.ts";
 import { runKey } from "./format.ts";

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import { readArrayFolder, writeArrayFolder } from "../core/run_store.ts";
+import { readArrayFolder, writeArrayFolder } from "../core/run_checkpoints.ts";
 import type { NpyArray } from "../core/npy.ts";
 import { loadMnist, MNIST_CLASSES, MNIST_TRAIN_TOTAL } from "../data/mnist.ts";
 import { BN_CNN_SIDE, type BnCnn, bnCnn, type NormMode } from "../models/bn_cnn.ts";

@@ -1,13 +1,14 @@
 /**
  * Learning curves of a run's targets: the series a target's metric took
- * during training, read from metrics.jsonl; whether it was still rising
- * toward the published value when the budget ended; and its drawings (a
- * text sparkline for tables, an SVG panel per target with the published
- * value as a horizontal line) shared by the scorecard and the dashboard.
+ * during training, read from metrics.jsonl; the trend of its last third
+ * (which the "still rising" verdict of lib/core/targets.ts reads); and its
+ * drawings (a text sparkline for tables, an SVG panel per target with the
+ * published value as a horizontal line) shared by the scorecard and the
+ * dashboard. It imports nothing, so that the run store, the targets and the
+ * browser's pages can all use it.
  *
  * @module
  */
-import type { Series, SummaryTarget, TargetDirection } from "./run_store.ts";
 
 /** A learning curve: (step, value) points in step order. */
 export type CurvePoints = [number, number][];
@@ -37,11 +38,20 @@ export interface CurveTrend {
   projected: number;
 }
 
-/**
- * A trend counts only when its slope is this many standard errors from 0: a
- * flat curve's noise gives |slope| > 2 s.e. in about 5% of fits with many points.
- */
-export const TREND_T = 2;
+/** A logged metric's steps `x` and values `y`, in step order (as the run store's metrics reader keeps them). */
+export interface StepSeries {
+  x: readonly number[];
+  y: readonly number[];
+}
+
+/** What the table cells and drawings of curves need of a summary's target. */
+export interface CurvedTarget {
+  metric: string;
+  paper: number;
+  ours: number | null;
+  verdict: string;
+  curve?: TargetCurve | null;
+}
 
 /**
  * Minimum and maximum of `values[start..end)` (Infinity and -Infinity when
@@ -60,7 +70,7 @@ export function extremes(values: ArrayLike<number>, start = 0, end = values.leng
  * Points of every logged metric matching `pattern` (`*`: any characters but
  * "/"), averaged per step over the metrics that matched.
  */
-export function curveOf(series: ReadonlyMap<string, Series>, pattern: string): CurvePoints {
+export function curveOf(series: ReadonlyMap<string, StepSeries>, pattern: string): CurvePoints {
   const escaped = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
   const regex = new RegExp(`^${escaped.join("[^/]*")}$`);
   const matched = [...series].filter(([key]) => regex.test(key));
@@ -108,36 +118,10 @@ export function lastThirdTrend(points: CurvePoints): CurveTrend | null {
 }
 
 /** The curve of a target in summary.json, or null when nothing matching was logged. */
-export function targetCurve(series: ReadonlyMap<string, Series>, metric: string): TargetCurve | null {
+export function targetCurve(series: ReadonlyMap<string, StepSeries>, metric: string): TargetCurve | null {
   const points = curveOf(series, metric);
   if (points.length === 0) return null;
   return { metric, points, trend: lastThirdTrend(points) };
-}
-
-/**
- * Whether a curve that ended outside the band is still on its way into it:
- * the trend of its last third moves toward the published value by more than
- * {@linkcode TREND_T} standard errors of its slope (more than the curve's own
- * noise), and the straight line reaches the band within twice the steps run.
- * The trend is recomputed from the points, so stored curves get today's rule.
- */
-export function stillRising(
-  target: { paper: number; tolerance: number; direction: TargetDirection },
-  curve: TargetCurve | null | undefined,
-): boolean {
-  const trend = curve ? lastThirdTrend(curve.points) : null;
-  if (!curve || !trend) return false;
-  const [lastStep, lastValue] = curve.points[curve.points.length - 1];
-  const fitted = trend.projected - trend.slope * (trend.projected_at - lastStep);
-  const toward = target.direction === "higher"
-    ? 1
-    : target.direction === "lower"
-    ? -1
-    : Math.sign(target.paper - (Number.isFinite(fitted) ? fitted : lastValue));
-  if (toward === 0 || !(toward * trend.slope > TREND_T * trend.slope_se)) return false;
-  // The band's near edge in the direction of travel.
-  const edge = toward > 0 ? target.paper - target.tolerance : target.paper + target.tolerance;
-  return toward > 0 ? trend.projected >= edge : trend.projected <= edge;
 }
 
 const BARS = "▁▂▃▄▅▆▇█";
@@ -157,7 +141,7 @@ export function sparkline(points: CurvePoints, width = 12): string {
  * A target's curve for a table cell: its sparkline, then where the trend of
  * its last third projects at twice the steps run ("→ 0.41 at 2×").
  */
-export function curveCell(target: SummaryTarget): string {
+export function curveCell(target: Pick<CurvedTarget, "curve">): string {
   const curve = target.curve;
   if (!curve || curve.points.length === 0) return "";
   const trend = lastThirdTrend(curve.points);
@@ -236,7 +220,7 @@ export function curvesSvg(panels: readonly CurvePanel[], columns = 4): string {
 }
 
 /** The learning-curve panels of a summary's targets, in its table's order. */
-export function curvePanels(summary: { targets: readonly SummaryTarget[] }): CurvePanel[] {
+export function curvePanels(summary: { targets: readonly CurvedTarget[] }): CurvePanel[] {
   return summary.targets.map((t) => ({
     title: t.metric,
     points: t.curve?.points ?? [],
@@ -247,11 +231,11 @@ export function curvePanels(summary: { targets: readonly SummaryTarget[] }): Cur
 }
 
 /** Whether any target of a summary has a learning curve with points (and so a drawing). */
-export function hasCurves(summary: { targets: readonly SummaryTarget[] }): boolean {
+export function hasCurves(summary: { targets: readonly CurvedTarget[] }): boolean {
   return summary.targets.some((t) => (t.curve?.points.length ?? 0) > 0);
 }
 
 /** The curve drawing of a summary's targets (SVG), or null when none of them has a curve. */
-export function summaryCurvesSvg(summary: { targets: readonly SummaryTarget[] }): string | null {
+export function summaryCurvesSvg(summary: { targets: readonly CurvedTarget[] }): string | null {
   return hasCurves(summary) ? curvesSvg(curvePanels(summary)) : null;
 }

@@ -25,25 +25,20 @@ import {
 import { RunInterrupted, UsageError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
-import { type Claim, type Target, targetVerdict } from "./targets.ts";
+import { type Claim, type Target, targetVerdict, type Verdict } from "./targets.ts";
 import { resultTablesMarkdown, summaryMarkdown } from "./scorecard.ts";
 import { targetCurve } from "./curves.ts";
 // Targets and claims are defined beside their verdicts; experiments import them from here.
 export type { Claim, NullModel, Target, TargetKind } from "./targets.ts";
 import { Rng } from "./rng.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
-import {
-  liveWriter,
-  type LoadedCheckpoint,
-  loadLatestCheckpoint,
-  MetricsReader,
-  readRunInfo,
-  readSummary,
-  runLockPath,
-  type RunSummary,
-  RunWriter,
-  type Verdict,
-} from "./run_store.ts";
+import type { RunSummary } from "./run_layout.ts";
+import { readRunInfo } from "./run_files.ts";
+import { type LoadedCheckpoint, loadLatestCheckpoint } from "./run_checkpoints.ts";
+import { liveWriter, runLockPath } from "./run_lock.ts";
+import { RunWriter } from "./run_writer.ts";
+import { readSummary } from "./run_reader.ts";
+import { MetricsReader } from "./run_metrics.ts";
 
 /** Preset names every experiment defines. */
 export const PRESETS = ["smoke", "quick", "long", "paper"] as const;

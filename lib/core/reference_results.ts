@@ -10,17 +10,10 @@
  */
 import { join } from "node:path";
 import type { CurvePoints } from "./curves.ts";
-import {
-  configOverrides,
-  isObject,
-  listRuns,
-  readConfig,
-  readSummary,
-  type SummaryView,
-  type Verdict,
-  VERDICTS,
-  writeJsonAtomic,
-} from "./run_store.ts";
+import { type Verdict, VERDICTS } from "./targets.ts";
+import type { SummaryView } from "./run_layout.ts";
+import { isObject, writeJsonAtomic } from "./run_files.ts";
+import { configOverrides, listRuns, readConfig, readSummary } from "./run_reader.ts";
 
 /** One kept run. */
 export interface ReferenceResult {

@@ -1,7 +1,7 @@
 /**
  * Keeps a run alive and stoppable while its main thread is busy. A worker
  * thread touches the run's lock file every few seconds (readers take the
- * file's mtime as the writer's heartbeat, see `lastBeat` in run_store.ts)
+ * file's mtime as the writer's heartbeat, see `lastBeat` in run_lock.ts)
  * and turns SIGINT/SIGTERM into a shared flag. The main thread's own
  * timers and signal listeners run only when it yields, which scoring and
  * metric fits do not do for minutes; they call {@linkcode stopPoint}

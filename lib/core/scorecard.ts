@@ -18,7 +18,7 @@ import {
   type Verdict,
   VERDICTS,
 } from "./targets.ts";
-import type { SummaryView } from "./run_store.ts";
+import type { SummaryView } from "./run_layout.ts";
 
 /** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
 export interface ScoredExperiment {
@@ -225,7 +225,7 @@ export function groupRows(g: ScoredGroup): string[] {
     ...g.targets.map((t) =>
       `| ${at} | ${t.kind} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${oursText(t)} | ${
         cell(comparisonText(t))
-      } | ${t.curve ? curveCell({ ...t, curve: t.curve }) : ""} | ${t.verdict} |`
+      } | ${curveCell(t)} | ${t.verdict} |`
     ),
     ...g.claims.map((c) =>
       `| ${at} | claim | ${cell(c.source)} | ${cell(c.text)} | holds | ${cell(c.note ?? "")} | | | ${c.verdict} |`

@@ -6,14 +6,14 @@
  *
  * @module
  */
-import { stillRising, type TargetCurve } from "./curves.ts";
+import { lastThirdTrend, type TargetCurve } from "./curves.ts";
 import { meanSd } from "./matrix.ts";
 import { studentTQuantile } from "./special_functions.ts";
 
 /** How a published number is compared: within tolerance, or at least as good in a stated direction. */
 export type TargetDirection = "match" | "higher" | "lower";
 
-/** Verdict of a target or claim ("still rising": targets only, see lib/core/curves.ts). */
+/** Verdict of a target or claim ("still rising": targets only, see {@linkcode stillRising}). */
 export type Verdict = "reproduced" | "not reproduced" | "still rising" | "not measured";
 
 /** Every verdict, in the order the scorecard counts them. */
@@ -121,6 +121,38 @@ export function inBand(target: Comparison, value: number): boolean {
     : target.direction === "lower"
     ? gap <= target.tolerance
     : Math.abs(gap) <= target.tolerance;
+}
+
+/**
+ * A trend counts only when its slope is this many standard errors from 0: a
+ * flat curve's noise gives |slope| > 2 s.e. in about 5% of fits with many points.
+ */
+export const TREND_T = 2;
+
+/**
+ * Whether a curve that ended outside the band is still on its way into it:
+ * the trend of its last third moves toward the published value by more than
+ * {@linkcode TREND_T} standard errors of its slope (more than the curve's own
+ * noise), and the straight line reaches the band within twice the steps run.
+ * The trend is recomputed from the points, so stored curves get today's rule.
+ */
+export function stillRising(
+  target: Comparison,
+  curve: TargetCurve | null | undefined,
+): boolean {
+  const trend = curve ? lastThirdTrend(curve.points) : null;
+  if (!curve || !trend) return false;
+  const [lastStep, lastValue] = curve.points[curve.points.length - 1];
+  const fitted = trend.projected - trend.slope * (trend.projected_at - lastStep);
+  const toward = target.direction === "higher"
+    ? 1
+    : target.direction === "lower"
+    ? -1
+    : Math.sign(target.paper - (Number.isFinite(fitted) ? fitted : lastValue));
+  if (toward === 0 || !(toward * trend.slope > TREND_T * trend.slope_se)) return false;
+  // The band's near edge in the direction of travel.
+  const edge = toward > 0 ? target.paper - target.tolerance : target.paper + target.tolerance;
+  return toward > 0 ? trend.projected >= edge : trend.projected <= edge;
 }
 
 /** A target's verdict over the seeds of one configuration. */

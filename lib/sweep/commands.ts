@@ -10,7 +10,7 @@ import { checkRunsRoot, parseCommandLine } from "../core/cli.ts";
 import { coerceValue, integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { type AnyExperiment, defaultRunsRoot } from "../core/experiment.ts";
-import { SWEEPS_FOLDER } from "../core/run_store.ts";
+import { SWEEPS_FOLDER } from "../core/run_layout.ts";
 import { defaultWorkers, runLocal, runTask, type TaskLaunch } from "./local.ts";
 import { cancelJobs, runSlurm, slurmJobStates } from "./slurm.ts";
 import { checkSweepId, expandSweep, loadSweepSpec, MAX_TASKS, sweepId } from "./spec.ts";

@@ -10,7 +10,7 @@
  */
 import { join } from "node:path";
 import { UsageError } from "../core/errors.ts";
-import { SWEEP_TASK_ENV } from "../core/run_store.ts";
+import { SWEEP_TASK_ENV } from "../core/run_layout.ts";
 import {
   describeValues,
   launchArgs,

@@ -20,14 +20,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../core/errors.ts";
 import { gitCommit } from "../core/experiment.ts";
-import {
-  liveWriter,
-  readRun,
-  readSummary,
-  type RunListing,
-  SWEEPS_FOLDER,
-  writeJsonAtomic,
-} from "../core/run_store.ts";
+import { SWEEPS_FOLDER } from "../core/run_layout.ts";
+import { writeJsonAtomic } from "../core/run_files.ts";
+import { liveWriter } from "../core/run_lock.ts";
+import { readRun, readSummary, type RunListing } from "../core/run_reader.ts";
 import { canonicalJson, checkSweepId, type SweepSpec, type SweepTask } from "./spec.ts";
 
 /** The project root: where `main.ts` is. */

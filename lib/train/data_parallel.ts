@@ -16,7 +16,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
-import { SWEEP_TASK_ENV } from "../core/run_store.ts";
+import { SWEEP_TASK_ENV } from "../core/run_layout.ts";
 import type { LossTerms } from "./loop.ts";
 
 /**

@@ -9,7 +9,7 @@
 import type { BackendChoice, BackendInfo } from "../core/backend.ts";
 import { selectBackend } from "../core/backend.ts";
 import { type RunContext, tensorArrays } from "../core/experiment.ts";
-import { safeModelName } from "../core/run_store.ts";
+import { safeModelName } from "../core/run_checkpoints.ts";
 import { Progress } from "../core/progress.ts";
 import { Rng } from "../core/rng.ts";
 import type { WorkerMessage, WorkerPhase, WorkerRequest } from "./parallel_phases.ts";

@@ -9,7 +9,8 @@
 import type { RunContext } from "../core/experiment.ts";
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import { loadSavedModel, readRunInfo, savedModels } from "../core/run_store.ts";
+import { readRunInfo } from "../core/run_files.ts";
+import { loadSavedModel, savedModels } from "../core/run_checkpoints.ts";
 import { type DatasetName, loadDataset } from "../data/registry.ts";
 import type { ScoreConfig, TrainedEncoder } from "../metrics/score.ts";
 import { type Architecture, type ImageSize, vaeNetworks } from "../models/dislib_vae.ts";

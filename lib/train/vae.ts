@@ -13,7 +13,7 @@ import { choice, type ConfigOf, integer, integerChoice, real } from "../core/con
 import type { RunContext } from "../core/experiment.ts";
 import type { Image } from "../core/png.ts";
 import { Rng, type RngState } from "../core/rng.ts";
-import type { LoadedCheckpoint } from "../core/run_store.ts";
+import type { LoadedCheckpoint } from "../core/run_checkpoints.ts";
 import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
 import { imageGrid } from "../data/preview.ts";
 import { DATASET_NAMES } from "../data/registry.ts";

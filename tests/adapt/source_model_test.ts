@@ -5,7 +5,7 @@ import { blobDigits } from "../models/bn_cnn_fixtures.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { formatNpy, parseNpy } from "../../lib/core/npy.ts";
-import { readArrayFolder } from "../../lib/core/run_store.ts";
+import { readArrayFolder } from "../../lib/core/run_checkpoints.ts";
 import {
   accuracyOf,
   loadSourceModel,

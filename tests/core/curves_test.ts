@@ -7,18 +7,16 @@ import {
   curvesSvg,
   lastThirdTrend,
   sparkline,
-  stillRising,
+  type StepSeries,
   targetCurve,
-  TREND_T,
 } from "../../lib/core/curves.ts";
-import type { Series } from "../../lib/core/run_store.ts";
-import { targetVerdict } from "../../lib/core/targets.ts";
+import { stillRising, targetVerdict, TREND_T } from "../../lib/core/targets.ts";
 
-const series = (entries: Record<string, [number, number][]>): Map<string, Series> =>
+const series = (entries: Record<string, [number, number][]>): Map<string, StepSeries> =>
   new Map(
     Object.entries(entries).map((
       [key, points],
-    ) => [key, { x: points.map((p) => p[0]), t: points.map(() => 0), y: points.map((p) => p[1]) }]),
+    ) => [key, { x: points.map((p) => p[0]), y: points.map((p) => p[1]) }]),
   );
 
 Deno.test("curveOf reads one metric, or averages the metrics a * pattern matches per step (not across '/')", () => {

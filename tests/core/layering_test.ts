@@ -1,9 +1,9 @@
 /**
  * The import structure the design asks for: experiments are leaves (only the
- * registry experiments/mod.ts imports them), and lib/ folders import only
- * their own layer or those below it, core ← ml ← data, models ← train,
- * metrics (and the folders of the same tier), without a cycle between
- * folders.
+ * registry experiments/mod.ts imports them), lib/ folders import only their
+ * own layer or those below it, core ← ml ← data, models ← train, metrics
+ * (and the folders of the same tier) ← studies, without a cycle between
+ * folders, and no file imports itself through a chain of imports.
  */
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +24,8 @@ const LAYERS: Record<string, number> = {
   contrastive: 3,
   attribution: 3,
   sweep: 3,
+  // An experiment's study code that nothing else reuses: it may import any lib/ folder, and no lib/ folder imports it.
+  studies: 4,
 };
 
 function sourceFiles(folder: string): string[] {
@@ -37,11 +39,16 @@ function sourceFiles(folder: string): string[] {
   return out;
 }
 
-/** Project-relative paths of the local files `file` imports (static and dynamic imports, re-exports). */
+/**
+ * Project-relative paths of the local files `file` imports: static, dynamic,
+ * type-only and side-effect imports, re-exports and `typeof import(…)` types.
+ */
 function localImports(file: string): string[] {
   const text = Deno.readTextFileSync(join(ROOT, file));
-  const specifiers = [...text.matchAll(/(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g)]
-    .map((m) => m[1] ?? m[2])
+  const specifiers = [
+    ...text.matchAll(/(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)|import\s+"([^"]+)"/g),
+  ]
+    .map((m) => m[1] ?? m[2] ?? m[3])
     .filter((s) => s.startsWith("."));
   return specifiers.map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
 }
@@ -58,7 +65,7 @@ Deno.test("only the registry experiments/mod.ts imports an experiment", () => {
   assertEquals(offenders, []);
 });
 
-Deno.test("lib/ folders import only their own layer or lower (core ← ml ← data, models ← train, metrics)", () => {
+Deno.test("lib/ folders import only their own layer or lower (core ← ml ← data, models ← train, metrics ← studies)", () => {
   const folderOf = (path: string) => path.startsWith("lib/") ? path.split("/")[1] : null;
   const offenders: string[] = [];
   for (const file of FILES.filter((f) => f.startsWith("lib/"))) {
@@ -91,4 +98,55 @@ Deno.test("no import cycle between lib/ folders", () => {
   };
   for (const folder of edges.keys()) visit(folder, [folder]);
   assertEquals(cycles, []);
+});
+
+/**
+ * The shortest import cycle through each file that lies on one, as paths
+ * `a → b → a`, each cycle once (begun at its first file in sort order).
+ */
+function importCycles(imports: ReadonlyMap<string, readonly string[]>): string[] {
+  const cycles = new Set<string>();
+  for (const start of [...imports.keys()].sort()) {
+    // Breadth-first from `start` until an import leads back to it.
+    const cameFrom = new Map<string, string>([[start, start]]);
+    const queue = [start];
+    let last: string | null = null;
+    for (let i = 0; i < queue.length && last === null; i++) {
+      for (const next of imports.get(queue[i]) ?? []) {
+        if (next === start) {
+          last = queue[i];
+          break;
+        }
+        if (!cameFrom.has(next)) {
+          cameFrom.set(next, queue[i]);
+          queue.push(next);
+        }
+      }
+    }
+    if (last === null) continue;
+    const cycle = [last];
+    while (cycle[0] !== start) cycle.unshift(cameFrom.get(cycle[0])!);
+    const first = cycle.indexOf(cycle.toSorted()[0]);
+    const rotated = [...cycle.slice(first), ...cycle.slice(0, first)];
+    cycles.add([...rotated, rotated[0]].join(" → "));
+  }
+  return [...cycles];
+}
+
+Deno.test("importCycles reports the shortest cycle through each file on one, once, and nothing for a tree", () => {
+  const graph = new Map([
+    ["a.ts", ["b.ts"]],
+    ["b.ts", ["c.ts", "d.ts"]],
+    ["c.ts", ["a.ts"]],
+    ["d.ts", ["b.ts", "e.ts"]],
+    ["e.ts", ["e.ts"]],
+    ["f.ts", ["a.ts"]],
+  ]);
+  assertEquals(importCycles(graph), ["a.ts → b.ts → c.ts → a.ts", "b.ts → d.ts → b.ts", "e.ts → e.ts"]);
+  assertEquals(importCycles(new Map([["a.ts", ["b.ts", "c.ts"]], ["b.ts", ["c.ts"]]])), []);
+});
+
+Deno.test("no import cycle between files (static, dynamic, type-only imports and re-exports)", () => {
+  const imports = new Map(FILES.map((file) => [file, [...new Set(localImports(file))].sort()]));
+  assertEquals(importCycles(imports), []);
 });

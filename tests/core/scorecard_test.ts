@@ -18,7 +18,8 @@ import {
   writeResult,
 } from "../../lib/core/reference_results.ts";
 import { replaceSection } from "../../lib/core/readme.ts";
-import { readSummary, RunWriter } from "../../lib/core/run_store.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
+import { readSummary } from "../../lib/core/run_reader.ts";
 
 /** A toy experiment of today: one like-for-like target, one analogue, one claim on the config. */
 const TOY: ScoredExperiment = {

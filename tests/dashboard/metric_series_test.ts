@@ -1,6 +1,6 @@
 import { assertEquals } from "../assert.ts";
 import { appendRows } from "../../dashboard/ui/metric_series.ts";
-import { parseMetrics } from "../../lib/core/run_store.ts";
+import { parseMetrics } from "../../lib/core/run_metrics.ts";
 
 Deno.test("appendRows appends each value at its row's step and time, starting new metrics", () => {
   const before = { loss: { x: [0], t: [0], y: [9] } };

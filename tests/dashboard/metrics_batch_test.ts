@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { createApp } from "../../dashboard/server.ts";
-import { RunWriter } from "../../lib/core/run_store.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
 import { eventReader } from "./fixtures.ts";
 
 function newRun(root: string, seed: number): RunWriter {

@@ -8,7 +8,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { createApp } from "../../dashboard/server.ts";
 import { progressSegments, sortedTasks, type SweepDetail, type SweepTaskRow } from "../../dashboard/ui/sweep_rows.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { RunWriter, SWEEP_TASK_ENV } from "../../lib/core/run_store.ts";
+import { SWEEP_TASK_ENV } from "../../lib/core/run_layout.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
 import { checkSweepSpec, expandSweep } from "../../lib/sweep/spec.ts";
 import { planSweep, writeSweep } from "../../lib/sweep/store.ts";
 

@@ -7,7 +7,8 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { readRunInfo, RunWriter } from "../../lib/core/run_store.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
 import { formatValue } from "../../dashboard/ui/format.ts";
 import { pointsPerLine } from "../../dashboard/ui/use_live_series.ts";
 import { buildRunStore, formatTimings, measureCharting } from "../../bench/dashboard_bench.ts";

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns } from "../../lib/core/run_store.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
 import { browserTest } from "./browser.ts";
 
 const PROJECT = fileURLToPath(new URL("../../", import.meta.url));

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { RunWriter } from "../../lib/core/run_store.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
 import { browserTest } from "./browser.ts";
 
 /** Three completed runs: two of method pcl, one of slowflow, each logging 100 steps in two sections and a final score. */
@@ -119,3 +119,106 @@ browserTest("metric columns, grouping by a key, chart sections and drag-to-zoom"
   await mouse("mouseReleased", at(0.5), { clickCount: 2 });
   await browser.waitFor(`document.querySelector('.card[data-metric="L1/mcc"]').dataset.xRange === ''`, "the reset");
 });
+
+browserTest(
+  "a run's targets card and the scorecard show targets and claims in the same columns",
+  async (root, browser) => {
+    const newRun = (experiment: string) =>
+      RunWriter.create({
+        root,
+        experiment,
+        argv: [],
+        seed: 0,
+        preset: "smoke",
+        backend: { name: "wasm" },
+        config: {},
+        versions: {},
+        gitCommit: null,
+      });
+    const run = newRun("ica-toy");
+    run.writeSummary({
+      experiment: "ica-toy",
+      source: "Paper A",
+      run_id: run.info.id,
+      preset: "smoke",
+      seed: 0,
+      wall_time_s: 1,
+      metrics: { "mcc/slowflow/L1": 0.5 },
+      targets: [{
+        metric: "mcc/slowflow/L1",
+        paper: 0.997,
+        source: "Table 5",
+        tolerance: 0.03,
+        direction: "match",
+        ours: 0.5,
+        verdict: "not reproduced",
+      }],
+      claims: [{ text: "SlowFlow beats PCL", source: "Table 5", verdict: "reproduced" }],
+    });
+    run.finish("completed");
+    const unknown = newRun("toy");
+    unknown.writeSummary({
+      experiment: "toy",
+      run_id: unknown.info.id,
+      preset: "smoke",
+      seed: 0,
+      targets: [],
+      claims: [],
+    });
+    unknown.finish("completed");
+    const cells = (table: string) =>
+      `[...document.querySelectorAll('${table} tr')].map((tr) => [...tr.children].map((c) => c.innerText))`;
+
+    await browser.evaluate(`location.hash = '#/run/ica-toy/${run.info.id}'`);
+    const rows = await browser.waitFor<string[][]>(
+      `document.querySelectorAll('#targets tbody tr').length === 2 && ${cells("#targets")}`,
+      "the targets card",
+    );
+    assertEquals(rows, [
+      ["metric or finding", "source", "published", "ours", "reproduced when", "verdict"],
+      ["mcc/slowflow/L1", "Table 5", "0.997", "0.5", "0.997 ± 0.03", "not reproduced"],
+      ["SlowFlow beats PCL", "Table 5", "holds", "", "", "reproduced"],
+    ]);
+    const classes = await browser.evaluate<string[]>(
+      `[...document.querySelectorAll('#targets tbody tr td:last-child')].map((td) => td.className)`,
+    );
+    assertEquals(classes, ["verdict-not", "verdict-reproduced"]);
+
+    // The scorecard judges with today's targets of ica-toy; toy is no experiment, and its row says so.
+    await browser.evaluate(`location.hash = '#/scorecard'`);
+    const card = await browser.waitFor<string[][]>(
+      `document.querySelectorAll('#scorecard tbody tr').length > 2 && ${cells("#scorecard")}`,
+      "the scorecard",
+    );
+    assertEquals(card[0], [
+      "experiment",
+      "class",
+      "source",
+      "metric or finding",
+      "published",
+      "ours (95% interval with ≥ 3 seeds)",
+      "reproduced when",
+      "curve",
+      "verdict",
+    ]);
+    assert(card.every((row) => row.length === 9), JSON.stringify(card));
+    const target = card.find((row) => row[3] === "mcc/slowflow/L1")!;
+    assert(target[0].startsWith("ica-toy") && target[5] === "0.5", JSON.stringify(target));
+    const claims = card.filter((row) => row[1] === "claim");
+    assert(
+      claims.length > 0 && claims.every((row) => row[4] === "holds" && row[0] === "ica-toy"),
+      JSON.stringify(claims),
+    );
+    assertEquals(card.find((row) => row[0] === "toy"), [
+      "toy",
+      "",
+      "",
+      "no experiment toy today",
+      "",
+      "",
+      "",
+      "",
+      "not measured",
+    ]);
+  },
+);

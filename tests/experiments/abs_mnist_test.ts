@@ -10,7 +10,7 @@ import { findExperiment } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { RunInterrupted } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
-import { readRunInfo } from "../../lib/core/run_store.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
 
 await selectBackend("wasm");
 

@@ -7,7 +7,7 @@ import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation } from "../../lib/core/experiment.ts";
-import { parseMetrics } from "../../lib/core/run_store.ts";
+import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
 
 const experiment = findExperiment("cebra-synthetic")!;

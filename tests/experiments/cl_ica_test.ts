@@ -5,7 +5,9 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns, parseMetrics, readRunInfo } from "../../lib/core/run_store.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
+import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/cl_ica.ts");

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findExperiment } from "../../experiments/mod.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
-import { listRuns, loadLatestCheckpoint, readRunInfo } from "../../lib/core/run_store.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
 
 /** Path of a file relative to the project root. */
 export function projectPath(relative: string): string {

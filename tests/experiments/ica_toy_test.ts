@@ -5,13 +5,11 @@
  */
 import { join } from "node:path";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
-import {
-  listRuns,
-  loadLatestCheckpoint,
-  parseMetrics,
-  readRunInfo,
-  STALE_HEARTBEAT_MS,
-} from "../../lib/core/run_store.ts";
+import { STALE_HEARTBEAT_MS } from "../../lib/core/run_layout.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
+import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/ica_toy.ts");

@@ -4,7 +4,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { listRuns } from "../../lib/core/run_store.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
 import { projectPath, runScript } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/mnist_invariance.ts");

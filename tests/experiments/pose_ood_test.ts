@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { listRuns } from "../../lib/core/run_store.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
 import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/pose_ood.ts");

@@ -20,7 +20,9 @@ import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { UsageError } from "../../lib/core/errors.ts";
-import { listRuns, readMetrics, safeModelName, savedModels } from "../../lib/core/run_store.ts";
+import { safeModelName, savedModels } from "../../lib/core/run_checkpoints.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
+import { readMetrics } from "../../lib/core/run_metrics.ts";
 import { scoreVae } from "../../lib/metrics/score.ts";
 import { WORKERS_CONFIG } from "../../lib/train/parallel_phases.ts";
 

@@ -4,7 +4,7 @@
  * closed form), and bad input refused before anything is written.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns } from "../../lib/core/run_store.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
 import { projectPath, runScript, summaryOf } from "./cli.ts";
 
 const SCRIPT = projectPath("experiments/spheres_invariance.ts");

@@ -5,7 +5,8 @@
 import { join } from "node:path";
 import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
 import { assert, assertEquals } from "../assert.ts";
-import { listRuns, parseMetrics } from "../../lib/core/run_store.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
+import { parseMetrics } from "../../lib/core/run_metrics.ts";
 
 const SCRIPT = projectPath("experiments/vae_collapse_toy.ts");
 

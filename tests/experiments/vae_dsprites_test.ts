@@ -10,7 +10,7 @@ import { UsageError } from "../../lib/core/errors.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { resolveConfig } from "../../lib/core/config.ts";
 import { readNpy } from "../../lib/core/npy.ts";
-import { listRuns } from "../../lib/core/run_store.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
 import { loadDataset } from "../../lib/data/registry.ts";
 import { VAE_METHODS } from "../../lib/train/vae_objectives.ts";
 import { trainVae, VAE_CONFIG } from "../../lib/train/vae.ts";

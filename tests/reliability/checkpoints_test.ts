@@ -11,7 +11,8 @@ import { findExperiment } from "../../experiments/mod.ts";
 import { RunInterrupted } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
-import { loadLatestCheckpoint, readRunInfo } from "../../lib/core/run_store.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
 
 await selectBackend("wasm");
 const experiment = findExperiment("ica-toy")!;

@@ -9,7 +9,8 @@ import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { RunInterrupted } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
-import { readRunInfo, type RunSummary } from "../../lib/core/run_store.ts";
+import type { RunSummary } from "../../lib/core/run_layout.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
 
 await selectBackend("wasm");
 

@@ -11,17 +11,11 @@ import { findExperiment } from "../../experiments/mod.ts";
 import { RunInterrupted, UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard, stopPoint } from "../../lib/core/run_guard.ts";
-import {
-  acquireRunLock,
-  effectiveStatus,
-  lastBeat,
-  liveWriter,
-  readRun,
-  readRunInfo,
-  runLockPath,
-  RunWriter,
-  STALE_HEARTBEAT_MS,
-} from "../../lib/core/run_store.ts";
+import { effectiveStatus, STALE_HEARTBEAT_MS } from "../../lib/core/run_layout.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { acquireRunLock, lastBeat, liveWriter, runLockPath } from "../../lib/core/run_lock.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
+import { readRun } from "../../lib/core/run_reader.ts";
 import { projectPath, scriptCommand } from "../experiments/cli.ts";
 
 function newRun(root: string, experiment = "vae-dsprites"): RunWriter {

@@ -7,7 +7,8 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { main } from "../../main.ts";
-import { listRuns, readRunInfo, type RunListing } from "../../lib/core/run_store.ts";
+import { readRunInfo } from "../../lib/core/run_files.ts";
+import { listRuns, type RunListing } from "../../lib/core/run_reader.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { checkSweepSpec, expandSweep } from "../../lib/sweep/spec.ts";
 import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
-import { listRuns, readConfig } from "../../lib/core/run_store.ts";
+import { listRuns, readConfig } from "../../lib/core/run_reader.ts";
 import { SLURM_DEFAULTS, type SlurmSpec } from "../../lib/sweep/spec.ts";
 import { readTaskRecord } from "../../lib/sweep/store.ts";
 import {

@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { integer } from "../../lib/core/config.ts";
 import { defineExperiment } from "../../lib/core/experiment.ts";
-import { readRunInfo, RunWriter, SWEEP_TASK_ENV, writeJsonAtomic } from "../../lib/core/run_store.ts";
+import { SWEEP_TASK_ENV } from "../../lib/core/run_layout.ts";
+import { readRunInfo, writeJsonAtomic } from "../../lib/core/run_files.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
 import { expandSweep } from "../../lib/sweep/spec.ts";
 import {
   countStates,

@@ -12,7 +12,8 @@ import { setConvGradientRoute } from "../../lib/core/kernels/conv2d_backprop.ts"
 import { resolveConfig } from "../../lib/core/config.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { type CheckpointArrays, parseInvocation, tensorArrays } from "../../lib/core/experiment.ts";
-import { type LoadedCheckpoint, SWEEP_TASK_ENV } from "../../lib/core/run_store.ts";
+import { SWEEP_TASK_ENV } from "../../lib/core/run_layout.ts";
+import type { LoadedCheckpoint } from "../../lib/core/run_checkpoints.ts";
 import { loadDataset } from "../../lib/data/registry.ts";
 import {
   DataParallel,

@@ -1,7 +1,7 @@
 /** runModelPlan: one checkpoint per model, and a resume that runs only the rest and keeps earlier arrays. */
 import { assertEquals } from "../assert.ts";
 import type { CheckpointArrays } from "../../lib/core/experiment.ts";
-import type { LoadedCheckpoint } from "../../lib/core/run_store.ts";
+import type { LoadedCheckpoint } from "../../lib/core/run_checkpoints.ts";
 import { runModelPlan } from "../../lib/train/model_plan.ts";
 import { fakeContext } from "./fake_context.ts";
 

@@ -1,0 +1,123 @@
+/**
+ * A run has one writer: the holder of its `lock` file. The lock is taken
+ * atomically, a dead holder's lock is taken over, and readers tell a live
+ * writer from a crashed one by the lock's process and the heartbeat.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { UsageError } from "./errors.ts";
+import { type RunInfo, STALE_HEARTBEAT_MS } from "./run_layout.ts";
+import { readRunInfo, removeIfPresent } from "./run_files.ts";
+
+/** Who writes a run: the holder of its `lock` file (the file's mtime is the writer's heartbeat too). */
+export interface RunLock {
+  pid: number;
+  host: string;
+  since: string;
+}
+
+const LOCK_FILE = "lock";
+
+/** The lock file of a run directory. */
+export function runLockPath(dir: string): string {
+  return join(dir, LOCK_FILE);
+}
+
+/**
+ * Whether process `pid` of this host is alive and a Deno process, or null
+ * where /proc cannot tell (not Linux). A pid reused by another program is not a writer.
+ */
+function denoProcessAlive(pid: number): boolean | null {
+  if (pid === Deno.pid) return true;
+  try {
+    return new TextDecoder().decode(Deno.readFileSync(`/proc/${pid}/cmdline`)).includes("deno");
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return null;
+    try {
+      Deno.statSync("/proc/self");
+      return false;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** The newest sign of life of a run's writer: run.json's heartbeat or the lock file's mtime, in ms. */
+export function lastBeat(dir: string, info: Pick<RunInfo, "heartbeat">): number {
+  const written = Date.parse(info.heartbeat);
+  let touched = NaN;
+  try {
+    touched = Deno.statSync(runLockPath(dir)).mtime?.getTime() ?? NaN;
+  } catch {
+    // no lock: the run ended, or was written before runs had one
+  }
+  return Math.max(Number.isNaN(written) ? -Infinity : written, Number.isNaN(touched) ? -Infinity : touched);
+}
+
+/**
+ * The live writer of a run, or null when none: the lock's process is alive
+ * (on this host), or its heartbeat is fresh (another host sharing the
+ * folder, or no /proc). A running run without a lock file (written before
+ * runs had one) counts as live while its heartbeat is fresh.
+ */
+export function liveWriter(dir: string, now = Date.now()): RunLock | null {
+  let lock: RunLock | null = null;
+  try {
+    const raw = JSON.parse(Deno.readTextFileSync(runLockPath(dir)));
+    lock = { pid: Number(raw.pid), host: String(raw.host), since: String(raw.since) };
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) lock = { pid: NaN, host: "", since: "" };
+  }
+  let info: RunInfo | null = null;
+  try {
+    info = readRunInfo(dir);
+  } catch {
+    // a run without a readable run.json has no heartbeat to go by
+  }
+  const fresh = info !== null && now - lastBeat(dir, info) <= STALE_HEARTBEAT_MS;
+  if (lock === null) {
+    return info?.status === "running" && fresh ? { pid: info.pid, host: info.host, since: info.heartbeat } : null;
+  }
+  const alive = lock.host === Deno.hostname() ? denoProcessAlive(lock.pid) : null;
+  return (alive ?? fresh) ? lock : null;
+}
+
+function lockRefusal(dir: string, holder: RunLock): UsageError {
+  return new UsageError(
+    `${dir} is being written by process ${holder.pid} on ${holder.host || "an unknown host"}` +
+      `${holder.since ? ` (since ${holder.since})` : ""}; a run has one writer: stop that process, or wait ` +
+      `for it to end, before --resume`,
+  );
+}
+
+/**
+ * Takes the run's lock for this process, or throws UsageError naming the
+ * live writer. A lock left by a dead process (killed, crashed) is taken over.
+ */
+export function acquireRunLock(dir: string): void {
+  const lock: RunLock = { pid: Deno.pid, host: Deno.hostname(), since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      // createNew is atomic: of two writers racing for a free run, one wins.
+      Deno.writeTextFileSync(runLockPath(dir), JSON.stringify(lock) + "\n", { createNew: true });
+      return;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      const holder = liveWriter(dir);
+      if (holder) throw lockRefusal(dir, holder);
+      removeIfPresent(runLockPath(dir));
+    }
+  }
+  throw lockRefusal(dir, liveWriter(dir) ?? { pid: NaN, host: "", since: "" });
+}
+
+/** Gives up this process's lock on a run (another process's lock is left alone). */
+export function releaseRunLock(dir: string): void {
+  try {
+    const raw = JSON.parse(Deno.readTextFileSync(runLockPath(dir)));
+    if (raw.pid === Deno.pid && raw.host === Deno.hostname()) Deno.removeSync(runLockPath(dir));
+  } catch {
+    // no lock, or not ours
+  }
+}
