@@ -2,30 +2,9 @@ import * as tf from "@tensorflow/tfjs";
 import { assert } from "../../assert.ts";
 import { selectBackend } from "../../../lib/core/backend.ts";
 import { Rng } from "../../../lib/core/rng.ts";
+import { matchesCpu } from "./cpu_reference.ts";
 
 await selectBackend("wasm");
-
-/** Runs `f` on cpu and on wasm; copies must agree exactly, and wasm must leave no tensors. */
-async function sameAsCpu(what: string, f: () => tf.Tensor | tf.Tensor[]): Promise<void> {
-  const read = async () => {
-    const out = tf.tidy(f);
-    const list = Array.isArray(out) ? out : [out];
-    const values = await Promise.all(list.map(async (t) => ({ shape: t.shape.join(), data: await t.data() })));
-    tf.dispose(list);
-    return values;
-  };
-  await tf.setBackend("cpu");
-  const expected = await read();
-  await tf.setBackend("wasm");
-  const before = tf.memory().numTensors;
-  const actual = await read();
-  assert(tf.memory().numTensors === before, `${what} leaked tensors`);
-  expected.forEach((e, k) => {
-    assert(e.shape === actual[k].shape, `${what}[${k}]: shape ${actual[k].shape}, expected ${e.shape}`);
-    const bad = Array.from(e.data as Float32Array).findIndex((v, i) => v !== actual[k].data[i]);
-    assert(bad < 0, `${what}[${k}]: element ${bad} is ${actual[k].data[bad]}, expected ${e.data[bad]}`);
-  });
-}
 
 Deno.test("wasm GatherV2 matches cpu on every axis, long and short rows, int32, and its gradient", async () => {
   const rng = new Rng(31);
@@ -34,19 +13,19 @@ Deno.test("wasm GatherV2 matches cpu on every axis, long and short rows, int32, 
   const ids = Int32Array.from({ length: 14 }, () => rng.int(5));
   for (const axis of [0, 1, 2]) {
     const index = ids.map((i) => i % shape[axis]);
-    await sameAsCpu(`gather axis ${axis}`, () => tf.gather(tf.tensor(x, shape), tf.tensor1d(index, "int32"), axis));
+    await matchesCpu(`gather axis ${axis}`, () => tf.gather(tf.tensor(x, shape), tf.tensor1d(index, "int32"), axis));
   }
-  await sameAsCpu("gather 2-D indices", () => tf.gather(tf.tensor(x, [30, 40]), tf.tensor2d(ids, [7, 2], "int32")));
-  await sameAsCpu(
+  await matchesCpu("gather 2-D indices", () => tf.gather(tf.tensor(x, [30, 40]), tf.tensor2d(ids, [7, 2], "int32")));
+  await matchesCpu(
     "gather int32",
     () => tf.gather(tf.tensor1d(Int32Array.from(ids, (i) => 3 * i - 7), "int32"), tf.tensor1d([3, 0, 3, 13], "int32")),
   );
-  await sameAsCpu(
+  await matchesCpu(
     "gather batchDims 1 (built-in kernel)",
     () => tf.gather(tf.tensor(x, [6, 200]), tf.tensor2d(ids.slice(0, 12), [6, 2], "int32"), 1, 1),
   );
-  await sameAsCpu("gather of nothing", () => tf.gather(tf.tensor(x, [30, 40]), tf.tensor1d([], "int32")));
-  await sameAsCpu(
+  await matchesCpu("gather of nothing", () => tf.gather(tf.tensor(x, [30, 40]), tf.tensor1d([], "int32")));
+  await matchesCpu(
     "gather gradient",
     () =>
       tf.grad((t: tf.Tensor) => tf.sum(tf.square(tf.gather(t, tf.tensor1d(ids, "int32")))))(tf.tensor(x, [6, 5, 40])),
@@ -75,14 +54,14 @@ Deno.test("wasm Slice matches cpu for partial, whole and single axes at ranks 1 
   ];
   for (const [shape, begin, size] of cases) {
     const x = rng.normalArray(shape.reduce((a, b) => a * b));
-    await sameAsCpu(`slice ${shape} from ${begin} size ${size}`, () => tf.slice(tf.tensor(x, shape), begin, size));
+    await matchesCpu(`slice ${shape} from ${begin} size ${size}`, () => tf.slice(tf.tensor(x, shape), begin, size));
   }
-  await sameAsCpu(
+  await matchesCpu(
     "int32 slice",
     () => tf.slice(tf.tensor2d(Int32Array.from({ length: 60 }, (_, i) => i - 30), [6, 10], "int32"), [1, 2], [4, 5]),
   );
   const y = rng.normalArray(40);
-  await sameAsCpu(
+  await matchesCpu(
     "slice gradient",
     () =>
       tf.grad((t: tf.Tensor) => tf.sum(tf.square(tf.slice(t, [0, 1, 0], [-1, 3, -1]))))(

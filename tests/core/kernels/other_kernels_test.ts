@@ -1,31 +1,9 @@
 import * as tf from "@tensorflow/tfjs";
-import { assert } from "../../assert.ts";
 import { selectBackend } from "../../../lib/core/backend.ts";
 import { Rng } from "../../../lib/core/rng.ts";
+import { matchesCpu } from "./cpu_reference.ts";
 
 await selectBackend("wasm");
-
-/** Runs `f` on cpu and on wasm and checks max |diff| ≤ 1e-4 × magnitude, and that wasm leaves no tensors. */
-async function matchesCpu(what: string, f: () => tf.Tensor | tf.Tensor[]): Promise<void> {
-  const read = async () => {
-    const out = tf.tidy(f);
-    const list = Array.isArray(out) ? out : [out];
-    const values = await Promise.all(list.map((t) => t.data()));
-    tf.dispose(list);
-    return values;
-  };
-  await tf.setBackend("cpu");
-  const expected = await read();
-  await tf.setBackend("wasm");
-  const before = tf.memory().numTensors;
-  const actual = await read();
-  assert(tf.memory().numTensors === before, `${what} leaked tensors`);
-  expected.forEach((e, k) => {
-    const scale = Math.max(1, ...Array.from(e, (v) => Math.abs(Number(v))));
-    const diff = Math.max(0, ...Array.from(e, (v, i) => Math.abs(Number(v) - Number(actual[k][i]))));
-    assert(diff <= 1e-4 * scale, `${what}[${k}]: diff ${diff} at scale ${scale}`);
-  });
-}
 
 Deno.test("wasm MaxPoolGrad matches cpu, ties included, for several windows and paddings", async () => {
   const rng = new Rng(21);
@@ -44,6 +22,7 @@ Deno.test("wasm MaxPoolGrad matches cpu, ties included, for several windows and 
         tf.grad((t: tf.Tensor) => tf.sum(tf.mul(tf.maxPool(tf.relu(t) as tf.Tensor4D, size, stride, pad), 1.5)))(
           tf.tensor(x, shape),
         ),
+      1e-4,
     );
   }
 });
@@ -55,6 +34,7 @@ Deno.test("wasm UnsortedSegmentSum and the gather gradient match cpu", async () 
   await matchesCpu(
     "unsortedSegmentSum",
     () => tf.unsortedSegmentSum(tf.tensor2d(x, [12, 5]), tf.tensor1d(ids, "int32"), 4),
+    1e-4,
   );
   await matchesCpu(
     "int32 unsortedSegmentSum",
@@ -64,6 +44,7 @@ Deno.test("wasm UnsortedSegmentSum and the gather gradient match cpu", async () 
         tf.tensor1d(ids, "int32"),
         6,
       ),
+    1e-4,
   );
   const table = rng.normalArray(7 * 3);
   const indices = Int32Array.from({ length: 20 }, () => rng.int(7));
@@ -73,6 +54,7 @@ Deno.test("wasm UnsortedSegmentSum and the gather gradient match cpu", async () 
       tf.grad((t: tf.Tensor) => tf.sum(tf.square(tf.gather(t, tf.tensor1d(indices, "int32")))))(
         tf.tensor2d(table, [7, 3]),
       ),
+    1e-4,
   );
 });
 
@@ -91,6 +73,7 @@ Deno.test("wasm depthwise convolution gradients match cpu", async () => {
         tf.grads((a: tf.Tensor, b: tf.Tensor) =>
           tf.sum(tf.square(tf.depthwiseConv2d(a as tf.Tensor4D, b as tf.Tensor4D, stride, pad, "NHWC", dilation)))
         )([tf.tensor(x, xShape), tf.tensor(w, wShape)]),
+      1e-4,
     );
   }
 });

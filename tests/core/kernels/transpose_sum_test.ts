@@ -1,29 +1,9 @@
 import * as tf from "@tensorflow/tfjs";
-import { assert } from "../../assert.ts";
 import { selectBackend } from "../../../lib/core/backend.ts";
 import { Rng } from "../../../lib/core/rng.ts";
+import { matchesCpu } from "./cpu_reference.ts";
 
 await selectBackend("wasm");
-
-/** Runs `f` on cpu and wasm: equal shapes, values within `tol` × magnitude (0: exact), no tensors left on wasm. */
-async function sameAsCpu(what: string, f: () => tf.Tensor, tol = 0): Promise<void> {
-  const read = async () => {
-    const out = tf.tidy(f);
-    const value = { shape: out.shape.join(), data: Array.from(await out.data() as Float32Array) };
-    out.dispose();
-    return value;
-  };
-  await tf.setBackend("cpu");
-  const e = await read();
-  await tf.setBackend("wasm");
-  const before = tf.memory().numTensors;
-  const a = await read();
-  assert(tf.memory().numTensors === before, `${what} leaked tensors`);
-  assert(e.shape === a.shape, `${what}: shape ${a.shape}, expected ${e.shape}`);
-  const scale = Math.max(1, ...e.data.map(Math.abs));
-  const diff = Math.max(0, ...e.data.map((v, i) => Math.abs(v - a.data[i])));
-  assert(diff <= tol * scale, `${what}: diff ${diff} at scale ${scale}`);
-}
 
 Deno.test("wasm Transpose matches cpu exactly for ranks 1 to 5, unit axes, merged axes and int32", async () => {
   const rng = new Rng(51);
@@ -41,9 +21,9 @@ Deno.test("wasm Transpose matches cpu exactly for ranks 1 to 5, unit axes, merge
   ];
   for (const [shape, perm] of cases) {
     const x = rng.normalArray(shape.reduce((a, b) => a * b));
-    await sameAsCpu(`transpose ${shape} by ${perm}`, () => tf.transpose(tf.tensor(x, shape), perm));
+    await matchesCpu(`transpose ${shape} by ${perm}`, () => tf.transpose(tf.tensor(x, shape), perm));
   }
-  await sameAsCpu(
+  await matchesCpu(
     "int32 transpose",
     () => tf.transpose(tf.tensor3d(Int32Array.from({ length: 24 }, (_, i) => i - 9), [2, 3, 4], "int32"), [2, 0, 1]),
   );
@@ -62,13 +42,13 @@ Deno.test("wasm Sum over leading axes matches cpu; other axes, keepDims and int3
     [[300, 4, 5], [0, 2], false],
   ];
   for (const [shape, axis, keepDims] of cases) {
-    await sameAsCpu(
+    await matchesCpu(
       `sum ${shape} over ${axis}${keepDims ? " keepDims" : ""}`,
       () => tf.sum(tf.tensor(x, shape), axis, keepDims),
       1e-5,
     );
   }
-  await sameAsCpu(
+  await matchesCpu(
     "int32 sum",
     () => tf.sum(tf.tensor2d(Int32Array.from({ length: 12 }, (_, i) => i), [4, 3], "int32"), 0),
   );
