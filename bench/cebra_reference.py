@@ -1,4 +1,4 @@
-"""PyTorch references of the bench's `cebra` group (issue 21, Speed), served by bench/torch_reference.py's worker
+"""PyTorch references of the bench's `cebra` group, served by bench/torch_reference.py's worker
 (which merges BUILDERS and speaks the protocol):
 
 - `cebra-offset10-step-512`, `cebra-offset1-mse-step-512`: one training step of a CEBRA encoder as the package runs

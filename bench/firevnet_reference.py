@@ -1,4 +1,4 @@
-"""PyTorch references of the bench's `firevnet` group (issue 23, Speed), served by bench/torch_reference.py's worker
+"""PyTorch references of the bench's `firevnet` group, served by bench/torch_reference.py's worker
 (which merges BUILDERS and speaks the protocol), so they run in its process with its environment (OPENBLAS_CORETYPE
 and OPENBLAS_L2_SIZE unset, one BLAS thread):
 

@@ -1,4 +1,4 @@
-"""References of the bench's `vae-pca` group (issue 22, Speed), served by bench/torch_reference.py's worker (which
+"""References of the bench's `vae-pca` group, served by bench/torch_reference.py's worker (which
 merges BUILDERS and speaks the protocol), so they run in its process with its environment (OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE unset, one BLAS thread):
 

@@ -1,5 +1,5 @@
 /**
- * Data-parallel training of one model over Deno workers (issue 25 §1): each
+ * Data-parallel training of one model over Deno workers: each
  * step's batch, drawn on the main thread, is split into contiguous shards of
  * rows; shard 0 is computed here on the master variables while workers
  * 1..N−1 compute the others on replicas (each worker with its own wasm

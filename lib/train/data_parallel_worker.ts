@@ -1,5 +1,5 @@
 /**
- * The worker of {@linkcode DataParallel} (issue 25 §1): activates the run's
+ * The worker of {@linkcode DataParallel}: activates the run's
  * backend, builds a replica with the factory a module exports, and for each
  * step sets the replica's variables to the master values it is sent and
  * posts its shard's gradients (in the variables' order, as transferable

@@ -4,7 +4,7 @@
  * optimizer) on a ground-truth dataset: its config keys, and the training
  * loop with checkpoints, media and resume, which keeps the trained encoder
  * in the run. Objectives that are means over examples can train data-parallel
- * over workers (issue 25 §1, lib/train/data_parallel.ts).
+ * over workers (lib/train/data_parallel.ts).
  *
  * @module
  */

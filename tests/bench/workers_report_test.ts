@@ -1,5 +1,5 @@
 /**
- * The `workers` bench group's PyTorch-on-N-threads side and communication share (issue 25, bench part): the rounds
+ * The `workers` bench group's PyTorch-on-N-threads side and communication share: the rounds
  * alternate four sides ABCD DCBA, both PyTorch workers get the same build request, the ratios and shares are
  * summarised from the rounds, and the terminal line and the README table show them. Fake PyTorch workers answer
  * with fixed times, so nothing here depends on how fast the machine is.

@@ -1,5 +1,5 @@
 /**
- * Data-parallel VAE training (issue 25 §1): 2 workers train the conv β-VAE
+ * Data-parallel VAE training: 2 workers train the conv β-VAE
  * of 1 worker up to float32 summation order, the same bits for a fixed
  * worker count, objectives that are no mean over examples fall back to one
  * worker, bad worker counts are usage errors, and a failing worker fails

@@ -1,6 +1,6 @@
 /**
  * Convolution gradients as one XNNPACK matrix product each (im2col / col2im),
- * for the wasm backend (issue 25, part 2: kernels toward the GEMM limit).
+ * for the wasm backend, toward the GEMM limit.
  *
  * With M = n·ho·wo output positions and K = kh·kw·cIn filter taps:
  *
