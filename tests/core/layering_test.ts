@@ -24,6 +24,8 @@ const LAYERS: Record<string, number> = {
   contrastive: 3,
   attribution: 3,
   sweep: 3,
+  // An experiment's study code: may import any lib folder, and no lib folder imports it.
+  studies: 4,
 };
 
 function sourceFiles(folder: string): string[] {
