@@ -14,9 +14,9 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { Rng } from "../lib/core/rng.ts";
 import { stopPoint } from "../lib/core/run_guard.ts";
 import { fullStats } from "../lib/adapt/bn_adapt.ts";
+import { loadSourceModel } from "../lib/train/source_training.ts";
 import {
   type LoadedSourceModel,
-  loadSourceModel,
   SOURCE_ARCHS,
   SOURCE_EPOCHS_CONFIG,
   type SourceArch,

@@ -19,9 +19,9 @@
  * 1,500 batches of 64; each method's online accuracy is logged as the stream goes, so learning and collapse curves
  * exist.
  */
-import * as tf from "@tensorflow/tfjs";
+import { whenMeasured } from "../lib/core/claims.ts";
 import { choice, choices, type ConfigOf, integer, real } from "../lib/core/config.ts";
-import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
+import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { checkMnistParts, loadMnist, MNIST_CLASSES, MNIST_PARTS_CONFIG, MNIST_SIDE } from "../lib/data/mnist.ts";
 import { CORRUPTION_NAMES, type CorruptionName } from "../lib/data/corruptions.ts";
@@ -33,31 +33,34 @@ import {
   CccStream,
   checkCorruptions,
   checkTarget,
-  orderedPairs,
-  pairKey,
   severityLevels,
 } from "../lib/data/ccc.ts";
-import { type BnCnn, type BnCnnSnapshot } from "../lib/models/bn_cnn.ts";
-import { loadSourceModel, SOURCE_EPOCHS_CONFIG, SOURCE_TRAINING_DEFAULTS } from "../lib/adapt/source_model.ts";
-import { adaptStep, disposeOptimizer, entropy } from "../lib/adapt/self_learning.ts";
+import type { BnCnnSnapshot } from "../lib/models/bn_cnn.ts";
+import { SOURCE_EPOCHS_CONFIG, SOURCE_SMOKE_DIGITS, SOURCE_TRAINING_DEFAULTS } from "../lib/adapt/source_model.ts";
+import { E0_RULES, entropyMargin, ETA_COSINE_MARGIN, RDUMB_RESET_EVERY } from "../lib/adapt/eta.ts";
 import {
-  E0_RULES,
-  entropyMargin,
-  Eta,
-  ETA_COSINE_MARGIN,
-  ETA_MOMENTUM,
-  RDumb,
-  RDUMB_RESET_EVERY,
-} from "../lib/adapt/eta.ts";
+  CCC_METHODS,
+  type CccMethod,
+  classifySource,
+  lastQuarterKey as lastQuarter,
+  type MethodResult,
+  metricsOf,
+  onlineKey as online,
+  pathSummary,
+  runMethod,
+  streamSummary,
+  summaryTable,
+} from "../lib/studies/ccc_mini.ts";
+import { logEveryConfig } from "../lib/train/config.ts";
+import { loadSourceModel } from "../lib/train/source_training.ts";
 
 const SOURCE = "001_6f3482ea4494d2ce.md §4, Table 4.1 (CCC-Hard), App. C (oripress/CCC generate.py, models/rdumb.py)";
 
-/** The methods, in the order they run. */
-export const CCC_METHODS = ["pretrained", "bn", "tent", "eta", "rdumb"] as const;
-type Method = typeof CCC_METHODS[number];
-
 /** The paper's SGD learning rate of Tent, ETA and RDumb (thesis §4 setup). */
 const PAPER_LR = 2.5e-4;
+
+/** Bounds of a count of test digits, and of the stream's images per severity point. */
+const DIGITS = { min: 1, max: 10_000 }, SPEED = { min: 1, max: 10_000_000 };
 
 const config = {
   ...MNIST_PARTS_CONFIG,
@@ -74,15 +77,9 @@ const config = {
       "(make_cifar_c.py, corruptions.ts' default below 64 px, too mild for digits to reach the target)",
   ),
   step: real(0.5, "severity step of the calibration grid and the paths; must divide 5 (paper 0.25)"),
-  calibration_digits: integer(100, "calibration digits (the first test digits), the same for every grid cell", {
-    min: 1,
-    max: 10_000,
-  }),
+  calibration_digits: integer(100, "calibration digits (the first test digits), the same for every grid cell", DIGITS),
   target: real(0.15, "target accuracy of the paths in (0, 1) (CCC-Hard's analogue; paper: 0.34/0.17/0.02 on ImageNet)"),
-  speed: integer(100, "stream images per severity point (the paper's transition speed: 1k, 2k, 5k)", {
-    min: 1,
-    max: 10_000_000,
-  }),
+  speed: integer(100, "stream images per severity point (the paper's transition speed: 1k, 2k, 5k)", SPEED),
   batches: integer(1_500, "stream batches every method sees", { min: 4, max: 100_000_000 }),
   batch: integer(64, "images per batch (thesis §4: 64)", { min: 2, max: 4_096 }),
   max_shift: integer(2, "largest shift in pixels of a stream digit along each axis (for the random crop)", {
@@ -101,13 +98,10 @@ const config = {
     "ETA/RDumb redundancy filter ε, |cos(p, p̄)| < ε (thesis and rdumb.py: 0.05, set for 1,000 classes)",
     { min: 0, max: 1 },
   ),
-  log_every: integer(50, "batches between logged points of each method's curve", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(50, "batches between logged points of each method's curve"),
 };
 
 type Cfg = ConfigOf<typeof config>;
-
-const online = (method: Method) => `ccc/${method}/online_accuracy`;
-const lastQuarter = (method: Method) => `ccc/${method}/last_quarter_accuracy`;
 
 const targets: Target<Cfg>[] = [{
   metric: "ccc/rdumb_over_bn",
@@ -128,12 +122,6 @@ const targets: Target<Cfg>[] = [{
   appliesTo: (cfg) => cfg.methods.includes("rdumb") && cfg.methods.includes("bn"),
 }];
 
-/** undefined unless every key was measured, else whether `test` holds on their values. */
-function compare(m: Record<string, number>, keys: string[], test: (...values: number[]) => boolean) {
-  const values = keys.map((key) => m[key]);
-  return values.some((v) => v === undefined) ? undefined : test(...values);
-}
-
 /**
  * Claims on online accuracy need a margin above the noise: 0.02 (2 points) is above RDumb's s.d. over CCC runs
  * (0.88–1.6 points, Table 4.1 note) and ≈ 12 binomial s.e. of a 96,000-image stream's accuracy.
@@ -144,13 +132,13 @@ const claims: Claim<Cfg>[] = [
   {
     text: `RDumb's online accuracy exceeds ETA's by ≥ ${MARGIN}`,
     source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows RDumb and ETA (CCC-Hard 9.6 vs 0.23; CIN-C 46.5 vs 43.8)",
-    holds: (m) => compare(m, [online("rdumb"), online("eta")], (r, e) => r >= e + MARGIN),
+    holds: (m) => whenMeasured(m, [online("rdumb"), online("eta")], (r, e) => r >= e + MARGIN),
   },
   {
     text: `online accuracy: RDumb exceeds BN adaptation, and BN adaptation the pretrained model, each by ≥ ${MARGIN}`,
     source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows RDumb, BN adapt, Pretrained (CCC-Hard 9.6 > 6.8 > 1.5)",
     holds: (m) =>
-      compare(
+      whenMeasured(
         m,
         [online("rdumb"), online("bn"), online("pretrained")],
         (r, b, p) => r >= b + MARGIN && b >= p + MARGIN,
@@ -161,181 +149,14 @@ const claims: Claim<Cfg>[] = [
       "batches (App. C saw no collapse on CIFAR-10-C)",
     source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows Tent and Pretrained (CCC-Hard 0.51 vs 1.5, CCC-Medium 1.4 " +
       "vs 17.3; average 9.2 vs 20.5, 'collapsed'), App. C",
-    holds: (m) => compare(m, [lastQuarter("tent"), lastQuarter("pretrained")], (t, p) => t <= p - MARGIN),
+    holds: (m) => whenMeasured(m, [lastQuarter("tent"), lastQuarter("pretrained")], (t, p) => t <= p - MARGIN),
   },
 ];
-
-/** What a finished method leaves in the checkpoint state: correct predictions per batch, and its counters. */
-interface MethodResult {
-  correct: number[];
-  extra: Record<string, number>;
-}
 
 /** The checkpoint state: the calibration and the methods finished so far. */
 interface State {
   calibration: CccCalibration;
-  results: Partial<Record<Method, MethodResult>>;
-}
-
-/** Predicted class per row of logits `[n, classes]`, row-major. */
-function argmaxRows(logits: Float32Array, classes: number): Int32Array {
-  const n = logits.length / classes;
-  const out = new Int32Array(n);
-  for (let r = 0; r < n; r++) {
-    let best = 0;
-    for (let c = 1; c < classes; c++) if (logits[r * classes + c] > logits[r * classes + best]) best = c;
-    out[r] = best;
-  }
-  return out;
-}
-
-/** The source model's predictions (source statistics) on images `[n, 28, 28, 1]`, in batches of 500. */
-async function classifySource(net: BnCnn, images: Float32Array, n: number): Promise<Int32Array> {
-  const size = MNIST_SIDE * MNIST_SIDE, chunk = 500;
-  const out = new Int32Array(n);
-  for (let start = 0; start < n; start += chunk) {
-    const count = Math.min(chunk, n - start);
-    const logits = tf.tidy(() =>
-      net.logits(tf.tensor4d(images.subarray(start * size, (start + count) * size), [count, MNIST_SIDE, MNIST_SIDE, 1]))
-    );
-    out.set(argmaxRows(await logits.data() as Float32Array, MNIST_CLASSES), start);
-    logits.dispose();
-  }
-  return out;
-}
-
-/** One method on the stream: `predict` returns the logits of the batch's forward, adapting afterwards if it does. */
-interface StreamMethod {
-  predict(x: tf.Tensor4D): Promise<Float32Array>;
-  /** Counters for the record (ETA's filtered samples). */
-  extra(): Record<string, number>;
-  dispose(): void;
-}
-
-function methodOn(method: Method, net: BnCnn, cfg: Cfg): StreamMethod {
-  switch (method) {
-    case "pretrained":
-    case "bn": {
-      const mode = method === "bn" ? { kind: "batch" as const } : { kind: "source" as const };
-      const predict = async (x: tf.Tensor4D) => {
-        const logits = net.logits(x, mode);
-        const values = await logits.data() as Float32Array;
-        logits.dispose();
-        return values;
-      };
-      return { predict, extra: () => ({}), dispose: () => {} };
-    }
-    case "tent": {
-      const optimizer = tf.train.momentum(cfg.lr, ETA_MOMENTUM);
-      return {
-        predict: (x) => adaptStep(net, x, entropy, optimizer, "affine"),
-        extra: () => ({}),
-        dispose: () => disposeOptimizer(optimizer),
-      };
-    }
-    case "eta":
-    case "rdumb": {
-      const options = { e0Rule: cfg.e0_rule, learningRate: cfg.lr, cosineMargin: cfg.cosine_margin };
-      const adapter = method === "eta"
-        ? new Eta(net, options)
-        : new RDumb(net, { ...options, resetEvery: cfg.reset_every });
-      return {
-        predict: (x) => adapter.step(x),
-        extra: () => ({
-          reliable_fraction: adapter.reliableSamples / (adapter.steps * cfg.batch),
-          updated_fraction: adapter.updatedSamples / (adapter.steps * cfg.batch),
-        }),
-        dispose: () => adapter.dispose(),
-      };
-    }
-  }
-}
-
-const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-
-/** Runs one method over the stream from the source model; logs its running and windowed online accuracy. */
-async function runMethod(
-  ctx: RunContext,
-  cfg: Cfg,
-  method: Method,
-  net: BnCnn,
-  batchAt: (b: number) => CccBatch,
-  bnCorrect: number[] | undefined,
-): Promise<MethodResult> {
-  const adapter = methodOn(method, net, cfg);
-  const correct: number[] = [];
-  const progress = ctx.progress(`ccc ${method}`, cfg.batches);
-  try {
-    for (let b = 0; b < cfg.batches; b++) {
-      ctx.stopRequested.throwIfAborted();
-      const batch = batchAt(b);
-      const x = tf.tensor4d(batch.images, [cfg.batch, MNIST_SIDE, MNIST_SIDE, 1]);
-      const predicted = argmaxRows(await adapter.predict(x), MNIST_CLASSES);
-      x.dispose();
-      correct.push(predicted.reduce((n, label, i) => n + (label === batch.labels[i] ? 1 : 0), 0));
-      const done = b + 1;
-      if (done % cfg.log_every === 0 || done === cfg.batches) {
-        const sum = correct.reduce((a, c) => a + c, 0);
-        const window = correct.slice(-cfg.log_every);
-        const values: Record<string, number> = {
-          [online(method)]: sum / (done * cfg.batch),
-          [`ccc/${method}/window_accuracy`]: mean(window) / cfg.batch,
-        };
-        if (method === "rdumb" && bnCorrect) {
-          values["ccc/rdumb_over_bn"] = sum / bnCorrect.slice(0, done).reduce((a, c) => a + c, 0);
-        }
-        ctx.log(done, values);
-        progress.update(done);
-      }
-    }
-    return { correct, extra: adapter.extra() };
-  } finally {
-    adapter.dispose();
-  }
-}
-
-/** The metrics of the finished methods. */
-function metricsOf(cfg: Cfg, results: State["results"]): Record<string, number> {
-  const metrics: Record<string, number> = {};
-  const quarter = Math.floor((cfg.batches * 3) / 4);
-  for (const [method, result] of Object.entries(results) as [Method, MethodResult][]) {
-    metrics[online(method)] = mean(result.correct) / cfg.batch;
-    metrics[lastQuarter(method)] = mean(result.correct.slice(quarter)) / cfg.batch;
-    metrics[`ccc/${method}/first_quarter_accuracy`] = mean(result.correct.slice(0, cfg.batches - quarter)) / cfg.batch;
-    for (const [key, value] of Object.entries(result.extra)) metrics[`ccc/${method}/${key}`] = value;
-  }
-  if (results.rdumb && results.bn) metrics["ccc/rdumb_over_bn"] = metrics[online("rdumb")] / metrics[online("bn")];
-  if (results.eta && results.bn) metrics["ccc/eta_over_bn"] = metrics[online("eta")] / metrics[online("bn")];
-  return metrics;
-}
-
-/** Per pair: the path's start, its length and its mean calibrated accuracy. */
-function pathSummary(stream: CccStream, calibration: CccCalibration) {
-  return Object.fromEntries(
-    orderedPairs(calibration.corruptions).map(([c1, c2]) => {
-      const path = stream.path(c1, c2);
-      return [pairKey(c1, c2), {
-        start_s1: path[0].s1,
-        end_s2: path.at(-1)!.s2,
-        points: path.length,
-        mean_accuracy: mean(path.map((p) => p.accuracy)),
-        clean_accuracy: calibration.grids[pairKey(c1, c2)][0][0],
-        lowest_accuracy: Math.min(...calibration.grids[pairKey(c1, c2)].flat()),
-      }];
-    }),
-  );
-}
-
-/** The per-method table printed at the end of a run. */
-function summaryTable(cfg: Cfg, m: Record<string, number>): string {
-  const cell = (key: string) => m[key] === undefined ? "   —  " : m[key].toFixed(4);
-  const lines = cfg.methods.map((method) =>
-    `${method.padEnd(11)} ${cell(online(method))}  ${cell(`ccc/${method}/first_quarter_accuracy`)}  ${
-      cell(lastQuarter(method))
-    }`
-  );
-  return ["method      online  first¼  last¼", ...lines, `RDumb / BN = ${cell("ccc/rdumb_over_bn")} (paper 1.41)`]
-    .join("\n");
+  results: Partial<Record<CccMethod, MethodResult>>;
 }
 
 /** CCC-mini as a latentlab experiment. */
@@ -346,8 +167,7 @@ export const experiment = defineExperiment({
   config,
   presets: {
     smoke: {
-      train_digits: 512,
-      test_digits: 256,
+      ...SOURCE_SMOKE_DIGITS,
       source_epochs: 1,
       corruptions: ["gaussian_noise", "contrast"],
       step: 2.5,
@@ -452,15 +272,9 @@ export const experiment = defineExperiment({
       const metrics = metricsOf(cfg, state.results);
 
       // What the stream was: its pairs and the calibrated accuracy of its images (the pretrained model's baseline).
-      const images = cfg.batches * cfg.batch, pointCount = Math.ceil(images / cfg.speed);
-      const segments: string[] = [];
-      let calibrated = 0;
-      for (let k = 0; k < pointCount; k++) {
-        const point = stream.point(k);
-        calibrated += point.accuracy * (Math.min(images, (k + 1) * cfg.speed) - k * cfg.speed);
-        if (segments.length === point.segment) segments.push(pairKey(point.c1, point.c2));
-      }
-      metrics["ccc/stream/calibrated_accuracy"] = calibrated / images;
+      const images = cfg.batches * cfg.batch;
+      const { points, segments, calibratedAccuracy } = streamSummary(stream, images, cfg.speed);
+      metrics["ccc/stream/calibrated_accuracy"] = calibratedAccuracy;
       metrics["ccc/stream/pairs"] = segments.length;
       metrics["ccc/source/clean_train_accuracy"] = source.cleanTrainAccuracy;
       console.log(summaryTable(cfg, metrics));
@@ -480,7 +294,7 @@ export const experiment = defineExperiment({
             note: "RDumb's T and the SGD learning rate of Tent, ETA and RDumb scaled together, so that a reset " +
               "interval holds the same total step size as the paper's",
           },
-          stream: { images, points: pointCount, pair_sequence: segments },
+          stream: { images, points, pair_sequence: segments },
           paths: pathSummary(stream, calibration),
           calibration: { severities: calibration.severities, digits: calibration.digits, grids: calibration.grids },
           deviations: [

@@ -3,7 +3,7 @@
  * (bench/torch_reference.py):
  *
  * - `mnist-cnn`: one Adam 1e-3 step of the small MNIST CNN (lib/models/small_cnn.ts) at batch
- *   {@linkcode MNIST_CNN_BATCH}, lib/models/cross_entropy_step.ts as noise training takes it.
+ *   {@linkcode MNIST_CNN_BATCH}, lib/models/cross_entropy_step.ts, the step of lib/train/classifier.ts.
  * - `ant-step`: one step of adversarial noise training of that CNN, an Adam step of the noise generator
  *   (lib/train/noise_training.ts `antGeneratorStep`, ε 10) and the classifier's step on the ANT batch
  *   (`antClassifierBatch` after epoch 0: 30% current generator, two 10% slices from saved generators, 50% clean),
@@ -82,7 +82,7 @@ function smallCnnTrainer(rng: Rng) {
     classes,
     /** One Adam step on `x` (default: its own images) with its classes; returns the loss (the caller disposes it). */
     minimize: (x: tf.Tensor4D = images): tf.Scalar =>
-      crossEntropyStep(optimizer, model.params.list(), () => model.logits(x), classes, 10),
+      crossEntropyStep(optimizer, model.params.list(), () => model.logits(x), classes),
     dispose() {
       model.params.dispose();
       optimizer.dispose();

@@ -69,7 +69,7 @@ function bnCnnTrainer(model: BnCnn, x: tf.Tensor4D, classes: tf.Tensor1D) {
   const optimizer = tf.train.momentum(TTA_SGD.lr, TTA_SGD.momentum);
   return {
     /** One step; returns the loss (the caller disposes it). */
-    minimize: (): tf.Scalar => crossEntropyStep(optimizer, model.allParams(), () => model.trainLogits(x), classes, 10),
+    minimize: (): tf.Scalar => crossEntropyStep(optimizer, model.allParams(), () => model.trainLogits(x), classes),
     dispose: () => optimizer.dispose(),
   };
 }

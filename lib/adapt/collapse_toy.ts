@@ -30,6 +30,7 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
+import { accuracy as shareCorrect } from "../metrics/classification.ts";
 
 /** How `diag(0.25, s²)` of the noise covariance is read. */
 export const NOISE_SCALES = ["variance", "std"] as const;
@@ -285,10 +286,7 @@ export function logits(features: Features, params: ToyParams): Float64Array {
 
 /** Fraction of points whose prediction 1[f > 0] equals the label. */
 export function accuracy(features: Features, y: Uint8Array, params: ToyParams): number {
-  const f = logits(features, params);
-  let correct = 0;
-  for (let i = 0; i < f.length; i++) if ((f[i] > 0 ? 1 : 0) === y[i]) correct++;
-  return correct / f.length;
+  return shareCorrect(Uint8Array.from(logits(features, params), (f) => (f > 0 ? 1 : 0)), y);
 }
 
 /** Mean BCE (nats) and its gradients with respect to every parameter (`[2]` each). */

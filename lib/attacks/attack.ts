@@ -10,6 +10,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
+import { argmaxRows } from "../metrics/classification.ts";
 import { mapInChunks } from "../models/vae.ts";
 import { clipPerturbation, distanceOf } from "./distances.ts";
 import type { Attack, AttackBatch, AttackModel, AttackOutput, Observations } from "./types.ts";
@@ -47,17 +48,6 @@ export async function logitsOf(
   if (n === 0) return { logits: new Float32Array(0), classes: 0 };
   const [logits] = await mapInChunks(n, chunk, (start, rows) => [model.logits(rowsTensor(x, shape, start, rows))]);
   return { logits, classes: logits.length / n };
-}
-
-/** Row-wise argmax of `[n, classes]` scores (the first maximum on ties, as numpy). */
-export function argmaxRows(scores: ArrayLike<number>, n: number, classes: number): Int32Array {
-  const out = new Int32Array(n);
-  for (let r = 0; r < n; r++) {
-    let best = 0;
-    for (let c = 1; c < classes; c++) if (scores[r * classes + c] > scores[r * classes + best]) best = c;
-    out[r] = best;
-  }
-  return out;
 }
 
 /** Predicted classes `[n]` of inputs `[n, ...shape]`, in chunks of `chunk` rows. */

@@ -8,7 +8,8 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
-import { argmaxRows, logitsOf, lossGradient, rowsTensor } from "./attack.ts";
+import { argmaxRows } from "../metrics/classification.ts";
+import { logitsOf, lossGradient, rowsTensor } from "./attack.ts";
 import type { Attack } from "./types.ts";
 
 /** Options of foolbox's `DeepFoolAttack`. */

@@ -10,7 +10,7 @@ import type { Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
 import { fitLogisticOrConstant } from "./downstream.ts";
-import { accuracy } from "./discrete.ts";
+import { accuracy } from "./classification.ts";
 import { encodeFactors, MAX_ENCODE_CHUNK, type Representation } from "./representation.ts";
 
 /** Throws unless `value` is an integer ≥ `min`. */

@@ -123,10 +123,3 @@ export function mutualInfoMatrix(codesDisc: ArrayLike<number>, numCodes: number,
     return factorColumns.map((factor) => discreteMutualInfo(factor, code));
   });
 }
-
-/** Fraction of positions where `predicted` equals `labels`. */
-export function accuracy(predicted: ArrayLike<number>, labels: ArrayLike<number>): number {
-  let correct = 0;
-  for (let i = 0; i < labels.length; i++) if (predicted[i] === labels[i]) correct++;
-  return correct / labels.length;
-}

@@ -21,7 +21,7 @@
 import { checkIntegerLabels, checkSplit, gatherRows, type Matrix } from "../core/matrix.ts";
 import { fitLogisticRegression } from "../ml/logistic_regression.ts";
 import { fitGradientBoosting } from "../ml/gradient_boosting.ts";
-import { accuracy } from "./discrete.ts";
+import { accuracy, argmaxRows } from "./classification.ts";
 
 /** A fitted classifier that predicts integer labels. */
 export interface LabelPredictor {
@@ -54,11 +54,7 @@ export function fitLogisticOrConstant(x: Matrix, y: Int32Array, c = 1, tol?: num
     classes,
     predict(input: Matrix): Int32Array {
       const proba = model.predictProba(input);
-      return Int32Array.from({ length: input.rows }, (_, i) => {
-        let best = 0; // first maximum, as np.argmax
-        for (let a = 1; a < k; a++) if (proba[i * k + a] > proba[i * k + best]) best = a;
-        return model.classes[best];
-      });
+      return Int32Array.from(argmaxRows(proba, input.rows, k), (best) => model.classes[best]);
     },
   };
 }

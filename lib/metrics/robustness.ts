@@ -11,6 +11,7 @@
  */
 import { UsageError } from "../core/errors.ts";
 import { relativeCorruptionError } from "./corruption_error.ts";
+import { argmaxRows } from "./classification.ts";
 
 /**
  * mCE of `model` relative to a reference model trained alongside: per corruption
@@ -57,10 +58,9 @@ export function ece(probs: Float32Array | Float64Array, labels: Int32Array, clas
   const step = 1 / bins;
   const upper = Float64Array.from({ length: bins }, (_, k) => (k + 1 === bins ? 1 : (k + 1) * step));
   const count = new Float64Array(bins), correct = new Float64Array(bins), confidence = new Float64Array(bins);
+  const predicted = argmaxRows(probs, n, classes);
   for (let i = 0; i < n; i++) {
-    let best = 0;
-    for (let c = 1; c < classes; c++) if (probs[i * classes + c] > probs[i * classes + best]) best = c;
-    const conf = probs[i * classes + best];
+    const best = predicted[i], conf = probs[i * classes + best];
     if (conf === 0) continue; // (0, 1/B] excludes 0, as the reference's bins do
     // The first bin whose upper boundary reaches conf: lower < conf ≤ upper.
     let k = Math.min(bins - 1, Math.max(0, Math.ceil(conf * bins) - 1));

@@ -8,8 +8,6 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
-import { stopPoint } from "../core/run_guard.ts";
-import { ABS_PIXELS, ABS_SIDE } from "./abs_vae.ts";
 import {
   applyBatchMoments,
   type BatchMoments,
@@ -57,72 +55,13 @@ export function absCnn(rng: Rng, options: { binary?: boolean } = {}): AbsCnn {
   };
 }
 
-/** Progress of {@linkcode trainAbsCnn} after one step. */
-export interface AbsCnnStep {
-  epoch: number;
-  /** Steps taken so far, from 1. */
-  step: number;
-  /** Batch mean cross-entropy in nats. */
-  loss: number;
-}
-
-/** Options of {@linkcode trainAbsCnn}. */
-export interface AbsCnnTraining {
-  epochs: number;
-  /** Images per step; a last partial batch of fewer than 2 images is skipped (BatchNorm). */
-  batch: number;
-  /** Adam learning rate. */
-  lr: number;
-  /** Seeds the weights and the order of the images. */
-  rng: Rng;
-  /** Binary CNN: binarized inputs in training and test. */
-  binary?: boolean;
-  /** Called after each step (the loss is read back only when this is given). */
-  onStep?: (step: AbsCnnStep) => void | Promise<void>;
-}
-
 /**
- * Trains the CNN with softmax cross-entropy and Adam on images row-major `[n, 28, 28, 1]` in
- * [0, 1] with labels `[n]` in 0..9.
+ * The CNN's training-mode forward for a training loop: BatchNorm normalises by batch moments, and
+ * `update`, called after each optimizer step, moves the running statistics towards them.
  */
-export async function trainAbsCnn(images: Float32Array, labels: Int32Array, options: AbsCnnTraining): Promise<AbsCnn> {
-  const { epochs, batch, lr, rng, onStep } = options;
-  const n = labels.length;
-  if (images.length !== n * ABS_PIXELS) throw new RangeError(`${images.length / ABS_PIXELS} images for ${n} labels`);
-  const cnn = absCnn(rng, { binary: options.binary });
-  const optimizer = tf.train.adam(lr);
-  const variables = cnn.params.list();
-  const classes = ABS_CNN_LAYERS.at(-1)!.maps;
-  let step = 0;
-  for (let epoch = 0; epoch < epochs; epoch++) {
-    const order = rng.permutation(n);
-    for (let start = 0; start < n; start += batch) {
-      const rows = Math.min(batch, n - start);
-      if (rows < 2) continue;
-      stopPoint();
-      const x = new Float32Array(rows * ABS_PIXELS), y = new Int32Array(rows);
-      for (let i = 0; i < rows; i++) {
-        const k = order[start + i];
-        x.set(images.subarray(k * ABS_PIXELS, (k + 1) * ABS_PIXELS), i * ABS_PIXELS);
-        y[i] = labels[k];
-      }
-      const moments: BatchMoments[] = [];
-      const loss = optimizer.minimize(
-        () => {
-          const logits = cnn.logits(tf.tensor4d(x, [rows, ABS_SIDE, ABS_SIDE, 1]), { moments });
-          return tf.losses.softmaxCrossEntropy(tf.oneHot(tf.tensor1d(y, "int32"), classes), logits) as tf.Scalar;
-        },
-        true,
-        variables,
-      )!;
-      applyBatchMoments(cnn.stats, moments);
-      step++;
-      if (onStep) await onStep({ epoch, step, loss: (await loss.data())[0] });
-      loss.dispose();
-    }
-  }
-  optimizer.dispose();
-  return cnn;
+export function absCnnTraining(cnn: AbsCnn): { logits(x: tf.Tensor4D): tf.Tensor2D; update(): void } {
+  const moments: BatchMoments[] = [];
+  return { logits: (x) => cnn.logits(x, { moments }), update: () => applyBatchMoments(cnn.stats, moments) };
 }
 
 /**

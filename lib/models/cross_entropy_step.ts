@@ -1,8 +1,8 @@
 /**
- * One optimizer step of a classifier's softmax cross-entropy: the step noise training takes on its
- * (clean, noisy or ANT) batches, the test-time-adaptation source model's training step, and what
- * `deno task bench` times for them. It lives beside the classifiers (as regressionStep beside the
- * regressors) because lib/train and lib/adapt both call it and lib/train already imports lib/adapt.
+ * One optimizer step of a classifier's softmax cross-entropy: the step of every classifier the
+ * toolkit trains (lib/train/classifier.ts), and what `deno task bench` times for them. It lives
+ * beside the classifiers (as regressionStep beside the regressors) so that the bench and any
+ * training loop take the same step.
  *
  * @module
  */
@@ -15,14 +15,13 @@ import * as tf from "@tensorflow/tfjs";
 export function crossEntropyStep(
   optimizer: tf.Optimizer,
   variables: tf.Variable[],
-  logits: () => tf.Tensor,
+  logits: () => tf.Tensor2D,
   labels: tf.Tensor1D,
-  classes: number,
 ): tf.Scalar {
   return optimizer.minimize(
     () => {
       const out = logits();
-      return tf.losses.softmaxCrossEntropy(tf.oneHot(labels, classes).toFloat(), out) as tf.Scalar;
+      return tf.losses.softmaxCrossEntropy(tf.oneHot(labels, out.shape[1]), out) as tf.Scalar;
     },
     true,
     variables,

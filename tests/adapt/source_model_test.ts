@@ -6,9 +6,9 @@ import { selectBackend } from "../../lib/core/backend.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { formatNpy, parseNpy } from "../../lib/core/npy.ts";
 import { readArrayFolder } from "../../lib/core/run_checkpoints.ts";
+import { loadSourceModel } from "../../lib/train/source_training.ts";
 import {
   accuracyOf,
-  loadSourceModel,
   probabilitiesOf,
   SOURCE_ARCHS,
   SOURCE_CACHE_VERSION,
@@ -181,7 +181,7 @@ Deno.test("loadSourceModel: a damaged entry is rebuilt, never half-read", async 
 Deno.test("loadSourceModel: two processes training one key both end with a valid entry", async () => {
   await withCache(async (root) => {
     const script = join(root, "load.ts");
-    const library = new URL("../../lib/adapt/source_model.ts", import.meta.url).href;
+    const library = new URL("../../lib/train/source_training.ts", import.meta.url).href;
     const backend = new URL("../../lib/core/backend.ts", import.meta.url).href;
     Deno.writeTextFileSync(
       script,

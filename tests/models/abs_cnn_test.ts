@@ -2,7 +2,8 @@ import * as tf from "@tensorflow/tfjs";
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
-import { absCnn, absCnnModel, trainAbsCnn } from "../../lib/models/abs_cnn.ts";
+import { absCnn, absCnnModel, absCnnTraining } from "../../lib/models/abs_cnn.ts";
+import { trainClassifier } from "../../lib/train/classifier.ts";
 
 await selectBackend("wasm");
 
@@ -33,17 +34,30 @@ Deno.test("ABS CNN: valid convs 28→24→11→5→1 with maps [20,70,256,10]", 
   cnn.dispose();
 });
 
-Deno.test("trainAbsCnn fits separable strokes with cross-entropy; tensors flat across steps", async () => {
+Deno.test("the ABS CNN trained by trainClassifier fits separable strokes; tensors flat across steps", async () => {
   const rng = new Rng(2);
   const { images, labels } = strokes(24, rng);
   const steps: { loss: number; tensors: number }[] = [];
-  const cnn = await trainAbsCnn(images, labels, {
-    epochs: 5,
-    batch: 8,
-    lr: 3e-3,
+  const cnn = absCnn(rng);
+  const training = absCnnTraining(cnn);
+  const optimizer = tf.train.adam(3e-3);
+  await trainClassifier({
+    images,
+    labels,
+    shape: [28, 28, 1],
+    logits: training.logits,
+    variables: cnn.params.list(),
+    optimizer,
     rng,
-    onStep: (s) => void steps.push({ loss: s.loss, tensors: tf.memory().numTensors }),
+    batch: 8,
+    epochs: 5,
+    minRows: 2,
+    afterStep: async (_step, loss) => {
+      training.update();
+      steps.push({ loss: (await loss.data())[0], tensors: tf.memory().numTensors });
+    },
   });
+  optimizer.dispose();
   assertEquals(steps.length, 15);
   assertEquals(new Set(steps.slice(1).map((s) => s.tensors)).size, 1);
   assert(steps.at(-1)!.loss < 0.5 * steps[0].loss, `${steps[0].loss} → ${steps.at(-1)!.loss}`);
