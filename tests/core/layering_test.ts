@@ -24,6 +24,7 @@ const LAYERS: Record<string, number> = {
   contrastive: 3,
   attribution: 3,
   sweep: 3,
+  studies: 4,
 };
 
 function sourceFiles(folder: string): string[] {
