@@ -90,6 +90,18 @@ export function runPhasesOn<C, P, R>(
     : runPhases<P, R>(ctx, phases, run, { stride: options.stride });
 }
 
+/**
+ * The {@linkcode WorkerOptions} of a module that exports its phase function as `workerPhase`: `cfg.workers` phases
+ * at once, the costliest (by `cost`) first.
+ */
+export function workerPhaseOptions<C extends { workers: number }, P>(
+  module: string,
+  cfg: C,
+  cost?: (phase: P) => number,
+): WorkerOptions<C, P> {
+  return { module, exportName: "workerPhase", cfg, workers: cfg.workers, cost };
+}
+
 /** Checkpoint state: the finished phases' results by index (their arrays are the checkpoint's arrays). */
 interface ParallelState<R> {
   finished: Record<number, R>;
