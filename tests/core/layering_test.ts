@@ -24,6 +24,8 @@ const LAYERS: Record<string, number> = {
   contrastive: 3,
   attribution: 3,
   sweep: 3,
+  // An experiment's study code that no other experiment reuses; lib never imports it.
+  studies: 4,
 };
 
 function sourceFiles(folder: string): string[] {
