@@ -28,7 +28,7 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { choices, type ConfigOf, integer, real } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import type { Matrix } from "../lib/core/matrix.ts";
-import { Rng, type RngState } from "../lib/core/rng.ts";
+import { Rng } from "../lib/core/rng.ts";
 import { lpInfoNce, simclrLoss } from "../lib/contrastive/infonce.ts";
 import {
   type Conditional,
@@ -41,7 +41,8 @@ import {
 import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { linearR2 } from "../lib/ml/linear_regression.ts";
 import { Params } from "../lib/models/params.ts";
-import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
+import { resumeModel } from "../lib/train/resumable_model.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
@@ -263,11 +264,6 @@ const claims: Claim<Cfg>[] = [
   },
 ];
 
-/** Checkpoint state inside a setting: the batch stream (weights and Adam moments are the arrays). */
-interface PhaseState {
-  batchRng: RngState;
-}
-
 /** The encoder f: torch `nn.Linear` layers (U(±1/√fan_in) weights and biases), leaky ReLU 0.01, output map. */
 class Encoder {
   readonly params = new Params();
@@ -351,14 +347,8 @@ async function runCase(ctx: RunContext, cfg: Cfg, name: CaseName, checkpoints: P
   const sizes = [cfg.n, cfg.outer_width * cfg.n, ...inner, cfg.outer_width * cfg.n, cfg.n];
   const f = new Encoder(Rng.derive(ctx.seed, "model", name), sizes, setting.output);
   const optimizer = tf.train.adam(cfg.lr);
-  const resumed = checkpoints.resumed;
-  if (resumed) {
-    f.params.load(resumed.arrays, "model/");
-    await restoreOptimizer(optimizer, resumed.arrays);
-  }
-  const batchRng = resumed
-    ? Rng.fromState((resumed.state as PhaseState).batchRng)
-    : Rng.derive(ctx.seed, "batches", name);
+  const batches = Rng.derive(ctx.seed, "batches", name);
+  const { batchRng, startStep, checkpoint } = await resumeModel(f.params, optimizer, checkpoints, batches);
   const steps = setting.loss.kind === "mse" ? cfg.supervised_steps : cfg.steps;
   const scale = setting.conditional === "vmf" ? setting.kappa! : cfg.conditional_scale;
   const [curveSet] = evalSets(ctx.seed, cfg, setting.space, "curve");
@@ -366,7 +356,7 @@ async function runCase(ctx: RunContext, cfg: Cfg, name: CaseName, checkpoints: P
   await trainPhase(ctx, {
     label,
     steps,
-    startStep: resumed?.step ?? 0,
+    startStep,
     variables: f.params.list(),
     optimizer,
     logEvery: cfg.log_every,
@@ -387,13 +377,7 @@ async function runCase(ctx: RunContext, cfg: Cfg, name: CaseName, checkpoints: P
     evaluateEvery: cfg.eval_every,
     evaluate: async () => scores(curveSet, await encode(f, g, curveSet)),
     checkpointEvery: cfg.checkpoint_every,
-    checkpoint: async (step) => {
-      await checkpoints.save(
-        step,
-        { ...f.params.entries("model/"), ...(await optimizerState(optimizer)) },
-        { batchRng: batchRng.state() } satisfies PhaseState,
-      );
-    },
+    checkpoint,
   });
 
   const finals = [];

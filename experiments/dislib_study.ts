@@ -11,7 +11,7 @@
 import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { loadDataset } from "../lib/data/registry.ts";
-import { scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
+import { scoreVae } from "../lib/metrics/score.ts";
 import { analyseStudy, STUDY_METRICS } from "../lib/metrics/vae_study.ts";
 import { planWorker, runModelPlan } from "../lib/train/model_plan.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
@@ -186,11 +186,8 @@ function dislibStudy(runCtx: RunContext, cfg: Cfg) {
   };
 }
 
-/** Model `index` of the study, as a worker trains it. */
-export const workerModel = planWorker(dislibStudy);
-
 /** Many VAE-family models on one dataset, and the study's analyses of them. */
-export const experiment = defineExperiment<typeof config, TrainedEncoder>({
+export const experiment = defineExperiment({
   name: "dislib-study",
   description: "Locatello et al. 2019 at small scale: methods × values × seeds, metric agreement, TC, selection",
   source: SOURCE,
@@ -264,5 +261,8 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
     return { metrics, details: { dataset: dataset.description, models, ...tables } };
   },
 });
+
+/** Model `index` of the study, as a worker trains it. */
+export const workerModel = planWorker(dislibStudy);
 
 if (import.meta.main) await runFromCli(experiment, Deno.args);

@@ -14,7 +14,7 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { choice, type ConfigOf, flag, integer, integers, real } from "../lib/core/config.ts";
 import { gatherRows } from "../lib/core/matrix.ts";
 import { scatterPanels } from "../lib/core/plot.ts";
-import { Rng, type RngState } from "../lib/core/rng.ts";
+import { Rng } from "../lib/core/rng.ts";
 import { ICA_GENERATORS, laplaceArSources, mix, randomMixingMlp } from "../lib/data/laplace_ar.ts";
 import { meanCorrelationCoefficient } from "../lib/metrics/mcc.ts";
 import { CouplingFlow } from "../lib/models/coupling_flow.ts";
@@ -22,7 +22,8 @@ import { Mlp } from "../lib/models/mlp.ts";
 import { Params } from "../lib/models/params.ts";
 import { pcaWhiten } from "../lib/ml/linalg.ts";
 import { mapInChunks } from "../lib/models/vae.ts";
-import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import { cosineDecay, type LossTerms, trainPhase } from "../lib/train/loop.ts";
+import { resumeModel } from "../lib/train/resumable_model.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
@@ -144,11 +145,6 @@ const claims: Claim<Cfg>[] = [
   },
 ];
 
-/** Checkpoint state inside a phase: the batch stream (parameters and Adam moments are the arrays). */
-interface PhaseState {
-  batchRng: RngState;
-}
-
 /** An encoder under training: its parameters, its map x ↦ codes, and its loss. */
 interface Estimator {
   params: Params;
@@ -234,14 +230,8 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
   const modelRng = Rng.derive(ctx.seed, "model", layers, method);
   const estimator = method === "slowflow" ? slowFlowEstimator(modelRng, cfg) : pclEstimator(modelRng, cfg, layers);
   const optimizer = tf.train.adam(cfg.lr);
-  const resumed = checkpoints.resumed;
-  if (resumed) {
-    estimator.params.load(resumed.arrays, "model/");
-    await restoreOptimizer(optimizer, resumed.arrays);
-  }
-  const batchRng = resumed
-    ? Rng.fromState((resumed.state as PhaseState).batchRng)
-    : Rng.derive(ctx.seed, "batches", layers, method);
+  const batches = Rng.derive(ctx.seed, "batches", layers, method);
+  const { batchRng, startStep, checkpoint } = await resumeModel(estimator.params, optimizer, checkpoints, batches);
   const evalRows = Math.min(cfg.eval_samples, cfg.samples);
 
   const evaluate = async () => {
@@ -256,7 +246,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
   await trainPhase(ctx, {
     label,
     steps: cfg.steps,
-    startStep: resumed?.step ?? 0,
+    startStep,
     variables: estimator.params.list(),
     optimizer,
     learningRate: cfg.lr_schedule === "cosine" ? cosineDecay(cfg.lr, cfg.steps) : undefined,
@@ -274,14 +264,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, layers: number, method: Metho
     evaluateEvery: cfg.eval_every,
     evaluate: async () => ({ mcc: (await evaluate()).mcc }),
     checkpointEvery: cfg.checkpoint_every,
-    checkpoint: async (step) => {
-      const optimizerArrays = await optimizerState(optimizer);
-      await checkpoints.save(
-        step,
-        { ...estimator.params.entries("model/"), ...optimizerArrays },
-        { batchRng: batchRng.state() } satisfies PhaseState,
-      );
-    },
+    checkpoint,
   });
 
   const { mcc, codes, result } = await evaluate();
@@ -368,20 +351,15 @@ export const experiment = defineExperiment({
     const methods = METHODS.filter((m) => cfg.method === "both" || cfg.method === m);
     const phases: IcaPhase[] = cfg.layers.flatMap((layers) => methods.map((method) => ({ layers, method })));
     // One phase per (L, method); in this process, checkpoints inside a phase are numbered within its cfg.steps.
+    // Measured at the quick preset: a flow step costs about 2–4 PCL steps, and both grow with L.
+    const cost = (phase: IcaPhase) => (phase.method === "slowflow" ? 10 : 0) + phase.layers;
     const { results: mccs } = await runPhasesOn<Cfg, IcaPhase, number>(
       ctx,
       phases,
       async ({ layers, method }, _, checkpoints) => ({ result: await runPhase(ctx, cfg, layers, method, checkpoints) }),
       {
         stride: cfg.steps,
-        parallel: {
-          module: import.meta.url,
-          exportName: "workerPhase",
-          cfg,
-          workers: cfg.workers,
-          // Measured at the quick preset: a flow step costs about 2–4 PCL steps, and both grow with L.
-          cost: (phase) => (phase.method === "slowflow" ? 10 : 0) + phase.layers,
-        },
+        parallel: { module: import.meta.url, exportName: "workerPhase", cfg, workers: cfg.workers, cost },
       },
     );
     const metrics: Record<string, number> = Object.fromEntries(

@@ -40,8 +40,6 @@ import { shiftMnist, type ShiftVariant } from "../lib/data/shift_mnist.ts";
 import { DenseFiRevNet, metamers, nuisanceInterpolation } from "../lib/models/firevnet.ts";
 import {
   classifierScores,
-  encodeRows,
-  errorRate,
   type LabelledRows,
   logitMatchError,
   pickRows,
@@ -49,6 +47,7 @@ import {
   trainFiRevNet,
   trainPosthocClassifier,
 } from "../lib/train/firevnet_training.ts";
+import { fiRevNetReadouts, logitError } from "../lib/train/firevnet_readout.ts";
 import { ICE_VARIANTS, type IceObjective } from "../lib/train/ice.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
@@ -336,32 +335,22 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
       seed: ctx.seed,
       logEvery: cfg.log_every,
       evaluateEvery: cfg.eval_every,
-      evaluate: async () => {
-        const { logits } = await encodeRows(net, curveSet);
-        return { logit_test_err: errorRate(logits, curveSet.labels, MNIST_CLASSES) };
-      },
+      evaluate: async () => ({ logit_test_err: await logitError(net, curveSet) }),
       checkpointEvery: cfg.checkpoint_every,
     }, checkpoints);
 
-    const [trainCodes, testCodes] = [await encodeRows(net, train), await encodeRows(net, test)];
-    const metrics: Record<string, number> = {
-      logit_train_err: errorRate(trainCodes.logits, train.labels, MNIST_CLASSES),
-      logit_test_err: errorRate(testCodes.logits, test.labels, MNIST_CLASSES),
-    };
-    if (shifted) {
-      const { logits } = await encodeRows(net, shifted);
-      metrics.shifted_test_err = errorRate(logits, shifted.labels, MNIST_CLASSES);
-    }
-    const posthoc = await trainPosthocClassifier({ zn: trainCodes.zn, labels: train.labels }, MNIST_CLASSES, {
+    const read = await fiRevNetReadouts(net, train, test, {
       hidden: Array.from({ length: cfg.nuisance_layers }, () => cfg.nuisance_hidden),
       epochs: cfg.nuisance_epochs,
       batch: cfg.batch,
       lr: 1e-3,
       seed: ctx.seed,
     });
-    metrics.nuisance_train_err = errorRate(await classifierScores(posthoc, trainCodes.zn), train.labels, MNIST_CLASSES);
-    metrics.nuisance_test_err = errorRate(await classifierScores(posthoc, testCodes.zn), test.labels, MNIST_CLASSES);
-    posthoc.dispose();
+    read.posthoc.dispose();
+    const metrics: Record<string, number> = { logit_train_err: read.logitTrainErr, logit_test_err: read.logitHeldErr };
+    if (shifted) metrics.shifted_test_err = await logitError(net, shifted);
+    metrics.nuisance_train_err = read.nuisanceTrainErr;
+    metrics.nuisance_test_err = read.nuisanceHeldErr;
 
     // The proxy oracle: an MLP on the clean inputs, independent of the net (report §4).
     const proxy = await trainPosthocClassifier({ zn: train.x, labels: train.labels }, MNIST_CLASSES, {

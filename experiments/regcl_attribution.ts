@@ -38,7 +38,7 @@ import { choices, type ConfigOf, integer, integers, real } from "../lib/core/con
 import { UsageError } from "../lib/core/errors.ts";
 import type { Matrix } from "../lib/core/matrix.ts";
 import type { Image } from "../lib/core/png.ts";
-import { Rng, type RngState } from "../lib/core/rng.ts";
+import { Rng } from "../lib/core/rng.ts";
 import { REGCL_BLOCK_FEATURES, REGCL_OBSERVED_LATENTS, regclSynthetic } from "../lib/data/regcl_synthetic.ts";
 import {
   attributionAuc,
@@ -56,7 +56,8 @@ import { infoNce } from "../lib/contrastive/infonce.ts";
 import { hybridSampler } from "../lib/contrastive/samplers.ts";
 import { linearR2 } from "../lib/ml/linear_regression.ts";
 import { Params } from "../lib/models/params.ts";
-import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "../lib/train/loop.ts";
+import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
+import { resumeModel } from "../lib/train/resumable_model.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
@@ -302,11 +303,6 @@ function mapImage(map: Float64Array, k: number): Image {
   return { width, height, channels: 1, data };
 }
 
-/** Checkpoint state inside a phase: the batch stream (weights and Adam moments are the arrays). */
-interface PhaseState {
-  batchRng: RngState;
-}
-
 /** One model: a method trained on one data set. */
 interface RegclPhase {
   method: Method;
@@ -330,14 +326,8 @@ async function runPhase(
   // Every method of a data set starts from the same weights: the comparison is paired.
   const { params, layers } = encoder(Rng.derive(ctx.seed, "model", k, phase.dataset), d, k);
   const optimizer = tf.train.adam(cfg.lr, 0.9, 0.999, 1e-8);
-  const resumed = checkpoints.resumed;
-  if (resumed) {
-    params.load(resumed.arrays, "model/");
-    await restoreOptimizer(optimizer, resumed.arrays);
-  }
-  const batchRng = resumed
-    ? Rng.fromState((resumed.state as PhaseState).batchRng)
-    : Rng.derive(ctx.seed, "batches", method, k, phase.dataset);
+  const batches = Rng.derive(ctx.seed, "batches", method, k, phase.dataset);
+  const { batchRng, startStep, checkpoint } = await resumeModel(params, optimizer, checkpoints, batches);
   const supervised = method === "supervised" || method === "supervised_reg";
   const regularised = method === "hybrid_reg" || method === "supervised_reg";
   // An offset-1 model sees one row: the window is [0, T − 1].
@@ -388,7 +378,7 @@ async function runPhase(
   await trainPhase(ctx, {
     label,
     steps: cfg.steps,
-    startStep: resumed?.step ?? 0,
+    startStep,
     variables: params.list(),
     optimizer,
     logEvery: cfg.log_every,
@@ -396,13 +386,7 @@ async function runPhase(
     evaluateEvery: cfg.eval_every,
     evaluate,
     checkpointEvery: cfg.checkpoint_every,
-    checkpoint: async (step) => {
-      await checkpoints.save(
-        step,
-        { ...params.entries("model/"), ...(await optimizerState(optimizer)) },
-        { batchRng: batchRng.state() } satisfies PhaseState,
-      );
-    },
+    checkpoint,
   });
   // Final attribution maps.
   const attributionX = rowsMatrix(set.x, d, evenRows(n, cfg.attribution_samples));
@@ -507,20 +491,15 @@ export const experiment = defineExperiment({
       return sets.get(key)!;
     };
     // In this process, checkpoints inside a phase are numbered within its cfg.steps; workers rerun unfinished phases.
+    // Measured at the quick preset: a hybrid step costs about 7 supervised steps, the penalty adds a third.
+    const cost = (phase: RegclPhase) => ({ hybrid_reg: 10, hybrid: 7, supervised_reg: 2, supervised: 1 })[phase.method];
     const { results } = await runPhasesOn<Cfg, RegclPhase, PhaseMetrics>(
       ctx,
       phases,
       async (phase, _, checkpoints) => ({ result: await runPhase(ctx, cfg, phase, setOf(phase), checkpoints) }),
       {
         stride: cfg.steps,
-        parallel: {
-          module: import.meta.url,
-          exportName: "workerPhase",
-          cfg,
-          workers: cfg.workers,
-          // Measured at the quick preset: a hybrid step costs about 7 supervised steps, the penalty adds a third.
-          cost: (phase) => ({ hybrid_reg: 10, hybrid: 7, supervised_reg: 2, supervised: 1 })[phase.method],
-        },
+        parallel: { module: import.meta.url, exportName: "workerPhase", cfg, workers: cfg.workers, cost },
       },
     );
 

@@ -10,7 +10,8 @@ import { type Claim, defineExperiment, type RunContext, runFromCli, type Target 
 import { Rng } from "../lib/core/rng.ts";
 import { type GroundTruthDataset, sampleBatch } from "../lib/data/ground_truth.ts";
 import { loadDataset } from "../lib/data/registry.ts";
-import { curveScores, SCORE_CONFIG, scoreConfig, scoreVae, type TrainedEncoder } from "../lib/metrics/score.ts";
+import { clearlyAbove } from "../lib/metrics/seed_comparison.ts";
+import { curveScores, SCORE_CONFIG, scoreConfig, scoreVae } from "../lib/metrics/score.ts";
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import type { PairModelMethod } from "../lib/train/pair_model.ts";
 import {
@@ -23,6 +24,7 @@ import {
   type PlannedModel,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
+import { settingSeeds } from "../lib/train/pair_seeds.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.1–2.4 (Klindt et al. 2021, SlowVAE), targets §5.1 Tables 1, 14";
 
@@ -182,16 +184,6 @@ const targets: Target<Cfg>[] = ([
   appliesTo: (cfg) => cfg.models.includes(t.metric.split("/")[0]),
 }));
 
-/**
- * Whether `a`'s seeds' mean exceeds `b`'s by more than `margin` and by more
- * than twice the standard error of the difference of the run's seeds' means.
- */
-function clearlyAbove(m: Record<string, number>, a: string, b: string, margin: number, seeds: number) {
-  if (m[a] === undefined || m[b] === undefined) return undefined;
-  const se = Math.sqrt(((m[`${a}_sd`] ?? 0) ** 2 + (m[`${b}_sd`] ?? 0) ** 2) / seeds);
-  return m[a] - m[b] > Math.max(margin, 2 * se);
-}
-
 const both = (
   x: boolean | undefined,
   y: boolean | undefined,
@@ -232,15 +224,10 @@ export function dspritesPlan(cfg: Cfg, dataset: GroundTruthDataset, firstSeed: n
       : [{ name, gamma: cfg.pm_gamma, rate: 6 }];
     const beta = method === "beta_vae" ? cfg.vae_beta : method.startsWith("ada_") ? cfg.ada_beta : 1;
     const source = groundTruthPairSource(dataset, transitions, cfg.lap_rate);
-    return settings.flatMap((setting) =>
-      Array.from({ length: cfg.seeds }, (_, i) => ({
-        method: setting.name,
-        value: 0,
-        seed: firstSeed + i,
-        source,
-        config: pairModelConfig(cfg, method, { beta, gamma: setting.gamma, rate: setting.rate }),
-      }))
-    );
+    return settings.flatMap((setting) => {
+      const config = pairModelConfig(cfg, method, { beta, gamma: setting.gamma, rate: setting.rate });
+      return settingSeeds(setting.name, firstSeed, cfg.seeds, source, config);
+    });
   });
 }
 
@@ -270,11 +257,8 @@ function dspritesStudy(ctx: RunContext, cfg: Cfg): PairStudySetup & { dataset: G
   };
 }
 
-/** Model `index` of the study, as a worker trains it. */
-export const workerModel = pairStudyModel(dspritesStudy);
-
 /** SlowVAE and its baselines on dSprites pairs, over seeds. */
-export const experiment = defineExperiment<typeof config, TrainedEncoder>({
+export const experiment = defineExperiment({
   name: "slowvae-dsprites",
   description: "SlowVAE (LAP, UNI) vs PM-VAE, Ada-GVAE, PCL and β-VAE on dSprites pairs (Klindt et al. 2021 Table 1)",
   source: SOURCE,
@@ -341,5 +325,8 @@ export const experiment = defineExperiment<typeof config, TrainedEncoder>({
   load: loadSavedEncoder,
   run: (ctx, cfg) => pairStudyResult(ctx, cfg, dspritesStudy(ctx, cfg), import.meta.url),
 });
+
+/** Model `index` of the study, as a worker trains it. */
+export const workerModel = pairStudyModel(dspritesStudy);
 
 if (import.meta.main) await runFromCli(experiment, Deno.args);

@@ -8,6 +8,7 @@ import { choices, type ConfigOf, flag, integer, integers, real } from "../lib/co
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { Rng } from "../lib/core/rng.ts";
 import { KittiMasksPairs } from "../lib/data/kitti_masks.ts";
+import { clearlyAbove } from "../lib/metrics/seed_comparison.ts";
 import { mccWithFactors } from "../lib/metrics/score.ts";
 import { encodeImages } from "../lib/models/vae.ts";
 import type { PairModelMethod, PairSource } from "../lib/train/pair_model.ts";
@@ -17,9 +18,9 @@ import {
   pairStudyModel,
   pairStudyResult,
   type PairStudySetup,
-  type PlannedModel,
   seedsCurve,
 } from "../lib/train/pair_study.ts";
+import { settingSeeds } from "../lib/train/pair_seeds.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md §2.4 (KITTI Masks), targets §5.1 Table 2 and Table 15";
 
@@ -108,16 +109,6 @@ const targets: Target<Cfg>[] = [
   target("pcl_d5/mcc", 0.585, "PCL KITTI 0.15 s MCC 58.5 (3.3)", 0.033, sd("PCL, 3.3")),
 ];
 
-/**
- * Whether `a`'s seeds' mean exceeds `b`'s by more than `margin` and by more
- * than twice the standard error of the difference of the run's seeds' means.
- */
-function clearlyAbove(m: Record<string, number>, a: string, b: string, margin: number, seeds: number) {
-  if (m[a] === undefined || m[b] === undefined) return undefined;
-  const se = Math.sqrt(((m[`${a}_sd`] ?? 0) ** 2 + (m[`${b}_sd`] ?? 0) ** 2) / seeds);
-  return m[a] - m[b] > Math.max(margin, 2 * se);
-}
-
 const claims: Claim<Cfg>[] = [
   {
     text: "SlowVAE's MCC rises from max Δ = 1 to max Δ = 5 by more than 0.05 and twice the seeds' standard error " +
@@ -163,24 +154,14 @@ function datasets(cfg: Cfg, seed: number): Map<number, KittiMasksPairs> {
 /** The study's plan and scoring, from the config and the run's seed (the same in every worker). */
 function kittiStudy(ctx: RunContext, cfg: Cfg): PairStudySetup & { dataset: KittiMasksPairs } {
   const byDelta = datasets(cfg, ctx.seed);
-  const plan: PlannedModel[] = cfg.models.flatMap((model) =>
-    cfg.max_deltas.flatMap((maxDelta) =>
-      Array.from({ length: cfg.seeds }, (_, i) => {
-        const method = KITTI_MODELS[model];
-        return {
-          method: `${model}_d${maxDelta}`,
-          value: 0,
-          seed: ctx.seed + i,
-          source: kittiSource(byDelta.get(maxDelta)!),
-          config: pairModelConfig(cfg, method, {
-            beta: method === "beta_vae" ? cfg.vae_beta : method === "ada_gvae" ? cfg.ada_beta : 1,
-            gamma: cfg.gamma,
-            rate: cfg.rate,
-          }),
-        };
-      })
-    )
-  );
+  const plan = cfg.models.flatMap((model) => {
+    const method = KITTI_MODELS[model];
+    const beta = method === "beta_vae" ? cfg.vae_beta : method === "ada_gvae" ? cfg.ada_beta : 1;
+    const config = pairModelConfig(cfg, method, { beta, gamma: cfg.gamma, rate: cfg.rate });
+    return cfg.max_deltas.flatMap((maxDelta) =>
+      settingSeeds(`${model}_d${maxDelta}`, ctx.seed, cfg.seeds, kittiSource(byDelta.get(maxDelta)!), config)
+    );
+  });
   // Every model is scored on the same frames, so Δ settings differ only in training.
   const dataset = byDelta.get(cfg.max_deltas[0])!;
   const evaluation = dataset.sampleFrames(cfg.eval_samples, Rng.derive(ctx.seed, "evaluation"));
@@ -213,9 +194,6 @@ function kittiStudy(ctx: RunContext, cfg: Cfg): PairStudySetup & { dataset: Kitt
     },
   };
 }
-
-/** Model `index` of the study, as a worker trains it. */
-export const workerModel = pairStudyModel(kittiStudy);
 
 /** SlowVAE and its baselines on KITTI-Masks-like pairs, per Δ and seed. */
 export const experiment = defineExperiment({
@@ -277,5 +255,8 @@ export const experiment = defineExperiment({
   claims,
   run: (ctx, cfg) => pairStudyResult(ctx, cfg, kittiStudy(ctx, cfg), import.meta.url),
 });
+
+/** Model `index` of the study, as a worker trains it. */
+export const workerModel = pairStudyModel(kittiStudy);
 
 if (import.meta.main) await runFromCli(experiment, Deno.args);

@@ -36,14 +36,13 @@ import { DenseFiRevNet, metamers } from "../lib/models/firevnet.ts";
 import {
   classifierScores,
   encodeRows,
-  errorRate,
   type LabelledRows,
   logitMatchError,
   pickRows,
   roundTripError,
   trainFiRevNet,
-  trainPosthocClassifier,
 } from "../lib/train/firevnet_training.ts";
+import { fiRevNetReadouts, logitError } from "../lib/train/firevnet_readout.ts";
 import type { NuisanceClassifier } from "../lib/train/ice.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhases } from "../lib/train/phases.ts";
@@ -310,19 +309,11 @@ async function firevnetPart(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpo
       seed: ctx.seed,
       logEvery: cfg.log_every,
       evaluateEvery: cfg.eval_every,
-      evaluate: async () => {
-        const { logits } = await encodeRows(net, curveSet);
-        return { logit_val_acc: 1 - errorRate(logits, curveSet.labels, 2) };
-      },
+      evaluate: async () => ({ logit_val_acc: 1 - await logitError(net, curveSet) }),
       checkpointEvery: cfg.checkpoint_every,
     }, checkpoints);
 
-    const [trainCodes, valCodes] = [await encodeRows(net, train), await encodeRows(net, val)];
-    const metrics: Record<string, number> = {
-      "firevnet/logit_train_acc": 1 - errorRate(trainCodes.logits, train.labels, 2),
-      "firevnet/logit_val_acc": 1 - errorRate(valCodes.logits, val.labels, 2),
-    };
-    const posthoc = await trainPosthocClassifier({ zn: trainCodes.zn, labels: train.labels }, 2, {
+    const { posthoc, ...read } = await fiRevNetReadouts(net, train, val, {
       hidden: Array.from({ length: cfg.nuisance_layers }, () => cfg.nuisance_hidden),
       epochs: cfg.nuisance_epochs,
       batch: cfg.batch,
@@ -330,10 +321,12 @@ async function firevnetPart(ctx: RunContext, cfg: Cfg, checkpoints: PhaseCheckpo
       seed: ctx.seed,
     });
     try {
-      const trainScores = await classifierScores(posthoc, trainCodes.zn);
-      const valScores = await classifierScores(posthoc, valCodes.zn);
-      metrics["firevnet/nuisance_train_acc"] = 1 - errorRate(trainScores, train.labels, 2);
-      metrics["firevnet/nuisance_val_acc"] = 1 - errorRate(valScores, val.labels, 2);
+      const metrics: Record<string, number> = {
+        "firevnet/logit_train_acc": 1 - read.logitTrainErr,
+        "firevnet/logit_val_acc": 1 - read.logitHeldErr,
+        "firevnet/nuisance_train_acc": 1 - read.nuisanceTrainErr,
+        "firevnet/nuisance_val_acc": 1 - read.nuisanceHeldErr,
+      };
 
       // Invertibility on validation points, then metamers: z_s of inner points, z_n of outer ones.
       const probe = pickRows(val, Array.from({ length: Math.min(1_000, val.rows) }, (_, i) => i));
