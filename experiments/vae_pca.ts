@@ -275,7 +275,7 @@ export const experiment = defineExperiment({
   presets: {
     smoke: {
       parts: [...PARTS],
-      samples: 2_000,
+      samples: 500,
       ratios: [1, 1.2, 1.5],
       betas: [0.01, 1],
       beta: 1e-2,
@@ -283,25 +283,25 @@ export const experiment = defineExperiment({
       lr: 1e-2,
       lr_nonlin: 3e-3,
       batch: 32,
-      // Enough for the linear latents to become active (√Var μ > 0.5), so that the DtO is defined.
-      steps: 300,
-      steps_nonlin: 200,
+      // Two evaluations and a checkpoint inside every setting: the pipeline and its curves, not trained numbers.
+      steps: 20,
+      steps_nonlin: 20,
       seeds: 2,
       sweep_seeds: 1,
       nonlin_seeds: 2,
       latents_polarized: 4,
       hidden_nonlin: [8, 6],
       generator_seed: 0,
-      dto_points: 50,
-      random_decoders: 50,
+      dto_points: 20,
+      random_decoders: 20,
       dsprites_hidden: 16,
       dsprites_layers: 1,
-      dsprites_steps: 200,
+      dsprites_steps: 20,
       dsprites_seeds: 1,
-      dsprites_test: 100,
-      eval_every: 100,
-      log_every: 50,
-      checkpoint_every: 150,
+      dsprites_test: 40,
+      eval_every: 10,
+      log_every: 10,
+      checkpoint_every: 10,
     },
     // §7.1 B–D: β 1e-2 and Adam 1e-2 align in 10–30k steps and matched Table 3.4 in numpy; the thesis' β 1e-4
     // and Adam 1e-3 need 300–400k.
@@ -332,7 +332,7 @@ export const experiment = defineExperiment({
     paper: {},
   },
   presetLimits: {
-    smoke: "2,000 points, 300 linear and 200 MLP steps, 2 seeds: checks the pipeline, not the tables",
+    smoke: "500 points, 20 steps per setting, 2 seeds: checks the pipeline, not the tables",
     quick: "β 1e-2 and Adam 1e-2 (linear) / 3e-3 (MLP), batch 100, 12,000 steps instead of β 1e-4 / 1e-3, Adam " +
       "1e-3, batch 64, 375,000 steps: the thesis' setting aligns only after 300–400k steps (report §7.1 A–B); " +
       "3 Synth-Non-Lin seeds instead of 10; no dsprites part",

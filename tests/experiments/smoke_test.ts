@@ -13,6 +13,8 @@
  * the commit that made that route the default, with freshly trained source models: it sums in another order, which
  * training carries into every later value. The six MNIST experiments (abs-mnist, noise-train-mnist, mnist-invariance,
  * bn-adapt, self-learning, ccc-mini) hold the numbers of the commit that moved them to the official MNIST files.
+ * slowvae-dsprites, slowvae-kitti, dislib-study and vae-pca hold those of their smoke presets cut to a few seconds
+ * (two steps or evaluations per model or setting, the fewest scored points).
  */
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
