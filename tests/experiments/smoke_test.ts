@@ -13,6 +13,8 @@
  * the commit that made that route the default, with freshly trained source models: it sums in another order, which
  * training carries into every later value. The six MNIST experiments (abs-mnist, noise-train-mnist, mnist-invariance,
  * bn-adapt, self-learning, ccc-mini) hold the numbers of the commit that moved them to the official MNIST files.
+ * gen-benchmark, bn-adapt and vae-manipulation hold the numbers of their seconds-long smoke presets (tiny shapes
+ * that exercise every step and measure every target).
  */
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
