@@ -175,15 +175,15 @@ export const experiment = defineExperiment({
     smoke: {
       corruptions: ["gaussian_noise", "contrast"],
       dev_corruptions: ["speckle_noise"],
-      severities: [3, 5],
-      train_digits: 512,
-      test_digits: 256,
-      digits: 256,
+      severities: [3],
+      train_digits: 128,
+      test_digits: 64,
+      digits: 64,
       epochs: 1,
       batch: 64,
       grid_n: [1, 16],
       grid_N: [0, 4, 16],
-      mixed_digits: 256,
+      mixed_digits: 64,
     },
     // Source models on a stratified eighth of the training file (shared with self-learning and ccc-mini's quick).
     quick: { train_digits: 8_000, workers: 2 },
@@ -196,7 +196,7 @@ export const experiment = defineExperiment({
     },
   },
   presetLimits: {
-    smoke: "plumbing only: 512 training digits, one epoch, two corruptions at severities 3 and 5, one dev " +
+    smoke: "plumbing only: 128 training digits, one epoch, 64 test digits, two corruptions at severity 3, one dev " +
       "corruption and a 2 × 4 grid; its numbers say nothing about the findings",
     quick: "8,000 of the 60,000 official training digits, test digits from the official 10,000; a two-conv BN " +
       "CNN, its GN twin and an MLP (3 epochs, Adam 1e-3) instead of ResNet-50, Fixup/GN ResNets and AlexNet; 15 corruptions at severities 1, 3, 5 (the " +

@@ -78,6 +78,10 @@ const config = {
   }),
   perturbation_batch: integer(64, "images: images per step of m", { min: 2, max: 4_096 }),
   perturbation_lr: real(1e-4, "images: Adam learning rate of m and the decoders", { min: 0, max: 1 }),
+  perturbation_points: integer(4_096, "images: values of m's scalar s tabulated; each image interpolates between", {
+    min: 2,
+    max: 16_384,
+  }),
   ...WORKERS_CONFIG,
 };
 export type Cfg = ConfigOf<typeof config>;
@@ -182,13 +186,18 @@ export const experiment = defineExperiment({
       eval_every: 20,
       ...VAE_SMOKE_PRESET,
       architecture: "conv",
-      latents: 4,
-      curve_every: 2,
-      curve_samples: 50,
+      latents: 2,
+      steps: 2,
+      curve_every: 1,
+      curve_samples: 20,
+      eval_samples: 20,
+      score_points: 2,
+      score_batch: 2,
       image_seeds: 1,
       restarts: 2,
-      perturbation_steps: 2,
-      perturbation_batch: 4,
+      perturbation_steps: 1,
+      perturbation_batch: 2,
+      perturbation_points: 16,
       log_every: 10,
       checkpoint_every: 20,
     },
@@ -221,7 +230,8 @@ export const experiment = defineExperiment({
     },
   },
   presetLimits: {
-    smoke: "2,000 synth points and 40 steps; 4 image steps per β-VAE, 2 restarts, 2 steps of m: the pipeline only",
+    smoke: "2,000 synth points and 40 steps; 2 image steps per β-VAE, 2 restarts, 1 step of m tabulated at 16 " +
+      "points: the pipeline only",
     quick: "the synth analogue (ours, report §7.3 F4.1) in place of Table 4.2's images: a hand-made wiggle of " +
       "size 0.1 instead of the learned m, 3 seeds per variant",
     long: "β 1e-3 instead of quick's 1e-2 (ours), 20,000 steps. Measured (481 s): the decoders fit the wiggle " +

@@ -27,8 +27,8 @@ export const PUBLISHED_R2: readonly (readonly [string, string, string, string])[
  * Test R² of each model untrained, per split (random, composition,
  * interpolation, extrapolation): 1 Adam step, the config's least, for the
  * regressors, readouts and encoders alike; the smoke preset with --steps 1
- * --batch 4096 --readout_epochs 0.001 --encoder_steps 1 --test_samples 2000,
- * seed 0, 32×32.
+ * --batch 4096 --readout_epochs 0.001 --encoder_steps 1 --encoder_batch 4
+ * --latents 10 --test_samples 2000, seed 0, 32×32.
  */
 export const UNTRAINED_R2: Readonly<Record<string, readonly number[]>> = {
   "dsprites_rot/cnn": [-2.09, -2.53, -2.07, -2.83],

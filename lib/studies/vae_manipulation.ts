@@ -69,6 +69,7 @@ export type VaeManipulationConfig =
     | "perturbation_steps"
     | "perturbation_batch"
     | "perturbation_lr"
+    | "perturbation_points"
     | "workers",
     number
   >;
@@ -277,7 +278,7 @@ async function runImages(ctx: RunContext, cfg: Cfg, dataset: ImageDataset): Prom
       shouldStop: () => ctx.stopRequested.aborted,
     });
     perturbation = { gap: trained.gap, maxAbs: trained.maxAbs };
-    modified = perturbedDataset(base, await net.tabulate());
+    modified = perturbedDataset(base, await net.tabulate(cfg.perturbation_points));
   } finally {
     net.dispose();
     for (const r of restarts) r.dispose();

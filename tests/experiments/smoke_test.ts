@@ -1,20 +1,12 @@
 /**
  * Every registered experiment's smoke preset runs in process, writes a full
- * summary with every target measured, leaves no tensors behind, and
- * reproduces the metrics its smoke run gave before the toolkit's contract v2
- * refactor (fixtures/smoke_summaries.json, written by `deno task run <name>
- * --preset smoke` at commit 0850c8e on the wasm backend): same seed, same
- * numbers (experiments added later: their first smoke run's; gen-benchmark's
- * regressors and oracles at the commit that added it, its encoders at the
- * commit that added them). Smoke presets may since measure more (settings added so that every
- * target is measured); what they measured before stays the same. The experiments whose convolution gradients go
- * through the GEMM of narrow layers (vae-dsprites, dislib-study, slowvae-dsprites, slowvae-kitti, gen-benchmark,
- * abs-mnist, noise-train-mnist, bn-adapt, self-learning, ccc-mini, vae-manipulation, pose-ood) hold the numbers of
- * the commit that made that route the default, with freshly trained source models: it sums in another order, which
- * training carries into every later value. The six MNIST experiments (abs-mnist, noise-train-mnist, mnist-invariance,
- * bn-adapt, self-learning, ccc-mini) hold the numbers of the commit that moved them to the official MNIST files.
- * slowvae-dsprites, slowvae-kitti, dislib-study and vae-pca hold those of their smoke presets cut to a few seconds
- * (two steps or evaluations per model or setting, the fewest scored points).
+ * summary with every target measured, leaves no tensors behind, and gives
+ * the metrics of fixtures/smoke_summaries.json (same seed, same numbers, to
+ * the bit, on the wasm backend): a refactor that changes a number shows
+ * here. Smoke presets are tiny shapes, seconds each: they prove that the
+ * pipeline is wired, not that it learns. A fixture entry is rewritten only
+ * when a change of numbers is intended, from `deno task run <name> --preset
+ * smoke --backend wasm --seed 0`, and the commit says why.
  */
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
