@@ -362,12 +362,10 @@ export const experiment = defineExperiment({
   },
   presetLimits: {
     quick: "6,000 steps per regressor at 32×32 against App. H.3's 500,000 at 64×64, the oracles 2 epochs of " +
-      "the training part against 8, one seed, dsprites-rot only, no encoders. Measured at commit 89574d8 (2,025 s " +
-      "with 2 workers while other runs kept the load of the 2 cores near 5.5; again 2,064 s at 8638f4d with the load " +
-      "near 3.5; 1,391 s, within the 25-minute budget, at 45cd1ee with the run's process group favoured by the " +
-      "scheduler over the other work that kept the load near 6; 3,000 steps took 1,074 s at load ≈ 6 " +
-      "and left the CNN's random-split R² 0.968 below its interpolation R² 0.970, both still rising): the OOD errors " +
-      "anti-correlate with the truth less than published (ρ −0.329 CNN, −0.460 MLP against ≤ −0.48)",
+      "the training part against 8, one seed, dsprites-rot only, no encoders; 23–35 minutes with 2 workers on 2 " +
+      "shared cores. The OOD errors anti-correlate with the truth less than published (ρ −0.329 CNN, −0.460 MLP " +
+      "against ≤ −0.48); at 3,000 steps the CNN's random-split R² (0.968) was still below its interpolation R² " +
+      "(0.970), both rising",
     long: "dsprites-rot only: the β-VAE and SlowVAE (+ readout) on the random and extrapolation splits, 2 seeds, " +
       "8 encoders of 5,000 steps at 32×32 (Adam 5e-4, 64 images or 32 pairs a step) against App. H.3's 500,000 " +
       "at 64×64 (Adam 1e-4, 64 images or 64 pairs) and 10 seeds; readout 8 epochs as App. H.3; DCI on 5,000 " +
@@ -375,7 +373,7 @@ export const experiment = defineExperiment({
       "SlowVAE ≈ 0.41 s/step, each DCI score ≈ 30 s, the readout ≈ 6 min (the training part encoded once, " +
       "then 30,000 steps), so about 2.6 h. Not run to its end: no Table 6 or DCI–R² value measured with it yet",
     paper: "estimated, not run: 36 runs (3 datasets × 4 splits × 3 seeds) of 500,000 steps per regressor at 64×64; " +
-      "seconds per step measured over 40 steps on 2 shared cores at commit 89574d8 (CNN 0.45, MLP 0.031, CoordConv " +
+      "seconds per step measured over 40 steps on 2 shared cores (CNN 0.45, MLP 0.031, CoordConv " +
       "0.57, SetEncoder 1.67, ResNet 5.6) give ≈ 1,730 core-days for the five regressors (ResNet 1,170 of them), " +
       "plus 480 encoder runs not timed at 64×64; on a GPU not measured",
   },
