@@ -171,11 +171,12 @@ export const experiment = defineExperiment({
       source_epochs: 1,
       corruptions: ["gaussian_noise", "contrast"],
       step: 2.5,
-      calibration_digits: 20,
-      speed: 64,
-      batches: 20,
-      reset_every: 8,
-      log_every: 5,
+      calibration_digits: 10,
+      speed: 32,
+      batches: 8,
+      batch: 16,
+      reset_every: 3,
+      log_every: 4,
     },
     // Source model on a stratified eighth of the training file (shared with bn-adapt and self-learning's quick).
     quick: { train_digits: 8_000 },
@@ -190,8 +191,8 @@ export const experiment = defineExperiment({
     },
   },
   presetLimits: {
-    smoke: "a source model of 512 digits and 1 epoch, 2 corruptions on a 3×3 severity grid, 20 batches: the " +
-      "orderings are not expected",
+    smoke: "a source model of 512 digits and 1 epoch, 2 corruptions on a 3×3 severity grid of 10 digits, 8 " +
+      "batches of 16: the orderings are not expected",
     quick: "a source model on 8,000 of the 60,000 official training digits, the stream drawn from the 10,000 test " +
       "digits; one stream (target 0.15, speed 100, one order) of 1,500 batches (96,000 images) instead of 27 runs of " +
       "7.5 M images; severity step 0.5 calibrated on 100 digits; time compressed ×4 (RDumb T 250, lr 1e-3 for " +

@@ -179,8 +179,9 @@ export const experiment = defineExperiment({
   presets: {
     smoke: {
       ...SOURCE_SMOKE_DIGITS,
-      digits: 256,
-      dev_digits: 256,
+      digits: 64,
+      dev_digits: 64,
+      batch: 32,
       corruptions: ["gaussian_noise", "contrast"],
       dev_corruptions: ["speckle_noise"],
       severities: [5],
@@ -201,8 +202,8 @@ export const experiment = defineExperiment({
     paper: {},
   },
   presetLimits: {
-    smoke: "a source model of 512 digits, 256 test digits, one dev corruption and lr, one epoch, two test " +
-      "corruptions at severity 5: the orderings are not expected",
+    smoke: "a source model of 512 digits, sets of 64 test digits in batches of 32, one dev corruption and lr, one " +
+      "epoch, two test corruptions at severity 5: the orderings are not expected",
     quick: "10 of the 15 common corruptions (noise 3, blur 2, weather 1, digital 4; zoom blur, elastic transform, " +
       "defocus blur, snow and the procedural frost left out for time) × severities 3 and 5 × 1,000 digits; dev " +
       "sweep on 3 dev corruptions × severities 3, 5; a small BN CNN on 8,000 of the 60,000 official MNIST training " +

@@ -31,7 +31,7 @@ const ADAPTED = ["bn", "ent", "rpl", "hard_pl_0", "hard_pl_0.9", "soft_pl", "ent
 
 Deno.test("self-learning: with one batch per set and one epoch, every method predicts as BN adaptation does", async () => {
   // One step per set: its predictions come from the forward before the update, so no loss can change them.
-  const summary = await run(["--digits", "128", "--dev_digits", "128", "--corruptions", "gaussian_noise"]);
+  const summary = await run(["--digits", "32", "--dev_digits", "32", "--corruptions", "gaussian_noise"]);
   const m = summary.metrics;
   const error = (method: string) => m[`test/${method}/gaussian_noise/5/error`];
   for (const method of ADAPTED) {

@@ -181,9 +181,9 @@ const ROWS: Row[] = [
   [["export-codes"], "export-codes needs one run directory"],
   [["export-codes", files, "--bogus", "1"], "unknown option --bogus for export-codes"],
   // abs-mnist: parts larger than what they are drawn from, unknown models.
-  [run("abs-mnist", "--attack_digits", "60"), "attack_digits = 60 exceeds test_digits = 50: allowed ≤ 50"],
-  [run("abs-mnist", "--clean_digits", "51"), "clean_digits = 51 exceeds test_digits = 50"],
-  [run("abs-mnist", "--calibration_digits", "300"), "calibration_digits = 300 exceeds train_digits = 200"],
+  [run("abs-mnist", "--attack_digits", "60"), "attack_digits = 60 exceeds test_digits = 20: allowed ≤ 20"],
+  [run("abs-mnist", "--clean_digits", "51"), "clean_digits = 51 exceeds test_digits = 20"],
+  [run("abs-mnist", "--calibration_digits", "300"), "calibration_digits = 300 exceeds train_digits = 100"],
   [run("abs-mnist", "--train_digits", "60001"), "train_digits must be an integer ≥ 20 and ≤ 60_000"],
   [run("abs-mnist", "--models", "madry"), "madry"],
   // noise-train-mnist: noise sizes, ANT's batch shares, regimes.
@@ -192,7 +192,7 @@ const ROWS: Row[] = [
   [run("noise-train-mnist", "--ant_current_fraction", "1.5"), "ant_current_fraction"],
   [run("noise-train-mnist", "--ant_current_fraction", "0.7"), "ant_current_fraction + clean_fraction = 1.2"],
   [run("noise-train-mnist", "--regimes", "mixup"), "mixup"],
-  [run("noise-train-mnist", "--eps_digits", "200"), "eps_digits = 200 exceeds test_digits = 128"],
+  [run("noise-train-mnist", "--eps_digits", "200"), "eps_digits = 200 exceeds test_digits = 16"],
 ];
 
 /**
