@@ -32,7 +32,7 @@ export interface SourceTraining {
   batch: number;
 }
 
-/** The quick preset's training (issue 20: 3 epochs, Adam 1e-3, batch 128). */
+/** The quick preset's training (3 epochs, Adam 1e-3, batch 128). */
 export const SOURCE_TRAINING_DEFAULTS = { epochs: 3, lr: 1e-3, batch: 128 } as const;
 
 /** The MNIST parts of the adaptation experiments' smoke presets: one small source model, cached once, serves all. */
