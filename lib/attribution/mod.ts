@@ -6,3 +6,6 @@
  * @module
  */
 export * from "./jacobian.ts";
+export type { Scalar, Tensor1D, Tensor2D } from "@tensorflow/tfjs";
+export type { Matrix } from "../core/matrix.ts";
+export type { Rng, RngState } from "../core/rng.ts";
