@@ -12,3 +12,4 @@ export * from "./eta.ts";
 export * from "./two_point.ts";
 export * as collapseToy from "./collapse_toy.ts";
 export * from "./source_model.ts";
+export * from "./bn_adapt_study.ts";
