@@ -8,9 +8,13 @@
 import { closest } from "./cli.ts";
 import { UsageError } from "./errors.ts";
 
-interface NumberBounds {
+/** Bounds of a numeric parameter, checked when a value is parsed. */
+export interface NumberBounds {
+  /** Smallest allowed value. */
   min?: number;
+  /** Largest allowed value. */
   max?: number;
+  /** Whether only integers are allowed. */
   integer?: boolean;
 }
 
