@@ -17,3 +17,6 @@ export * from "./noise.ts";
 export * from "./transfer.ts";
 export * from "./types.ts";
 export * from "./wrappers.ts";
+// Types of tfjs and of other folders that this folder's API names, so that its documentation is complete.
+export type { Tensor, Tensor1D, Tensor2D, Tensor3D, Tensor4D } from "@tensorflow/tfjs";
+export type { Rng, RngState } from "../core/rng.ts";
