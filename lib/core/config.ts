@@ -50,7 +50,8 @@ export type ParamSpec = NumberParam | NumbersParam | BooleanParam | ChoiceParam 
 /** A named set of parameter specs. */
 export type ConfigSpec = Record<string, ParamSpec>;
 
-type ValueOf<P extends ParamSpec> = P["default"];
+/** The type of a parameter's value: that of its default. */
+export type ValueOf<P extends ParamSpec> = P["default"];
 /** The resolved configuration type of a spec. */
 export type ConfigOf<S extends ConfigSpec> = { [K in keyof S]: ValueOf<S[K]> };
 /** Partial overrides of a config, as presets give them. */

@@ -31,6 +31,7 @@ export interface GroundTruthDataset {
   readonly name: string;
   /** One line: what it is and how it deviates from the original. */
   readonly description: string;
+  /** Name of each factor. */
   readonly factorNames: readonly string[];
   /** Number of values of each factor. */
   readonly factorSizes: readonly number[];
