@@ -78,8 +78,11 @@ class ChannelMoments {
  * statistics, and the network's own (source) statistics.
  */
 export interface StagedNormModel {
+  /** Channels of each norm layer, in forward order. */
   readonly normChannels: readonly number[];
+  /** The input of norm layer `layer`, the layers before it normalised by `stats`. */
   normInput(x: tf.Tensor4D, layer: number, stats: NormStats): tf.Tensor4D;
+  /** The network's own (source) statistics. */
   sourceStats(): Promise<NormStats>;
 }
 

@@ -9,7 +9,7 @@
 import type { CorruptionName } from "../data/corruptions.ts";
 import { MNIST_SIDE } from "../data/mnist.ts";
 import { correlationMatrix } from "../core/matrix.ts";
-import { relativeCorruptionError } from "../metrics/corruption_error.ts";
+import { type CorruptionErrorResult, relativeCorruptionError } from "../metrics/corruption_error.ts";
 import type { NormMode } from "../models/bn_cnn.ts";
 import { accuracyOf, type SourceClassifier } from "./source_model.ts";
 
@@ -19,14 +19,19 @@ export const EVAL_BATCH = 512;
 
 /** The partial-adaptation setting: its gain is reported as `bn/rel_gain_partial8` only at n 8, N 0 (Table 2.1). */
 export interface PartialOptions {
+  /** Batch size n of the partial adaptation. */
   partial_n: number;
+  /** Prior strength N of the partial adaptation. */
   partial_N: number;
 }
 
 /** The n × N grid: batch sizes n, finite priors N, and whether N = ∞ (the source statistics) is a column. */
 export interface GridOptions {
+  /** Batch sizes n (rows). */
   grid_n: readonly number[];
+  /** Finite prior strengths N (columns). */
   grid_N: readonly number[];
+  /** Whether N = ∞ (the source statistics) is a column too. */
   grid_source: boolean;
 }
 
@@ -37,12 +42,16 @@ export function gridKey(n: number, N: number): string {
 
 /** The modes of the test corruptions; "gn" and "mlp" are the twin and the reference model. */
 export const TEST_MODES = ["none", "partial", "full", "adhoc", "gn", "mlp"] as const;
+/** One of {@linkcode TEST_MODES}. */
 export type TestMode = typeof TEST_MODES[number];
 
 /** One (corruption, severity) evaluated: accuracies per mode, and for BN the distance of its full statistics. */
 export interface Cell {
+  /** Whether the cell belongs to the test or the dev corruptions. */
   split: "test" | "dev";
+  /** The corruption applied. */
   corruption: CorruptionName;
+  /** Its severity. */
   severity: number;
   /** The run's step of this cell: its place in the plan (test cells, then dev cells), from 1. */
   step: number;
@@ -50,6 +59,7 @@ export interface Cell {
   accuracy: Record<string, number>;
   /** W₂² and W̃₂² between source and full target statistics, averaged over the two BN layers. */
   w2: number;
+  /** W̃₂² (the normalised distance), averaged over the two BN layers. */
   w2_normalized: number;
 }
 
@@ -93,7 +103,7 @@ function byCorruption(cells: readonly Cell[], key: string): Record<string, numbe
 }
 
 /** Relative mCE of `key` against the MLP over `cells` (CE_c = Σ_s err / Σ_s err_mlp; mean over corruptions). */
-export function relativeMceOf(cells: readonly Cell[], key: string) {
+export function relativeMceOf(cells: readonly Cell[], key: string): CorruptionErrorResult {
   return relativeCorruptionError(byCorruption(cells, key), byCorruption(cells, "mlp"));
 }
 

@@ -116,8 +116,11 @@ export function transpose2(a: Mat2): Mat2 {
 
 /** Points of the toy: `x` row-major `[n, 2]`, labels `y` `[n]` in {0, 1}. */
 export interface ToyData {
+  /** The points, row-major `[n, 2]`. */
   x: Float64Array;
+  /** The labels `[n]`, 0 or 1. */
   y: Uint8Array;
+  /** Number of points. */
   n: number;
 }
 
@@ -209,7 +212,9 @@ export function corrupt(
 
 /** Per-feature batch statistics of BN: mean and biased standard deviation (ε = 0), `[2]` each. */
 export interface BnStats {
+  /** Per-feature batch mean. */
   mean: [number, number];
+  /** Per-feature biased standard deviation. */
   std: [number, number];
 }
 
@@ -247,14 +252,19 @@ export function normalize(x: Float64Array, stats: BnStats): { z1: Float64Array; 
 
 /** Normalised features, two columns `[n]`. */
 export interface Features {
+  /** The first normalised feature `[n]`. */
   z1: Float64Array;
+  /** The second normalised feature `[n]`. */
   z2: Float64Array;
 }
 
 /** The model's parameters: BN scale γ `[2]`, BN shift β `[2]`, linear weights w `[2]` (no bias). */
 export interface ToyParams {
+  /** BN scale γ `[2]`. */
   gamma: Float64Array;
+  /** BN shift β `[2]`. */
   beta: Float64Array;
+  /** Linear weights w `[2]`. */
   w: Float64Array;
 }
 
@@ -291,8 +301,11 @@ export function accuracy(features: Features, y: Uint8Array, params: ToyParams): 
 
 /** Mean BCE (nats) and its gradients with respect to every parameter (`[2]` each). */
 export interface BceResult {
+  /** Mean binary cross-entropy, nats. */
   loss: number;
+  /** Share of points classified correctly. */
   accuracy: number;
+  /** Gradient of `loss` with respect to each parameter. */
   grad: ToyParams;
 }
 
@@ -332,8 +345,11 @@ export function bceAndGradient(features: Features, y: Uint8Array, params: ToyPar
 
 /** Mean prediction entropy (nats), accuracy and the gradient `[2]` of the entropy with respect to γ. */
 export interface EntropyResult {
+  /** Mean prediction entropy, nats. */
   entropy: number;
+  /** Share of points classified correctly. */
   accuracy: number;
+  /** Gradient `[2]` of `entropy` with respect to γ. */
   gradGamma: Float64Array;
 }
 
@@ -429,7 +445,9 @@ export function trainOnClean(
 
 /** One logged point of a Tent run, after `step` updates. */
 export interface TentPoint {
+  /** Updates taken before this point. */
   step: number;
+  /** Share of points classified correctly. */
   accuracy: number;
   /** Mean prediction entropy, nats. */
   entropy: number;
@@ -451,7 +469,9 @@ export interface TentOptions {
 
 /** What a Tent run gives back: the adapted parameters and its logged curve. */
 export interface TentResult {
+  /** The parameters after the last step. */
   params: ToyParams;
+  /** The logged points, in step order. */
   curve: TentPoint[];
 }
 

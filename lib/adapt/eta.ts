@@ -121,11 +121,17 @@ export interface EtaOptions {
 export class Eta {
   /** The entropy margin E0 in nats. */
   readonly e0: number;
+  /** The rule that set {@linkcode Eta.e0}. */
   readonly e0Rule: E0Rule;
+  /** SGD learning rate. */
   readonly learningRate: number;
+  /** SGD momentum. */
   readonly momentum: number;
+  /** ε of the redundancy filter |cos(p, p̄)| < ε. */
   readonly cosineMargin: number;
+  /** The adapted model (the caller's; adapted in place). */
   protected readonly model: BnCnn;
+  /** The SGD-momentum optimizer of the BN affine parameters. */
   protected optimizer: tf.Optimizer;
   /** p̄ `[classes]`, the moving average of the kept samples' probabilities; null before any was kept. */
   protected meanProbs: tf.Tensor1D | null = null;
@@ -133,6 +139,7 @@ export class Eta {
   #reliableSamples = 0;
   #updatedSamples = 0;
 
+  /** ETA adapting `model` in place; throws a UsageError on an invalid option. */
   constructor(model: BnCnn, options: EtaOptions) {
     const { e0Rule, learningRate = ETA_LEARNING_RATE, momentum = ETA_MOMENTUM } = options;
     const cosineMargin = options.cosineMargin ?? ETA_COSINE_MARGIN;
@@ -226,9 +233,11 @@ export interface RDumbOptions extends EtaOptions {
  * before each step whose index is a multiple of `resetEvery`.
  */
 export class RDumb extends Eta {
+  /** Steps between resets. */
   readonly resetEvery: number;
   readonly #initial: BnCnnSnapshot;
 
+  /** RDumb adapting `model` in place, remembering its parameters and statistics as they are now. */
   constructor(model: BnCnn, options: RDumbOptions) {
     const resetEvery = options.resetEvery ?? RDUMB_RESET_EVERY;
     if (!Number.isInteger(resetEvery) || resetEvery < 1) {

@@ -12,3 +12,22 @@ export * from "./eta.ts";
 export * from "./two_point.ts";
 export * as collapseToy from "./collapse_toy.ts";
 export * from "./source_model.ts";
+export * from "./bn_adapt_study.ts";
+// Types of tfjs and of other folders that this folder's API names, so that its documentation is complete.
+export type {
+  NamedTensorMap,
+  Optimizer,
+  Scalar,
+  Tensor,
+  Tensor1D,
+  Tensor2D,
+  Tensor4D,
+  Variable,
+} from "@tensorflow/tfjs";
+export type { BnCnn, BnCnnSnapshot, NormKind, NormMode, NormStats } from "../models/bn_cnn.ts";
+export type { Params } from "../models/params.ts";
+export { COMMON_CORRUPTIONS, type CorruptionName, HOLDOUT_CORRUPTIONS } from "../data/corruptions.ts";
+export type { CorruptionErrorResult } from "../metrics/corruption_error.ts";
+export type { NumberBounds, NumberParam } from "../core/config.ts";
+export type { Rng, RngState } from "../core/rng.ts";
+export type { NpyArray, NpyData } from "../core/npy.ts";

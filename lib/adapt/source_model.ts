@@ -7,7 +7,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { integer } from "../core/config.ts";
+import { integer, type NumberParam } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { MNIST_CLASSES, MNIST_TRAIN_TOTAL } from "../data/mnist.ts";
 import { accuracy } from "../metrics/classification.ts";
@@ -42,7 +42,7 @@ export const SOURCE_SMOKE_DIGITS = { train_digits: 512, test_digits: 256 } as co
  * The config entry of the source models' epochs, shared by every experiment that adapts them, so that the same
  * setting reaches the same cache key everywhere.
  */
-export const SOURCE_EPOCHS_CONFIG = integer(
+export const SOURCE_EPOCHS_CONFIG: NumberParam = integer(
   SOURCE_TRAINING_DEFAULTS.epochs,
   "Adam epochs of the source models (trained once per setting, then cached)",
   { min: 1, max: 1_000 },
@@ -61,19 +61,23 @@ const PIXELS = BN_CNN_SIDE * BN_CNN_SIDE;
 
 /** A trained source classifier on `[b, 28, 28, 1]` inputs in [0, 1]. */
 export interface SourceClassifier {
+  /** Its architecture. */
   arch: SourceArch;
   /** The BnCnn for "bn" and "gn" (adapters use it directly); null for "mlp". */
   net: BnCnn | null;
   /** Logits `[b, 10]`; `mode` applies to "bn" only (others ignore it); default source statistics. */
   logits(x: tf.Tensor4D, mode?: NormMode): tf.Tensor2D;
+  /** Frees its weights. */
   dispose(): void;
 }
 
 /** What `loadSourceModel` (lib/train/source_training.ts) returns. */
 export interface LoadedSourceModel {
+  /** The classifier. */
   model: SourceClassifier;
   /** Cache key (folder name), e.g. "bn-mnist-idx-d8000-s0-e3-lr0.001-b128-v1". */
   key: string;
+  /** Whether it was read from the cache rather than trained now. */
   fromCache: boolean;
   /** Seconds spent training now; 0 when loaded from the cache. */
   trainSeconds: number;

@@ -125,6 +125,7 @@ export interface TwoPointOptions {
 export class TwoPointDynamics {
   /** Number of runs. */
   readonly size: number;
+  /** The loss every run descends. */
   readonly objective: TwoPointObjective;
   /** SGD steps taken so far. */
   steps = 0;

@@ -26,6 +26,7 @@ export interface DistalOptions {
   momentum?: number;
   /** Calibrated softmax slope α and floor η (Eq. 4). */
   alpha: number;
+  /** Calibrated softmax floor η (Eq. 4). */
   eta: number;
   /** Confidence that ends a start (reference: 0.9). */
   confidence?: number;
@@ -43,6 +44,7 @@ export interface DistalResult {
   reached: Uint8Array;
   /** Steps each start took (the step it reached the confidence, else `steps`). */
   steps: Int32Array;
+  /** Target class of each start. */
   targets: Int32Array;
 }
 

@@ -34,14 +34,19 @@ export interface AttackModel {
 export interface AttackBatch {
   /** Clean inputs, row-major `[n, ...shape]`. */
   x: Float32Array;
+  /** Number of inputs. */
   n: number;
+  /** Shape of one input, `[h, w, c]`. */
   shape: [number, number, number];
+  /** True class of each input `[n]`. */
   labels: Int32Array;
 }
 
 /** An adversarial attack (foolbox: `FixedEpsilonAttack` or `MinimizationAttack`). */
 export interface Attack {
+  /** Its name in reports. */
   name: string;
+  /** The norm its ε is measured in. */
   distance: AttackDistance;
   /** fixed: perturbs within a given ε; minimization: searches the smallest adversarial. */
   kind: "fixed" | "minimization";
@@ -57,7 +62,9 @@ export interface Attack {
 
 /** What `attack` returns: one entry per requested ε, each `[n, ...shape]` or `[n]`. */
 export interface AttackOutput {
+  /** The attack's outputs as returned. */
   raw: Float32Array[];
+  /** The outputs clipped into the ε-ball. */
   clipped: Float32Array[];
   /** 1 where the clipped input is misclassified (argmax ≠ label). */
   success: Uint8Array[];
@@ -67,8 +74,9 @@ export interface AttackOutput {
 export interface DecisionBatch extends AttackBatch {
   /** Values per sample, h·w·c. */
   d: number;
-  /** The model's bounds. */
+  /** The model's lower bound. */
   low: number;
+  /** The model's upper bound. */
   high: number;
 }
 

@@ -6,3 +6,7 @@
  * @module
  */
 export * from "./jacobian.ts";
+// Types of tfjs and of other folders that this folder's API names, so that its documentation is complete.
+export type { Scalar, Tensor1D, Tensor2D } from "@tensorflow/tfjs";
+export type { Matrix } from "../core/matrix.ts";
+export type { Rng, RngState } from "../core/rng.ts";

@@ -93,7 +93,9 @@ export type DiscreteLabels =
 
 /** Labels of `fit`: continuous `[T, d]`, discrete `[T]`, or a list of either per session. */
 export interface CebraLabels {
+  /** Continuous labels `[T, d]`, or one matrix per session. */
   continuous?: Matrix | Matrix[];
+  /** Discrete labels `[T]`, or one array per session. */
   discrete?: DiscreteLabels | DiscreteLabels[];
 }
 
@@ -252,7 +254,7 @@ interface Plan {
 /** CEBRA: consistent embeddings of high-dimensional recordings using auxiliary variables. */
 export class Cebra {
   /** The resolved options (defaults filled in). */
-  readonly options: Readonly<Resolved>;
+  readonly options: Readonly<Required<Omit<CebraOptions, "onStep">>>;
   /** Loss of every step of the last `fit` (for hybrid: behaviour + time). */
   lossHistory: number[] = [];
   readonly #onStep?: (step: number, loss: number) => void;
@@ -262,6 +264,7 @@ export class Cebra {
   #alpha: tf.Variable | null = null;
   #learnedTemperature: number | null = null;
 
+  /** An unfitted estimator; unset options take their defaults. */
   constructor(options: CebraOptions = {}) {
     this.options = resolveOptions(options);
     this.#onStep = options.onStep;

@@ -19,13 +19,17 @@ import { Cebra, type CebraLabels, type CebraOptions } from "./cebra.ts";
 
 /** Data to embed at each snapshot; `session` picks the encoder of a multi-session fit. */
 export interface SnapshotView {
+  /** The data `[T, features]`. */
   x: Matrix;
+  /** The session whose encoder embeds it (multi-session fits). */
   session?: number;
 }
 
 /** Embeddings of every view after `step` training steps (1-based). */
 export interface CebraSnapshot {
+  /** Training steps taken, from 1. */
   step: number;
+  /** One embedding per view, in the views' order. */
   embeddings: Matrix[];
 }
 

@@ -19,14 +19,19 @@ export const KNN_NEIGHBORS: readonly number[] = [1, 4, 9, 16, 25];
 
 /** Behaviour of one set of rows: position (any unit) and direction (class 0 or 1) per row. */
 export interface PositionDirection {
+  /** Position per row. */
   position: ArrayLike<number>;
+  /** Direction per row, 0 or 1. */
   direction: ArrayLike<number>;
 }
 
 /** Embeddings and labels of the train, validation and test rows. */
 export interface DecodingSets<T> {
+  /** The training rows. */
   train: T;
+  /** The validation rows. */
   valid: T;
+  /** The test rows. */
   test: T;
 }
 

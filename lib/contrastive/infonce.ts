@@ -23,6 +23,7 @@ export const DISTANCES: readonly Distance[] = ["cosine", "euclidean"];
 
 /** Options of {@linkcode infoNce}. */
 export interface InfoNceOptions {
+  /** The similarity φ: cosine, or the negative squared Euclidean distance. */
   distance: Distance;
   /** Constant temperature τ > 0, default 1; ignored when `logInverseTemperature` is given. */
   temperature?: number;
@@ -41,8 +42,11 @@ export interface InfoNceOptions {
  * `total` = `align` + `uniform` and neither term depends on the stabilising constant.
  */
 export interface InfoNceTerms {
+  /** The loss, `align` + `uniform`. */
   total: tf.Scalar;
+  /** mean_i −φ(ref_i, pos_i). */
   align: tf.Scalar;
+  /** mean_i log Σ_j exp φ(ref_i, neg_j). */
   uniform: tf.Scalar;
 }
 

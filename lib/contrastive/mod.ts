@@ -19,3 +19,9 @@ export * from "./cebra.ts";
 export * from "./cebra_step.ts";
 export * from "./cebra_snapshots.ts";
 export * from "./decoding.ts";
+// Types of tfjs and of other folders that this folder's API names, so that its documentation is complete.
+export type { Optimizer, Scalar, Tensor, Tensor2D, Tensor3D, Variable } from "@tensorflow/tfjs";
+export type { Matrix } from "../core/matrix.ts";
+export type { Rng, RngState } from "../core/rng.ts";
+export type { CebraArchitecture, CebraModel } from "../models/cebra_models.ts";
+export type { KnnMetric } from "../ml/knn.ts";

@@ -21,13 +21,17 @@ import { buildIndex, toFloat64 } from "./nearest_rows.ts";
 
 /** Row indices of one batch, `n` each. */
 export interface IndexBatch {
+  /** Reference rows. */
   ref: Int32Array;
+  /** Positive rows, one per reference. */
   pos: Int32Array;
+  /** Negative rows. */
   neg: Int32Array;
 }
 
 /** Draws {@linkcode IndexBatch}es from a seeded generator. */
 export interface Sampler {
+  /** A batch of `n` rows each, drawn from `rng`. */
   sample(rng: Rng, n: number): IndexBatch;
 }
 
@@ -39,6 +43,7 @@ interface Window {
 
 /** A hybrid batch: `pos` from the behaviour conditional, `posTime` = ref + offset. */
 export interface HybridBatch extends IndexBatch {
+  /** Time positives: ref + offset. */
   posTime: Int32Array;
 }
 
@@ -52,9 +57,13 @@ export interface HybridBatch extends IndexBatch {
  * `queryOf[k] = i`.
  */
 export interface MultiSessionBatch {
+  /** Per session, its reference rows. */
   ref: Int32Array[];
+  /** Per session, the positive slots (rows of that session). */
   pos: Int32Array[];
+  /** Per session, its negative rows. */
   neg: Int32Array[];
+  /** Flat positive slot → the flat reference index (s·n + j) whose query it answered. */
   queryOf: Int32Array;
 }
 

@@ -8,9 +8,13 @@
 import { closest } from "./cli.ts";
 import { UsageError } from "./errors.ts";
 
-interface NumberBounds {
+/** Bounds of a numeric parameter, checked when a value is parsed. */
+export interface NumberBounds {
+  /** Smallest allowed value. */
   min?: number;
+  /** Largest allowed value. */
   max?: number;
+  /** Whether only integers are allowed. */
   integer?: boolean;
 }
 
@@ -46,7 +50,8 @@ export type ParamSpec = NumberParam | NumbersParam | BooleanParam | ChoiceParam 
 /** A named set of parameter specs. */
 export type ConfigSpec = Record<string, ParamSpec>;
 
-type ValueOf<P extends ParamSpec> = P["default"];
+/** The type of a parameter's value: that of its default. */
+export type ValueOf<P extends ParamSpec> = P["default"];
 /** The resolved configuration type of a spec. */
 export type ConfigOf<S extends ConfigSpec> = { [K in keyof S]: ValueOf<S[K]> };
 /** Partial overrides of a config, as presets give them. */

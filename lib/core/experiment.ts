@@ -93,6 +93,7 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   description: string;
   /** Document file name and table/section its method and targets come from. */
   source: string;
+  /** Its config parameters with their defaults. */
   config: S;
   /**
    * Config overrides per preset. `long` (at most 3 hours on 2 cores) exists
@@ -106,7 +107,9 @@ export interface Experiment<S extends ConfigSpec, T = never> {
    * scorecard, so that a "not reproduced" row comes with its reason.
    */
   presetLimits?: Partial<Record<PresetName, string>>;
+  /** Published numbers a run is compared with. */
   targets: Target<ConfigOf<S>>[];
+  /** Qualitative findings a run is judged on. */
   claims: Claim<ConfigOf<S>>[];
   /**
    * Checks that span several keys (a part larger than the whole it is drawn
@@ -114,6 +117,7 @@ export interface Experiment<S extends ConfigSpec, T = never> {
    * the resolved config before the run directory exists.
    */
   validate?(cfg: ConfigOf<S>): void;
+  /** Runs the experiment with the resolved config, writing through `ctx`. */
   run(ctx: RunContext, cfg: ConfigOf<S>): Promise<RunResult>;
   /**
    * A trained model of a completed run (for `eval --run` and `export-codes`),

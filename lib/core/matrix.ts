@@ -9,8 +9,11 @@
 
 /** A row-major matrix `[rows, cols]` (samples × dimensions). */
 export interface Matrix {
+  /** The `rows * cols` values, row after row. */
   data: ArrayLike<number>;
+  /** Number of rows (samples). */
   rows: number;
+  /** Number of columns (dimensions). */
   cols: number;
 }
 

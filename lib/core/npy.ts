@@ -19,7 +19,9 @@ export type NpyData =
 
 /** An n-dimensional array: flat C-order data plus its shape. */
 export interface NpyArray {
+  /** The values, flat in C order. */
   data: NpyData;
+  /** The array's shape. */
   shape: number[];
   /** NumPy dtype without byte order, e.g. "f4", "i8", "b1". */
   dtype: string;

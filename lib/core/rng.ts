@@ -16,6 +16,7 @@ export type RngState = [number, number, number, number];
 export class Rng {
   #s: Uint32Array;
 
+  /** A generator seeded with `seed` (any number; only its low 32 bits count). */
   constructor(seed: number) {
     this.#s = new Uint32Array(4);
     let x = seed >>> 0;

@@ -26,20 +26,35 @@ export type RunStatus = "running" | "completed" | "failed" | "interrupted" | "cr
 
 /** The contents of run.json. */
 export interface RunInfo {
+  /** The run's id (its folder name). */
   id: string;
+  /** The experiment's name. */
   experiment: string;
+  /** The command-line arguments of the run. */
   argv: string[];
+  /** The status its writer recorded. */
   status: RunStatus;
+  /** When the run started (ISO time). */
   created: string;
+  /** When it ended (ISO time), null while it runs. */
   ended: string | null;
+  /** The writer's latest sign of life (ISO time), rewritten while it runs. */
   heartbeat: string;
+  /** The writer's process id. */
   pid: number;
+  /** The writer's host. */
   host: string;
+  /** The run's seed. */
   seed: number;
+  /** The preset it ran. */
   preset: string;
+  /** What the backend selection reported. */
   backend: unknown;
+  /** Versions of the runtime and libraries, by name. */
   versions: Record<string, string>;
+  /** The git commit of the code, when known. */
   git_commit: string | null;
+  /** The error that ended a failed run. */
   error?: string;
   /** Steps at which `--resume` continued this run, and the damaged checkpoints it passed over. */
   resumes?: { step: number; at: string; stopped?: string; passed_over?: string[] }[];
@@ -49,8 +64,11 @@ export interface RunInfo {
 
 /** A run's place in a sweep: the sweep's id, the task's key and its index in the sweep's expansion. */
 export interface SweepTag {
+  /** The sweep's id. */
   id: string;
+  /** The task's key. */
   key: string;
+  /** The task's index in the sweep's expansion. */
   index: number;
 }
 

@@ -27,9 +27,11 @@ import { lastBeat } from "./run_lock.ts";
 
 /** A run as readers show it ({@linkcode readRun}, {@linkcode listRuns}). */
 export interface RunListing {
+  /** The run's directory. */
   dir: string;
   /** run.json with missing or mistyped fields filled in (see {@linkcode readRun}). */
   info: RunInfo;
+  /** The run's status as readers judge it (a stale running run reads as crashed). */
   status: RunStatus;
   /** What is wrong with run.json, when something is; such a run is still listed. */
   problem?: string;

@@ -9,14 +9,19 @@ import type { Rng } from "../core/rng.ts";
 
 /** A batch of factor tuples: row-major `[n, factorCount]` integer class indices. */
 export interface Factors {
+  /** The factor classes, row-major. */
   values: Int32Array;
+  /** Number of tuples. */
   n: number;
 }
 
 /** A batch of images: row-major `[n, height, width, channels]`, floats in [0, 1]. */
 export interface Observations {
+  /** The pixels, row-major. */
   values: Float32Array;
+  /** Number of images. */
   n: number;
+  /** Shape of one image, `[height, width, channels]`. */
   shape: [number, number, number];
 }
 
@@ -26,6 +31,7 @@ export interface GroundTruthDataset {
   readonly name: string;
   /** One line: what it is and how it deviates from the original. */
   readonly description: string;
+  /** Name of each factor. */
   readonly factorNames: readonly string[];
   /** Number of values of each factor. */
   readonly factorSizes: readonly number[];

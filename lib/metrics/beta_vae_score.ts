@@ -30,7 +30,9 @@ export interface BetaVaeOptions {
 
 /** The result of {@linkcode betaVaeScore}. */
 export interface BetaVaeResult {
+  /** Accuracy of the score's classifier on its training points. */
   train_accuracy: number;
+  /** Its accuracy on the evaluation points (the score). */
   eval_accuracy: number;
 }
 

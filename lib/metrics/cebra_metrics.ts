@@ -17,7 +17,9 @@ import { linearR2 } from "../ml/linear_regression.ts";
 
 /** Scores of every ordered pair (i, j), i ≠ j, in CEBRA's order (i outer, j inner). */
 export interface ConsistencyScores {
+  /** The pairs (i, j). */
   pairs: [number, number][];
+  /** The score of each pair, in the same order. */
   scores: number[];
 }
 

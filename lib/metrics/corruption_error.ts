@@ -34,7 +34,9 @@ export const ALEXNET_ERRORS: Readonly<Record<string, number>> = {
 
 /** Per-corruption CE and their mean (fractions: 1 = as bad as the reference; papers print ×100). */
 export interface CorruptionErrorResult {
+  /** Corruption → its CE. */
   ce: Record<string, number>;
+  /** The mean of the CEs over corruptions. */
   mce: number;
 }
 

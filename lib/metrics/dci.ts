@@ -31,7 +31,9 @@ export interface DciOptions {
 
 /** The result of {@linkcode dci}. */
 export interface DciResult {
+  /** Disentanglement D. */
   disentanglement: number;
+  /** Completeness C. */
   completeness: number;
   /** Mean over factors of the training accuracy (or R²). */
   informativeness_train: number;

@@ -149,6 +149,7 @@ export interface DownstreamOptions {
 
 /** Scores for one training-set size. */
 export interface DownstreamSizeScore {
+  /** Training rows used. */
   size: number;
   /** Mean over factors of the accuracy on the `size` training rows. */
   train_accuracy: number;
@@ -158,11 +159,13 @@ export interface DownstreamSizeScore {
   min_test_accuracy: number;
   /** Per-factor accuracies. */
   per_factor_train: number[];
+  /** Per-factor test accuracies. */
   per_factor_test: number[];
 }
 
 /** The result of {@linkcode downstreamTask}. */
 export interface DownstreamResult {
+  /** Scores per training-set size scored. */
   scores: DownstreamSizeScore[];
   /** Requested sizes larger than the training rows available, hence not scored. */
   skipped: number[];

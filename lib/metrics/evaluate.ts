@@ -74,7 +74,9 @@ function rows(m: Matrix, start: number, end: number): Matrix {
 
 /** Scores by output key, plus seconds per metric. */
 export interface EvaluationResult {
+  /** Output key → score. */
   values: Record<string, number>;
+  /** Metric → seconds it took. */
   seconds: Record<string, number>;
 }
 

@@ -29,7 +29,9 @@ export interface FactorVaeOptions {
 
 /** The result of {@linkcode factorVaeScore}. */
 export interface FactorVaeResult {
+  /** Accuracy of the majority-vote classifier on its training votes. */
   train_accuracy: number;
+  /** Its accuracy on the evaluation votes (the score). */
   eval_accuracy: number;
   /** Number of active code dimensions. */
   num_active_dims: number;

@@ -28,13 +28,17 @@ import { CORRUPTION_NAMES } from "../data/corruptions.ts";
 
 /** What a "codes" metric reads: all rows, and the same rows split 80/20 into train and test. */
 export interface CodesInput {
+  /** The codes of all rows. */
   codes: Matrix;
+  /** The factors of all rows. */
   factors: Matrix;
+  /** The same rows split 80/20. */
   split: Split;
 }
 
 /** A registered metric. */
 export interface MetricEntry extends Registered {
+  /** What it reads (see the module doc). */
   kind: "codes" | "encoder" | "models" | "predictions" | "classifier";
   /** Keys it writes, in summaries and in `eval`'s output. */
   outputs: readonly string[];

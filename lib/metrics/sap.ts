@@ -17,6 +17,7 @@ export interface SapOptions {
 
 /** The result of {@linkcode sap}. */
 export interface SapResult {
+  /** The SAP score. */
   sap: number;
   /** Score matrix `[codes][factors]`. */
   scores: number[][];

@@ -95,8 +95,11 @@ export function scoreConfig(cfg: ScoreConfig): ScoreConfig {
 
 /** A trained encoder read back from a completed run, with the data and settings to score it. */
 export interface TrainedEncoder {
+  /** The encoder. */
   encoder: Encoder;
+  /** The ground-truth dataset to score it on. */
   dataset: GroundTruthDataset;
+  /** How much data scoring uses. */
   scoring: ScoreConfig;
   /** The run's seed: scoring draws from streams derived from it. */
   seed: number;

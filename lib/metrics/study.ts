@@ -13,9 +13,13 @@ import { udr } from "./udr.ts";
 
 /** One trained model of a study: its setting and its scores. */
 export interface StudyModel {
+  /** The method. */
   method: string;
+  /** The value of its hyperparameter. */
   value: number;
+  /** The seed. */
   seed: number;
+  /** Its scores by metric key. */
   metrics: Record<string, number>;
 }
 
@@ -170,7 +174,9 @@ export function selectionSuccess(
 
 /** A model's mean codes of the study's shared probe images, with each code's average KL. */
 export interface ProbeCodes {
+  /** Mean codes `[probes, codes]`. */
   codes: Matrix;
+  /** Average KL of each code. */
   klPerCode: ArrayLike<number>;
 }
 

@@ -21,7 +21,9 @@ export interface LassoOptions {
 
 /** A fitted model from {@linkcode fitLasso}. */
 export interface LassoModel {
+  /** One coefficient per feature. */
   coef: Float64Array;
+  /** The fitted intercept. */
   intercept: number;
   /** Sweeps run; equal to `maxIter` when the duality gap did not converge. */
   nIter: number;

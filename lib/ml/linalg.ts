@@ -116,7 +116,9 @@ export function solveSpd(a: number[][], b: ArrayLike<number>): Float64Array {
 
 /** Eigenvalues `[n]` and eigenvectors (columns of `vectors` `[n][n]`) of a symmetric matrix. */
 export interface SymmetricEigen {
+  /** The eigenvalues `[n]`. */
   values: number[];
+  /** The eigenvectors, column `j` for `values[j]`. */
   vectors: number[][];
 }
 

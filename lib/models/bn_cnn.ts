@@ -32,7 +32,9 @@ export type NormKind = "batch" | "group" | "none";
 
 /** Per norm layer (bn0 after conv0, bn1 after conv1), per channel. */
 export interface NormStats {
+  /** Per layer, the per-channel means. */
   mean: Float32Array[];
+  /** Per layer, the per-channel variances. */
   variance: Float32Array[];
 }
 
@@ -66,6 +68,7 @@ export interface BnCnn {
   params: Params;
   /** bn{i}/mean, bn{i}/var: source statistics (not trainable; empty unless norm is "batch"). */
   stats: Params;
+  /** Its normalisation layer kind. */
   norm: NormKind;
   /** Logits `[batch, classes]`; `mode` defaults to source; GroupNorm and "none" ignore it. */
   logits(x: tf.Tensor4D, mode?: NormMode): tf.Tensor2D;
@@ -81,6 +84,7 @@ export interface BnCnn {
   snapshot(): BnCnnSnapshot;
   /** Puts back what {@linkcode snapshot} saved (the snapshot stays valid until disposed). */
   restore(snapshot: BnCnnSnapshot): void;
+  /** Frees its parameters and statistics. */
   dispose(): void;
 }
 

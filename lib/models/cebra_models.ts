@@ -35,9 +35,11 @@ export interface CebraModelOptions {
 
 /** A CEBRA encoder with its trainable state. */
 export interface CebraModel {
+  /** Its architecture. */
   readonly architecture: CebraArchitecture;
   /** Input width; changes when {@linkcode CebraModel.reinitFirstLayer} adapts to another session. */
   readonly inputs: number;
+  /** Embedding dimension. */
   readonly output: number;
   /** Samples to the left and right of a time step the model sees: offset1 {0, 1}, offset10 {5, 5}. */
   readonly offset: { left: number; right: number };
@@ -62,6 +64,7 @@ export interface CebraModel {
   state(): Record<string, tf.Tensor>;
   /** Sets every variable from `state` (shapes must match; a first layer of another width is rebuilt). */
   load(state: Record<string, { data: Float32Array; shape: number[] }>): void;
+  /** Frees its variables. */
   dispose(): void;
 }
 

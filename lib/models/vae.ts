@@ -13,7 +13,9 @@ import { stopPoint } from "../core/run_guard.ts";
 
 /** A Gaussian encoder: inputs `[batch, h, w, c]` → mean and log-variance `[batch, latents]`. */
 export interface Encoder {
+  /** Its trainable parameters. */
   params: Params;
+  /** Mean and log-variance of the posterior of each input. */
   encode(x: tf.Tensor4D): { mean: tf.Tensor2D; logVar: tf.Tensor2D };
 }
 

@@ -28,7 +28,7 @@ import {
 } from "./store.ts";
 
 /** The command line every task runs. */
-export const MAIN_PATH = join(REPO_ROOT, "main.ts");
+export const MAIN_PATH: string = join(REPO_ROOT, "main.ts");
 
 /** Memory one task is given when the worker count is chosen (a smoke task's RSS is about 300 MB). */
 export const TASK_MEMORY_BYTES = 400 * 1024 * 1024;
@@ -59,9 +59,13 @@ export function defaultWorkers(): number {
 
 /** How a local sweep ended. */
 export interface LocalResult {
+  /** Tasks launched. */
   launched: number;
+  /** Tasks whose run completed. */
   completed: number;
+  /** Tasks that failed. */
   failed: number;
+  /** Tasks that were interrupted. */
   interrupted: number;
   /** The signal that stopped the sweep (its tasks were interrupted), or null. */
   signal: Deno.Signal | null;
@@ -227,7 +231,7 @@ export type TaskExecutor = (args: string[], env: Record<string, string>) => Prom
  * passing SIGINT and SIGTERM on (Slurm's signal at the time limit marks
  * the run interrupted); returns its exit code (128 + n for a signal n).
  */
-export const childExecutor: TaskExecutor = async (args, env) => {
+export const childExecutor: TaskExecutor = async (args: string[], env: Record<string, string>): Promise<number> => {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN_PATH, "run", ...args],
     cwd: REPO_ROOT,

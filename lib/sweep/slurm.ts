@@ -21,14 +21,19 @@ import { shellWord } from "../core/shell.ts";
 export interface SbatchOptions {
   /** The sweep id (`--job-name=ll-<id>`). */
   id: string;
+  /** The sweep's folder. */
   sweepDir: string;
   /** `sub-<n>`: the script reads `slurm/<submission>.tasks`. */
   submission: string;
   /** Array elements: indices 0 … count−1. */
   count: number;
+  /** The Slurm settings. */
   slurm: SlurmSpec;
+  /** The project root the script runs `main.ts` from. */
   repoRoot: string;
+  /** The run store the tasks write to. */
   runsRoot: string;
+  /** The deno executable the script runs. */
   denoPath: string;
 }
 
@@ -129,11 +134,17 @@ export async function maxArraySize(): Promise<number> {
 
 /** What a submission needs besides its tasks. */
 export interface SubmitOptions {
+  /** The sweep id. */
   id: string;
+  /** The sweep's folder. */
   sweepDir: string;
+  /** The Slurm settings. */
   slurm: SlurmSpec;
+  /** The run store the tasks write to. */
   runsRoot: string;
+  /** The project root; defaults to this checkout's. */
   repoRoot?: string;
+  /** The deno executable; defaults to the running one. */
   denoPath?: string;
 }
 
@@ -223,7 +234,9 @@ export function slurmLogPaths(sweepDir: string, jobId: string): { out: string; e
 export interface SlurmSweep {
   /** Defaults to the sweep folder's name. */
   id?: string;
+  /** The sweep's own Slurm settings. */
   slurm?: SlurmSpec;
+  /** Its spec, whose Slurm settings apply when it has none of its own. */
   spec?: { slurm?: SlurmSpec };
 }
 
@@ -275,7 +288,9 @@ export async function runSlurm(
 
 /** One line of `squeue -o "%i|%T|%r"`. */
 export interface SqueueEntry {
+  /** `%T`: the job state. */
   state: string;
+  /** `%r`: the reason for that state. */
   reason: string;
 }
 
@@ -315,13 +330,17 @@ export function parseSqueue(text: string): Map<string, SqueueEntry> {
 export interface ScontrolJob {
   /** `<ArrayJobId>_<ArrayTaskId>`, or `JobId` of a job outside an array. */
   jobId: string;
+  /** `JobState`. */
   jobState: string;
+  /** `Reason`. */
   reason: string;
   /** The script's exit status (`ExitCode=7:0` → 7). */
   exitCode: number | null;
   /** The signal that ended it (`ExitCode=0:15` → 15), 0 when none. */
   signal: number;
+  /** `StdErr`: the error log's path. */
   stdErr?: string;
+  /** `StdOut`: the output log's path. */
   stdOut?: string;
 }
 

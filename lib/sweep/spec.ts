@@ -17,11 +17,15 @@ import { type AnyExperiment, type PresetName, PRESETS, presetsOf } from "../core
 
 /** Slurm settings of a sweep, named as Hydra's submitit launcher (`SlurmQueueConf`) names them. */
 export interface SlurmSpec {
+  /** `--partition`. */
   partition?: string;
+  /** `--qos`. */
   qos?: string;
+  /** `--account`. */
   account?: string;
   /** `--time`, minutes; Slurm sends SIGTERM at the limit and the run is marked interrupted. */
   timeout_min: number;
+  /** `--cpus-per-task`. */
   cpus_per_task: number;
   /** `--mem=<mem_gb>G`. */
   mem_gb: number;
@@ -45,7 +49,9 @@ export const SLURM_DEFAULTS: Readonly<SlurmSpec> = {
 
 /** The metric a sweep is judged by (W&B's `metric`), for tables sorted by it. */
 export interface SweepMetric {
+  /** The metric's key in the runs' metrics. */
   name: string;
+  /** Whether lower or higher is better. */
   goal: "minimize" | "maximize";
 }
 
@@ -53,7 +59,9 @@ export interface SweepMetric {
 export interface SweepSpec {
   /** A registered experiment's name, or the absolute path of a module exporting `experiment`. */
   experiment: string;
+  /** The preset every task starts from. */
   preset: PresetName;
+  /** The sweep's name. */
   name?: string;
   /** Config values every task shares. */
   base: Record<string, unknown>;
@@ -63,8 +71,11 @@ export interface SweepSpec {
   include: Record<string, unknown>[];
   /** A count n (seeds 0 … n−1) or the seeds themselves. */
   seeds: number | number[];
+  /** The backend every task runs on. */
   backend?: BackendChoice;
+  /** The metric the sweep is judged by. */
   metric?: SweepMetric;
+  /** Slurm settings, for the Slurm executor. */
   slurm?: SlurmSpec;
 }
 
@@ -85,6 +96,7 @@ export interface SweepTask {
   index: number;
   /** First 12 hex digits of the SHA-256 of the task's canonical setting (see {@linkcode taskKey}). */
   key: string;
+  /** The task's seed. */
   seed: number;
   /** The fully resolved config. */
   config: Record<string, unknown>;

@@ -27,25 +27,32 @@ import { readRun, readSummary, type RunListing } from "../core/run_reader.ts";
 import { canonicalJson, checkSweepId, type SweepSpec, type SweepTask } from "./spec.ts";
 
 /** The project root: where `main.ts` is. */
-export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const REPO_ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
 
 /** A task as sweep.json keeps it (its full config is in its run's config.json). */
 export type StoredTask = Omit<SweepTask, "config">;
 
 /** The contents of sweep.json. */
 export interface SweepRecord {
+  /** The sweep's id (its folder name). */
   id: string;
   /** The experiment's name, or the absolute path of its module (what `run` is given). */
   experiment: string;
   /** The experiment's own name: the run store folder its runs are in. */
   experiment_name: string;
+  /** The preset every task starts from. */
   preset: string;
+  /** The checked spec. */
   spec: SweepSpec;
   /** Keys whose values differ between tasks (the columns of a sweep's table). */
   varied: string[];
+  /** Every task, in expansion order. */
   tasks: StoredTask[];
+  /** When the sweep was created (ISO time). */
   created: string;
+  /** When sweep.json was last written (ISO time). */
   updated: string;
+  /** The git commit of the code, when known. */
   git_commit: string | null;
   /** The executor of the latest invocation. */
   executor: "local" | "slurm";
@@ -61,10 +68,13 @@ export interface Sweep extends SweepRecord {
 
 /** What a launcher last wrote of a task. */
 export interface TaskRecord {
+  /** The task's key (see {@linkcode SweepTask}). */
   key: string;
+  /** The task's index (see {@linkcode SweepTask}). */
   index: number;
   /** submitted: waiting in Slurm's queue; running: started; then how the attempt ended. */
   status: "submitted" | "running" | "completed" | "failed" | "interrupted";
+  /** Who launched it. */
   executor: "local" | "slurm";
   /** Launches so far. */
   attempts: number;
@@ -76,17 +86,23 @@ export interface TaskRecord {
   run_dir: string | null;
   /** The run directory the latest attempt continued with `--resume`, or null for a fresh run. */
   resumed: string | null;
+  /** The exit code of the latest attempt, null until it ends. */
   exit_code: number | null;
   /** Log files of the latest attempt. */
   out: string | null;
+  /** Its error log file. */
   err: string | null;
   /** The process that runs the attempt (a local sweep, or a Slurm task) and its host. */
   pid: number | null;
+  /** The host of that process. */
   host: string | null;
+  /** When the latest attempt started (ISO time). */
   started: string | null;
+  /** When it ended (ISO time), null while it runs. */
   ended: string | null;
   /** Seconds from launch to exit of the latest attempt. */
   wall_s: number | null;
+  /** When this record was last written (ISO time). */
   updated: string;
 }
 
@@ -111,12 +127,15 @@ export const TASK_STATUSES: readonly TaskStatus[] = [
 
 /** A task's state as {@linkcode taskStates} derives it. */
 export interface TaskState extends StoredTask {
+  /** What the task is now. */
   status: TaskStatus;
   /** The run the status comes from (the completed one, the live one, or the newest). */
   run: string | null;
   /** The run to continue (`--resume`) when the task is interrupted or crashed. */
   resume: string | null;
+  /** Slurm's job id of the latest submission. */
   job_id: string | null;
+  /** The exit code of the latest attempt. */
   exit_code: number | null;
   /** Why a task failed or was lost, when Slurm or the run says. */
   reason: string | null;
@@ -124,6 +143,7 @@ export interface TaskState extends StoredTask {
   log: string | null;
   /** Its last 5 lines, for failed and lost tasks. */
   tail: string[];
+  /** Launches so far. */
   attempts: number;
   /** The spec's metric in the completed run's summary, when the spec names one. */
   metric: number | null;
@@ -131,8 +151,11 @@ export interface TaskState extends StoredTask {
 
 /** Slurm's word on one array element (see lib/sweep/slurm.ts `slurmJobStates`). */
 export interface SlurmJobState {
+  /** The element's state, in the sweep's terms. */
   state: "pending" | "running" | "completed" | "failed" | "lost";
+  /** Its exit code, when Slurm reports one. */
   exitCode?: number;
+  /** Why it failed or was lost, when known. */
   reason?: string;
 }
 
@@ -574,13 +597,21 @@ export function sweepTaskTag(id: string, task: Pick<StoredTask, "key" | "index">
 
 /** One sweep as `sweep list` and the dashboard show it (files only; Slurm is not asked). */
 export interface SweepListing {
+  /** The sweep's id. */
   id: string;
+  /** Its folder. */
   dir: string;
+  /** Its experiment (name or module path). */
   experiment: string;
+  /** Its preset. */
   preset: string;
+  /** When it was created (ISO time). */
   created: string;
+  /** The executor of its latest invocation. */
   executor: string;
+  /** Number of tasks. */
   total: number;
+  /** Tasks per status. */
   counts: Record<TaskStatus, number>;
 }
 
