@@ -45,6 +45,7 @@ import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
 import { resumeModel } from "../lib/train/resumable_model.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
+import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "001_6f3482ea4494d2ce.md §2.5, §5.5 Tables 6.1–6.2 (brendel-group/cl-ica main_mlp.py)";
 const TABLE_6_1 = "001_6f3482ea4494d2ce.md §5.5 Table 6.1 (R², 5 seeds, n = 10)";
@@ -112,9 +113,9 @@ const config = {
     min: 1,
     max: 1_000,
   }),
-  log_every: integer(250, "steps between logged losses", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(250),
   eval_every: integer(1_000, "steps between logged R² and MCC (0: end only)", { min: 0, max: 100_000_000 }),
-  checkpoint_every: integer(1_000, "steps between checkpoints (0: none)", { min: 0, max: 100_000_000 }),
+  ...checkpointEveryConfig(1_000),
   ...WORKERS_CONFIG,
 };
 

@@ -35,6 +35,7 @@ import {
   type TentPoint,
   trainOnClean,
 } from "../lib/adapt/collapse_toy.ts";
+import { logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "001_6f3482ea4494d2ce.md §2.3, RDumb App. C (collapse toy)";
 
@@ -52,7 +53,7 @@ const config = {
   train_lr: real(0.1, "initial learning rate of the clean training (no momentum)", { min: 0, max: 100 }),
   tent_steps: integer(60_000, "full-batch Tent steps on the BN scale γ, per condition", { min: 1, max: 100_000_000 }),
   tent_lr: real(0.01, "Tent's SGD learning rate (no momentum)", { min: 0, max: 100 }),
-  log_every: integer(500, "steps between logged points of the curves", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(500, "steps between logged points of the curves"),
   variant_noise_scale: choice(
     "variance",
     NOISE_SCALES,

@@ -51,6 +51,7 @@ import { fiRevNetReadouts, logitError } from "../lib/train/firevnet_readout.ts";
 import { ICE_VARIANTS, type IceObjective } from "../lib/train/ice.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
+import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "004_a2e2a3876a23345e.md §2.2–2.5, §5.3 Table 2, §7.4–7.5 (Jacobsen et al. 2019)";
 const TABLE_2 = "004_a2e2a3876a23345e.md §5.3 Table 2";
@@ -89,8 +90,8 @@ const config = {
   }),
   eval_points: integer(1_000, "test digits of the learning curve", { min: 1, max: 10_000 }),
   eval_every: integer(250, "steps between learning-curve points", { min: 1, max: 100_000_000 }),
-  log_every: integer(50, "steps between logged losses", { min: 1, max: 100_000_000 }),
-  checkpoint_every: integer(500, "steps between checkpoints (0: none)", { min: 0, max: 100_000_000 }),
+  ...logEveryConfig(50),
+  ...checkpointEveryConfig(500),
   ...WORKERS_CONFIG,
 };
 export type Cfg = ConfigOf<typeof config>;

@@ -16,6 +16,7 @@ import { UsageError } from "../lib/core/errors.ts";
 import { COMMON_CORRUPTIONS, CORRUPTION_NAMES, type CorruptionName } from "../lib/data/corruptions.ts";
 import { IDENTITY_COUNT } from "../lib/data/quadruped.ts";
 import { gaussianS3, type Model, MODELS, percent, runPoseOod } from "../lib/studies/pose_ood.ts";
+import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "001_6f3482ea4494d2ce.md §2.4, §4.3, §5.4, §8 (Mathis et al. 2021, Horse-10, Tables 5.1, D.5–D.9)";
 const S54 = "001_6f3482ea4494d2ce.md §5.4";
@@ -70,8 +71,8 @@ const config = {
   pck_threshold: real(0.3, "PCK threshold as a share of the nose–eye length (paper: 0.3)", { min: 0 }),
   curve_frames: integer(8, "frames per identity in the learning-curve evaluation", { min: 2, max: 100_000 }),
   eval_every: integer(500, "steps between learning-curve points", { min: 1, max: 100_000_000 }),
-  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
-  checkpoint_every: integer(500, "steps between checkpoints (0: none)", { min: 0, max: 100_000_000 }),
+  ...logEveryConfig(100),
+  ...checkpointEveryConfig(500),
 };
 export type Cfg = ConfigOf<typeof config>;
 

@@ -46,6 +46,7 @@ import { fiRevNetReadouts, logitError } from "../lib/train/firevnet_readout.ts";
 import type { NuisanceClassifier } from "../lib/train/ice.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhases } from "../lib/train/phases.ts";
+import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "004_a2e2a3876a23345e.md §2.1–2.3, §5.1, §7.2–7.3 (Jacobsen et al. 2019, Example 6, App. B.1)";
 const EXAMPLE_6 = "004_a2e2a3876a23345e.md §2.1 Example 6, §5.1";
@@ -90,8 +91,8 @@ const config = {
   plane_side: integer(200, "firevnet: grid points per side of each Fig. 3 plane", { min: 2, max: 2_000 }),
   eval_points: integer(2_000, "firevnet: validation points of the learning curve", { min: 2, max: 1_000_000 }),
   eval_every: integer(200, "firevnet: steps between learning-curve points", { min: 1, max: 100_000_000 }),
-  log_every: integer(50, "steps between logged losses", { min: 1, max: 100_000_000 }),
-  checkpoint_every: integer(500, "steps between checkpoints (0: none)", { min: 0, max: 100_000_000 }),
+  ...logEveryConfig(50),
+  ...checkpointEveryConfig(500),
 };
 export type Cfg = ConfigOf<typeof config>;
 

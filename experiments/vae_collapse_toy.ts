@@ -43,6 +43,7 @@ import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { pairLoss } from "../lib/train/slow_vae.ts";
+import { logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "000_306f4209a39c5a17.md, Paper A App. B Figs. 6–7";
 
@@ -74,7 +75,7 @@ const config = {
     min: 0,
     max: 100_000_000,
   }),
-  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(100),
   ...WORKERS_CONFIG,
 };
 

@@ -29,6 +29,7 @@ import { UsageError } from "../lib/core/errors.ts";
 import { HAAR_DTO_2 } from "../lib/metrics/dto.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { type Part, PARTS, runVaePcaStudy } from "../lib/studies/vae_pca.ts";
+import { logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "003_4a2c49557ae8b2d0.md §2.4–2.7, §5.1–5.4, §7.1–7.2 (Zietlow 2022, Ch. 3, §4.2.1)";
 const TABLE_3_2 = "003_4a2c49557ae8b2d0.md §5.1 Table 3.2";
@@ -94,7 +95,7 @@ const config = {
     min: 1,
     max: 100_000_000,
   }),
-  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(100),
   checkpoint_every: integer(5_000, "steps between checkpoints inside a setting (0: none)", {
     min: 0,
     max: 100_000_000,

@@ -26,6 +26,7 @@ import {
 import { CURVE_CONFIG } from "../metrics/score.ts";
 import { type SavedEncoderInfo, saveEncoder } from "./saved_encoder.ts";
 import { NETWORK_CONFIG } from "./vae.ts";
+import { logEveryConfig } from "./config.ts";
 
 /**
  * Config keys every pair experiment shares: the network, the optimizer, the
@@ -37,7 +38,7 @@ export const PAIR_TRAINING_CONFIG = {
   pairs: integer(32, "pairs per step (64 images)", { min: 2, max: 2_048 }),
   lr: real(1e-4, "Adam learning rate (β1 0.9, β2 0.999, ε 1e-8)", { min: 0, max: 1 }),
   probe_images: integer(1_000, "shared images every model encodes for UDR", { min: 10, max: 50_000 }),
-  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(100),
   ...CURVE_CONFIG,
   ...WORKERS_CONFIG,
 };

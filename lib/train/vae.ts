@@ -32,6 +32,7 @@ import {
   vaeLoss,
   type VaeMethod,
 } from "./vae_objectives.ts";
+import { checkpointEveryConfig, logEveryConfig } from "./config.ts";
 
 /** The network keys every image experiment shares. */
 export const NETWORK_CONFIG = {
@@ -60,9 +61,9 @@ export const VAE_CONFIG = {
   }),
   ...SCORE_CONFIG,
   ...CURVE_CONFIG,
-  log_every: integer(100, "steps between logged losses", { min: 1, max: 100_000_000 }),
+  ...logEveryConfig(100),
   media_every: integer(5_000, "steps between reconstruction and traversal images", { min: 1, max: 100_000_000 }),
-  checkpoint_every: integer(5_000, "steps between checkpoints (0: none)", { min: 0, max: 100_000_000 }),
+  ...checkpointEveryConfig(5_000),
 };
 
 /** The smallest training and scoring of VAE_CONFIG: every experiment built on it shares this smoke preset. */
