@@ -290,6 +290,10 @@ Deno.test("runSlurm splits past MaxArraySize and records each task as submitted"
 });
 
 /** Polls `check` every 0.5 s for up to `seconds`. */
+/**
+ * Polls `check` until it holds. `seconds` only bounds a wait for what never comes: jobs queue behind whatever else
+ * holds the node's CPUs, so the bound is generous and a busy node delays the answer without failing it.
+ */
 async function until(what: string, seconds: number, check: () => Promise<boolean>): Promise<void> {
   const end = Date.now() + seconds * 1000;
   while (!(await check())) {
@@ -339,7 +343,7 @@ slurmTest(
         const first = await slurmJobStates(ids);
         assertEquals(first.get(ids[2])?.state, "pending", "%1 keeps the last element waiting");
         await cancelJobs([ids[2]]);
-        await until("elements 0 and 1 to end", 60, async () => {
+        await until("elements 0 and 1 to end", 600, async () => {
           const states = await slurmJobStates(ids);
           return ["failed", "completed"].includes(states.get(ids[1])?.state ?? "") &&
             states.get(ids[0])?.state === "failed";
@@ -487,7 +491,7 @@ slurmTest("a pending element cancelled with scancel is lost, and submitted again
   } finally {
     await cancelJobs(jobs.map((id) => id.split("_")[0]));
     // A cancelled run still writes its interrupted state and logs: the folder goes once its jobs have ended.
-    await until("the cancelled jobs to end", 60, async () => {
+    await until("the cancelled jobs to end", 600, async () => {
       const states = await slurmJobStates(jobs);
       return [...states.values()].every((s) => s.state !== "pending" && s.state !== "running");
     });
