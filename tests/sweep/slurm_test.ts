@@ -289,9 +289,8 @@ Deno.test("runSlurm splits past MaxArraySize and records each task as submitted"
   }
 });
 
-/** Polls `check` every 0.5 s for up to `seconds`. */
 /**
- * Polls `check` until it holds. `seconds` only bounds a wait for what never comes: jobs queue behind whatever else
+ * Polls `check` every 0.5 s until it holds. `seconds` only bounds a wait for what never comes: jobs queue behind whatever else
  * holds the node's CPUs, so the bound is generous and a busy node delays the answer without failing it.
  */
 async function until(what: string, seconds: number, check: () => Promise<boolean>): Promise<void> {
