@@ -17,6 +17,7 @@ export * from "./experiment.ts";
 export * from "./gradients.ts";
 export * from "./matrix.ts";
 export * from "./npy.ts";
+export * from "./papers.ts";
 export * from "./plot.ts";
 export * from "./png.ts";
 export * from "./progress.ts";
