@@ -130,10 +130,28 @@ export function chooseBackend(
   }
 }
 
+/**
+ * Runs `probe` with XDG_RUNTIME_DIR set when it is not: Vulkan's window-system layer asks libwayland for a display,
+ * which prints "error: XDG_RUNTIME_DIR is invalid or not set" to stderr on a headless machine. An empty private
+ * folder holds no compositor socket, so the lookup fails quietly; the variable is restored afterwards so that
+ * child processes see the environment they were given.
+ */
+async function withQuietDisplayLookup<T>(probe: () => Promise<T>): Promise<T> {
+  if (Deno.env.get("XDG_RUNTIME_DIR")) return await probe();
+  const runtimeDir = Deno.makeTempDirSync({ prefix: "latentlab-runtime-" });
+  Deno.env.set("XDG_RUNTIME_DIR", runtimeDir);
+  try {
+    return await probe();
+  } finally {
+    Deno.env.delete("XDG_RUNTIME_DIR");
+    Deno.removeSync(runtimeDir, { recursive: true });
+  }
+}
+
 async function probeAdapter(): Promise<AdapterInfo | null> {
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
   if (!gpu) return null;
-  const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+  const adapter = await withQuietDisplayLookup(() => gpu.requestAdapter({ powerPreference: "high-performance" }));
   if (!adapter) return null;
   const { vendor, architecture, device, description } = adapter.info;
   // Older implementations carry the flag on the adapter rather than on its info.
@@ -146,7 +164,7 @@ async function probeAdapter(): Promise<AdapterInfo | null> {
 async function activate(name: BackendName): Promise<boolean> {
   if (name === "wasm") prepareBundledWasm();
   // setBackend can report success while initialisation failed; confirm with getBackend.
-  if (!(await tf.setBackend(name)) || tf.getBackend() !== name) return false;
+  if (!(await withQuietDisplayLookup(() => tf.setBackend(name))) || tf.getBackend() !== name) return false;
   if (name === "wasm") registerWasmKernels();
   return true;
 }
