@@ -1,9 +1,8 @@
 /**
- * Analysis by synthesis on MNIST (Schott et al. 2019, Paper D,
- * 000_306f4209a39c5a17.md §2.8–2.9, §5.4, §7.4): ten class VAEs classify by
- * their optimised ELBOs (ABS) and are attacked beside a CNN of the same
- * size by a foolbox-style suite, per norm the smallest adversarial any
- * attack finds; ABS's certified L2 lower bound; distal adversarials from
+ * Analysis by synthesis on MNIST (Schott2019 §3–7, App. A.3–A.7, Table 1):
+ * ten class VAEs classify by their optimised ELBOs (ABS) and are attacked
+ * beside a CNN of the same size by a foolbox-style suite, per norm the
+ * smallest adversarial any attack finds; ABS's certified L2 lower bound; distal adversarials from
  * noise. Table 1's finding: ABS needs about twice the CNN's median L2
  * perturbation and more changed pixels.
  */
@@ -36,7 +35,7 @@ import {
 import { logEveryConfig } from "../lib/train/config.ts";
 import { runPhasesOn, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE = "000_306f4209a39c5a17.md §2.8–2.9, §5.4, §7.4 (Paper D); targets Table 1 and §5.4's lower bound";
+const SOURCE = "Schott2019 §3–7, App. A.3–A.7; targets Table 1 and the mean L2 lower bound";
 
 /** Bounds of an epoch count, of a count of steps, scales or prototypes, and of a count of test digits. */
 const EPOCHS = { min: 0.01, max: 10_000 }, COUNT = { min: 1, max: 100_000 }, TEST_DIGITS = { min: 1, max: 10_000 };
@@ -54,8 +53,12 @@ const config = {
   cnn_epochs: real(50, "epochs of the CNNs (App. A.7 does not give them)", EPOCHS),
   cnn_batch: integer(64, "images per CNN step", { min: 2, max: 4_096 }),
   cnn_lr: real(1e-3, "Adam learning rate of the CNNs", { min: 0, max: 1 }),
-  prototypes: integer(8_000, "latent prototypes per class VAE, the start of ABS's inference (§2.8: 8,000)", COUNT),
-  inference_steps: integer(50, "Adam steps on each class's latent after the best prototype (§2.8: 50)", {
+  prototypes: integer(
+    8_000,
+    "latent prototypes per class VAE, the start of ABS's inference (Schott2019: 8,000)",
+    COUNT,
+  ),
+  inference_steps: integer(50, "Adam steps on each class's latent after the best prototype (Schott2019: 50)", {
     min: 0,
     max: 10_000,
   }),
@@ -117,7 +120,7 @@ const config = {
 type Cfg = ConfigOf<typeof config>;
 
 // ---------------------------------------------------------------------------------------------
-// Targets and claims: Table 1 ("All L2/L∞/L0 attacks" rows) and §5.4.
+// Targets and claims: Schott2019 Table 1 ("All L2/L∞/L0 attacks" rows) and the mean L2 lower bound.
 
 type Nulls = Target<Cfg>["nulls"];
 type TargetArgs = [ModelName, string, number, string, keyof typeof table1.TOLERANCES, Nulls];
@@ -132,7 +135,7 @@ const target = (...[model, metric, paper, cell, scale, given]: TargetArgs): Targ
   return {
     metric: `${model}/${metric}`,
     paper,
-    source: `000_306f4209a39c5a17.md §5.4 Table 1 (Paper D), ${model}: ${cell}`,
+    source: `Schott2019 Table 1, ${model}: ${cell}`,
     tolerance: base <= half ? base : Number((Math.floor(half / step + 1e-9) * step).toFixed(4)),
     toleranceSource: base <= half
       ? `rule: ${base} (${why}), under half the way to the nearest null (${half})`
@@ -167,15 +170,17 @@ const targets: Target<Cfg>[] = [
       { value: 1.1, model: "undefended CNN (All L2 attacks median, Table 1)" },
     ])
   ),
-  // Binary ABS's bound (0.601) is left out: the re-derived bound (§2.8) holds for real-valued inputs only.
+  // Binary ABS's bound (0.601) is left out: the re-derived bound (Schott2019 Eq. 6–8) holds for real-valued inputs
+  // only.
   {
     ...target("abs", "lower_bound_l2_mean", 0.69, "", "l2", [{ value: 0, model: "trivial bound 0" }]),
-    source: "000_306f4209a39c5a17.md §5.4 (Paper D), L2 lower bound, mean over the test set (abs): 0.690 ± 0.005",
-    toleranceSource: "rule: 0.3, under half the way to the bound 0 (0.345); §5.4's ± 0.005 is over inference seeds",
+    source: "Schott2019, L2 lower bound, mean over the test set (abs): 0.690 ± 0.005",
+    toleranceSource:
+      "rule: 0.3, under half the way to the bound 0 (0.345); Schott2019's ± 0.005 is over inference seeds",
   },
 ];
 
-const TABLE1_ROW = '000_306f4209a39c5a17.md §5.4 Table 1, row "All';
+const TABLE1_ROW = 'Schott2019 Table 1, row "All';
 /** ABS's median at least `ratio` × the CNN's: halfway from 1× to Table 1's ratio. */
 const medianRatio = (norm: AttackDistance, ratio: number, cells: string): Claim<Cfg> => ({
   text: `ABS's median ${table1.NORM_LABEL[norm]} adversarial (all attacks) is at least ${ratio}× the CNN's`,
@@ -204,7 +209,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "ABS's certified L2 bound: 0 < mean ≤ median L2 found; every attack's best L2 ≥ the bound on ≥ 95% of digits",
-    source: "000_306f4209a39c5a17.md §2.8 (Eq. 6–8 re-derived), §5.4",
+    source: "Schott2019 §4, App. A.4–A.5 (Eq. 6–8 re-derived)",
     holds: (m) =>
       whenMeasured(
         m,
@@ -214,14 +219,14 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "distal adversarials: ascent from noise reaches p ≥ 0.9 from ≥ 80% of starts for the CNN, ≤ 20% for ABS",
-    source: "000_306f4209a39c5a17.md §7.4 (Paper D §7, Fig. 4)",
+    source: "Schott2019 §7, Fig. 4",
     holds: (m) => whenMeasured(m, ["cnn/distal_reached", "abs/distal_reached"], (cnn, abs) => cnn >= 0.8 && abs <= 0.2),
   },
 ];
 
 export const experiment = defineExperiment({
   name: "abs-mnist",
-  description: "Analysis by synthesis (Paper D): ABS vs CNN on MNIST under a foolbox-style attack suite, L2 bound",
+  description: "Analysis by synthesis (Schott2019): ABS vs CNN on MNIST under a foolbox-style attack suite, L2 bound",
   source: SOURCE,
   config,
   presets: {

@@ -1,12 +1,12 @@
 /**
- * Batch-norm adaptation on corrupted MNIST digits (001_6f3482ea4494d2ce.md §2.1, §4.1–4.2, §5.1, §8; Schneider et
+ * Batch-norm adaptation on corrupted MNIST digits (Schneider2023 Ch. 2, App. A; Schneider et
  * al. 2020): a BatchNorm CNN trained on clean digits is evaluated on the 15 common corruptions with its source
  * statistics ("none"), with the source prior mixed into the statistics of each shuffled group of n test images
  * (eq. 2.3 / A.8: partial n 8 N 0, ad hoc n 1 N 16), and with "full" statistics of all images of a (corruption,
  * severity), estimated stage by stage. Errors are relative mCE against a reference MLP 784-256-10 trained alongside
- * (the stand-in for AlexNet, §4.1). Also: the n × N grid of Table A.7 on the dev corruptions, a mixed-corruption
- * control (Table 2.4), a clean control, the GroupNorm twin (Table 2.3) and the W₂ distance between source and full
- * target statistics against the unadapted error (App. A).
+ * (the stand-in for AlexNet, Schneider2023 eq. 2.1). Also: the n × N grid of Table A.7 on the dev corruptions, a
+ * mixed-corruption control (Table 2.4), a clean control, the GroupNorm twin (Table 2.3) and the W₂ distance between
+ * source and full target statistics against the unadapted error (App. A).
  */
 import { choices, type ConfigOf, flag, integer, integers, real, reals } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
@@ -18,10 +18,12 @@ import { checkMnistParts, MNIST_PARTS_CONFIG } from "../lib/data/mnist.ts";
 import { runBnAdapt } from "../lib/studies/bn_adapt.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE =
-  "001_6f3482ea4494d2ce.md §2.1, §4.1–4.2, §5.1 (Tables 2.1, 2.3, 2.4, A.7; App. A), §8 (§2 BN adaptation)";
+const SOURCE = "Schneider2023 Ch. 2 (Tables 2.1, 2.3, 2.4, A.7; App. A)";
 
-/** The dev corruptions of §3 (speckle, Gaussian blur, spatter); saturate leaves grey pixels as they are. */
+/**
+ * The dev corruptions of Schneider2023 Ch. 3 (speckle, Gaussian blur, spatter); saturate leaves grey pixels as they
+ * are.
+ */
 const DEV_CORRUPTIONS = ["speckle_noise", "gaussian_blur", "spatter"] as const;
 
 const config = {
@@ -69,7 +71,7 @@ const targets: Target<Cfg>[] = [
   {
     metric: "bn/rel_gain_full",
     paper: 0.189,
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 (vanilla ResNet-50 mCE 76.7 → 62.2 with full adaptation); here " +
+    source: "Schneider2023 Table 2.1 (vanilla ResNet-50 mCE 76.7 → 62.2 with full adaptation); here " +
       "1 − mCE_full/mCE_none over the test corruptions, mCE relative to this run's MLP",
     tolerance: 0.09,
     toleranceSource: "rule: under half the way to the null gain 0 (0.0945); Table 2.1's BN models gain 0.115 " +
@@ -82,7 +84,7 @@ const targets: Target<Cfg>[] = [
   {
     metric: "bn/rel_gain_partial8",
     paper: 0.153,
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 (vanilla ResNet-50 mCE 76.7 → 65.0 with n = 8, N = 0); here " +
+    source: "Schneider2023 Table 2.1 (vanilla ResNet-50 mCE 76.7 → 65.0 with n = 8, N = 0); here " +
       "1 − mCE_partial/mCE_none over the test corruptions, mCE relative to this run's MLP",
     tolerance: 0.075,
     toleranceSource: "rule: under half the way to the null gain 0 (0.0765); Table 2.1's BN models gain 0.085 " +
@@ -104,7 +106,7 @@ const has = (m: Record<string, number>, ...keys: string[]) => keys.every((k) => 
 const claims: Claim<Cfg>[] = [
   {
     text: "relative mCE: full adaptation ≥ 2 % below partial (n 8, N 0), partial ≥ 7 % below no adaptation",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.1 row vanilla ResNet-50 (62.2 < 65.0 < 76.7: 4 % and 15 % lower)",
+    source: "Schneider2023 Table 2.1 row vanilla ResNet-50 (62.2 < 65.0 < 76.7: 4 % and 15 % lower)",
     holds: (m) =>
       has(m, "bn/mce_full", "bn/mce_partial", "bn/mce_none")
         ? m["bn/mce_full"] <= 0.98 * m["bn/mce_partial"] && m["bn/mce_partial"] <= 0.93 * m["bn/mce_none"]
@@ -112,8 +114,8 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "n = 1 on the dev corruptions: N 0 is ≥ 5 % worse than no adaptation, some N ∈ [4, 64] ≥ 3 % better",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table A.7 row n = 1 (N 1 117.76, 54 % above the unadapted 76.7; N 16 " +
-      "71.39, 7 % below) and §2.1 (N 0 needs n ≈ 8 to beat the baseline)",
+    source: "Schneider2023 Table A.7 row n = 1 (N 1 117.76, 54 % above the unadapted 76.7; N 16 " +
+      "71.39, 7 % below) and App. A (N 0 needs n ≈ 8 to beat the baseline)",
     holds: (m, cfg) => {
       const middle = cfg.grid_N.filter((N) => N >= 4 && N <= 64);
       const keys = [gridKey(1, 0), ...middle.map((N) => gridKey(1, N))];
@@ -126,7 +128,7 @@ const claims: Claim<Cfg>[] = [
     // The argmax over a ×4 grid only places the optimum within a grid step: the finding is the U shape.
     text: "n = 1 on the dev corruptions: over the grid's finite N ≥ 1 the relative mCE is lowest at an N ∈ [4, 64], " +
       "≥ 3 % below both the smallest and the largest of those N (an optimum inside the grid)",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table A.7 row n = 1 (lowest 71.39 at N 16: 39 % below N 1's 117.76, " +
+    source: "Schneider2023 Table A.7 row n = 1 (lowest 71.39 at N 16: 39 % below N 1's 117.76, " +
       "6 % below N 256's 75.99)",
     holds: (m, cfg) => {
       const finite = cfg.grid_N.filter((N) => N >= 1 && Number.isFinite(N)).sort((a, b) => a - b);
@@ -140,7 +142,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "on all test corruptions shuffled together, full adaptation gains less than ¼ of its per-corruption " +
       "gain, which is > 0.01",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.4 rows BN w/o and w/ adapt, column Mixed IN-C top-1 (61.1 → 60.9, " +
+    source: "Schneider2023 Table 2.4 rows BN w/o and w/ adapt, column Mixed IN-C top-1 (61.1 → 60.9, " +
       "a gain of 0.2 against 11.5 per corruption, Table 2.1 top-1 60.8 → 49.3)",
     holds: (m) =>
       has(m, "bn/mixed/gain", "bn/per_corruption_gain")
@@ -150,7 +152,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "the GroupNorm twin's relative mCE lies between BN adapted (full) and BN unadapted: ≥ 8 % above the " +
       "first and ≥ 2.5 % below the second",
-    source: "001_6f3482ea4494d2ce.md §5.1 Table 2.3 row ResNet-50 (BN+adapt 62.2 < GN 72.4 < BN 76.7: 16 % above, " +
+    source: "Schneider2023 Table 2.3 row ResNet-50 (BN+adapt 62.2 < GN 72.4 < BN 76.7: 16 % above, " +
       "5.6 % below)",
     holds: (m) =>
       has(m, "bn/mce_full", "gn/mce", "bn/mce_none")
@@ -160,7 +162,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "W₂ between source and target BN statistics correlates with the unadapted error over the test cells, " +
       "Pearson r > 0.3 (2 s.e. of r at the quick preset's 45 cells)",
-    source: "001_6f3482ea4494d2ce.md §2.1, §4.2, §5.1 (App. A, Table A.6: error predicted from W₂ within 1–2 % per " +
+    source: "Schneider2023 Ch. 2 (App. A, Table A.6: error predicted from W₂ within 1–2 % per " +
       "corruption)",
     holds: (m) => has(m, "bn/r_w2_error") ? m["bn/r_w2_error"] > 0.3 : undefined,
   },

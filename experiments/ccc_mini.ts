@@ -1,6 +1,5 @@
 /**
- * RDumb on a CCC-style stream of corrupted digits (Press et al. 2023; 001_6f3482ea4494d2ce.md §2.3, §5.3 Table 4.1,
- * §8 "§4 RDumb").
+ * RDumb on a CCC-style stream of corrupted digits (Press et al. 2023; Schneider2023 Ch. 4, App. C, Table 4.1).
  *
  * A BN CNN trained on clean MNIST digits is calibrated on fixed digits: its accuracy for every ordered pair of
  * corruptions (c1, c2) and severity pair (s1, s2) on a grid of `step`. From the grids, lib/data/ccc.ts builds one
@@ -54,9 +53,9 @@ import {
 import { logEveryConfig } from "../lib/train/config.ts";
 import { loadSourceModel } from "../lib/train/source_training.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §4, Table 4.1 (CCC-Hard), App. C (oripress/CCC generate.py, models/rdumb.py)";
+const SOURCE = "Schneider2023 Ch. 4, Table 4.1 (CCC-Hard), App. C (oripress/CCC generate.py, models/rdumb.py)";
 
-/** The paper's SGD learning rate of Tent, ETA and RDumb (thesis §4 setup). */
+/** The paper's SGD learning rate of Tent, ETA and RDumb (Schneider2023 Ch. 4 setup). */
 const PAPER_LR = 2.5e-4;
 
 /** Bounds of a count of test digits, and of the stream's images per severity point. */
@@ -81,7 +80,7 @@ const config = {
   target: real(0.15, "target accuracy of the paths in (0, 1) (CCC-Hard's analogue; paper: 0.34/0.17/0.02 on ImageNet)"),
   speed: integer(100, "stream images per severity point (the paper's transition speed: 1k, 2k, 5k)", SPEED),
   batches: integer(1_500, "stream batches every method sees", { min: 4, max: 100_000_000 }),
-  batch: integer(64, "images per batch (thesis §4: 64)", { min: 2, max: 4_096 }),
+  batch: integer(64, "images per batch (Schneider2023 Ch. 4: 64)", { min: 2, max: 4_096 }),
   max_shift: integer(2, "largest shift in pixels of a stream digit along each axis (for the random crop)", {
     min: 0,
     max: 27,
@@ -106,7 +105,7 @@ type Cfg = ConfigOf<typeof config>;
 const targets: Target<Cfg>[] = [{
   metric: "ccc/rdumb_over_bn",
   paper: 1.41,
-  source: "001_6f3482ea4494d2ce.md §4, Table 4.1 (CCC-Hard: RDumb 9.6 / BN adapt 6.8)",
+  source: "Schneider2023 Table 4.1 (CCC-Hard: RDumb 9.6 / BN adapt 6.8)",
   tolerance: 0.2,
   toleranceSource: "rule: under half the way to the null ratio 1 (0.205); RDumb's s.d. over CCC runs (0.88–1.6 " +
     "points, Table 4.1 note; up to 17 % of its CCC-Hard 9.6) would allow ±0.24",
@@ -134,12 +133,12 @@ const MARGIN = 0.02;
 const claims: Claim<Cfg>[] = [
   {
     text: `RDumb's online accuracy exceeds ETA's by ≥ ${MARGIN}`,
-    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows RDumb and ETA (CCC-Hard 9.6 vs 0.23; CIN-C 46.5 vs 43.8)",
+    source: "Schneider2023 Table 4.1 rows RDumb and ETA (CCC-Hard 9.6 vs 0.23; CIN-C 46.5 vs 43.8)",
     holds: (m) => whenMeasured(m, [online("rdumb"), online("eta")], (r, e) => r >= e + MARGIN),
   },
   {
     text: `online accuracy: RDumb exceeds BN adaptation, and BN adaptation the pretrained model, each by ≥ ${MARGIN}`,
-    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows RDumb, BN adapt, Pretrained (CCC-Hard 9.6 > 6.8 > 1.5)",
+    source: "Schneider2023 Table 4.1 rows RDumb, BN adapt, Pretrained (CCC-Hard 9.6 > 6.8 > 1.5)",
     holds: (m) =>
       whenMeasured(
         m,
@@ -150,7 +149,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: `Tent collapses: its last-quarter accuracy falls ≥ ${MARGIN} below the pretrained model's on the same ` +
       "batches (App. C saw no collapse on CIFAR-10-C)",
-    source: "001_6f3482ea4494d2ce.md §4, Table 4.1 rows Tent and Pretrained (CCC-Hard 0.51 vs 1.5, CCC-Medium 1.4 " +
+    source: "Schneider2023 Table 4.1 rows Tent and Pretrained (CCC-Hard 0.51 vs 1.5, CCC-Medium 1.4 " +
       "vs 17.3; average 9.2 vs 20.5, 'collapsed'), App. C",
     holds: (m) => whenMeasured(m, [lastQuarter("tent"), lastQuarter("pretrained")], (t, p) => t <= p - MARGIN),
   },

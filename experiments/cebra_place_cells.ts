@@ -1,5 +1,5 @@
 /**
- * CEBRA on simulated rat place cells (001_6f3482ea4494d2ce.md §2.6, §4.5, §5.6, §7 plan; Figs. 7.1e, 7.6c–d, 7.9).
+ * CEBRA on simulated rat place cells (Schneider2023 Ch. 7, App. F; Figs. 7.1e, 7.6c–d, 7.9).
  * hc-11 cannot ship, so four procedural "rats" stand in for it (lib/data/place_cells.ts: a 1.6 m track, runs with
  * sin² speed profiles and end pauses, directional Gaussian place fields, Poisson counts in 25 ms bins; 120, 48, 80
  * and 64 neurons). Each rat's bins are split by whole runs 80/10/10 (train/validation/test). CEBRA (offset10-model,
@@ -12,11 +12,12 @@
  * - shuffled behaviour labels, position only and direction only, on rat 0 (the hypothesis tests of Fig. 7.6c);
  * - all four rats jointly (multi-session, one input layer per rat, Fig. 7.9).
  *
- * Metrics (§4.5): kNN decoding of position and direction from the embedding (k ∈ {1, 4, 9, 16, 25}, cosine, k by
- * the validation R² of (position, direction); test median absolute position error in cm and the R² of the pair),
- * the goodness of fit in bits (ln batch − InfoNCE, averaged over the last steps), and cross-rat consistency: the R²
- * of linear maps between the rats' training embeddings after averaging them in label bins (100 position bins per
- * direction, CEBRA `consistency_score(between="datasets")`). Decoding and goodness of fit are logged along training.
+ * Metrics (Schneider2023 Ch. 7): kNN decoding of position and direction from the embedding (k ∈ {1, 4, 9, 16, 25},
+ * cosine, k by the validation R² of (position, direction); test median absolute position error in cm and the R² of
+ * the pair), the goodness of fit in bits (ln batch − InfoNCE, averaged over the last steps), and cross-rat
+ * consistency: the R² of linear maps between the rats' training embeddings after averaging them in label bins (100
+ * position bins per direction, CEBRA `consistency_score(between="datasets")`). Decoding and goodness of fit are
+ * logged along training.
  */
 import { choice, choices, type ConfigOf, integer, integers, real } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
@@ -25,7 +26,7 @@ import { KNN_NEIGHBORS } from "../lib/contrastive/decoding.ts";
 import { centreMedianErrorCm, type Model, MODELS, runPlaceCells, uses } from "../lib/studies/cebra_place_cells.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §2.6, §4.5, §5.6 (Figs. 7.1e, 7.6c–d, 7.9), §7 plan";
+const SOURCE = "Schneider2023 Ch. 7, App. F (Figs. 7.1e, 7.6c–d, 7.9)";
 
 /** Bounds of a count of steps. */
 const STEPS = { min: 1, max: 10_000_000 };
@@ -60,7 +61,8 @@ const config = {
   consistency_label: choice(
     "position_direction",
     ["position_direction", "position"],
-    "label the embeddings are binned on: the position per direction (§4.5) or the position alone (CEBRA's demo)",
+    "label the embeddings are binned on: the position per direction (Schneider2023 Ch. 7) or the position alone " +
+      "(CEBRA's demo)",
   ),
   consistency_bins: integer(100, "label bins per direction for cross-rat consistency", { min: 2, max: 10_000 }),
   gof_window: integer(100, "last steps the goodness of fit is averaged over", { min: 1, max: 1_000_000 }),
@@ -73,7 +75,7 @@ type Cfg = ConfigOf<typeof config>;
 // ---------------------------------------------------------------------------------------------
 // Targets and claims
 
-const FIG_7_6D = "001_6f3482ea4494d2ce.md §5.6 Fig. 7.6d";
+const FIG_7_6D = "Schneider2023 Fig. 7.6d";
 const STAND_IN = "four simulated place-cell rats (1.6 m track, directional Gaussian fields, Poisson counts in 25 ms " +
   "bins) for hc-11's rat Achilles; quick: 1,500 offset10 steps instead of 10,000";
 
@@ -101,13 +103,14 @@ const targets: Target<Cfg>[] = [
     source: `${FIG_7_6D} (CEBRA-Behavior, position + direction, rat Achilles); here the mean over rat 0's ` +
       "behaviour models",
     tolerance: 2.6,
-    toleranceSource: "rule: half the way from 5.8 cm to conv-pi-VAE's 11 cm, the nearest compared method (§5.6)",
+    toleranceSource:
+      "rule: half the way from 5.8 cm to conv-pi-VAE's 11 cm, the nearest compared method (Schneider2023 Ch. 7)",
     nulls: [
       { value: centreMedianErrorCm(), model: "always the track's centre / mean position (closed form, 1.6 m track)" },
       { value: 67.3, model: "random 3-D encoder, same kNN decoder, measured (quick data, rat 0)" },
       { value: 44.7, model: "CEBRA with shuffled labels, Fig. 7.6d" },
-      { value: 11, model: "conv-pi-VAE, §5.6 (compared method)" },
-      { value: 12, model: "pi-VAE, §5.6 (compared method)" },
+      { value: 11, model: "conv-pi-VAE, Schneider2023 Ch. 7 (compared method)" },
+      { value: 12, model: "pi-VAE, Schneider2023 Ch. 7 (compared method)" },
     ],
     direction: "lower",
   }),
@@ -154,7 +157,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "goodness of fit: position + direction > position only and > direction only, each > shuffled labels, " +
       "every gap wider than the range of rat 0's behaviour seeds' goodness of fit",
-    source: "001_6f3482ea4494d2ce.md §5.6 (Fig. 7.6c, 7.7: position + direction gives the lowest InfoNCE; " +
+    source: "Schneider2023 Ch. 7 (Fig. 7.6c, 7.7: position + direction gives the lowest InfoNCE; " +
       "shuffled labels converge to a markedly higher loss; no numbers)",
     holds: (m, cfg) => {
       const noise = seedRange(m, cfg, "gof_bits");
@@ -167,7 +170,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "shuffled labels: goodness of fit within 0.1 bit of 0",
-    source: "001_6f3482ea4494d2ce.md §2.6 (unrelated labels converge near log n; Ch. 8 Theorem 1), §5.6 Fig. 7.6c",
+    source: "Schneider2023 Ch. 7 (unrelated labels converge near log n; Ch. 8 Theorem 1), Fig. 7.6c",
     holds: (m) => has(m, gof("shuffled")) ? Math.abs(m[gof("shuffled")]) < 0.1 : undefined,
   },
   {
@@ -186,14 +189,14 @@ const claims: Claim<Cfg>[] = [
     "behavior",
     "time",
     "cross-rat consistency: CEBRA-Behavior > CEBRA-Time by > 0.05 (R²)",
-    "001_6f3482ea4494d2ce.md §5.6 (Fig. 7.1d/e, Table F.1, hippocampus: CEBRA-Behavior highest; no numbers " +
+    "Schneider2023 Ch. 7 (Fig. 7.1d/e, Table F.1, hippocampus: CEBRA-Behavior highest; no numbers " +
       "here); margin 0.05 ours, seed noise of the consistency unmeasured (one 4-rat fit per model)",
   ),
   consistencyAbove(
     "multi",
     "behavior",
     "cross-rat consistency: multi-session training > single-session behaviour models by > 0.05 (R²)",
-    "001_6f3482ea4494d2ce.md §5.6 (Fig. 7.9, hippocampus: joint training increases consistency, paired " +
+    "Schneider2023 Ch. 7 (Fig. 7.9, hippocampus: joint training increases consistency, paired " +
       "t = −2.22, p = 0.024); margin 0.05 ours, seed noise of the consistency unmeasured (one 4-rat fit per model)",
   ),
 ];

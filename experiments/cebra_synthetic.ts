@@ -1,12 +1,12 @@
 /**
- * CEBRA-Behavior on the pi-VAE synthetic spikes (001_6f3482ea4494d2ce.md §2.6, §4.5, §5.6, §7 plan; Fig. 7.1b):
+ * CEBRA-Behavior on the pi-VAE synthetic spikes (Schneider2023 Ch. 7, App. F; Fig. 7.1b):
  * a label u ~ U[0, 2π) drives a 2-D latent z, a fixed RealNVP flow maps it to the Poisson rates of 100 neurons
  * (lib/data/pivae_synthetic.ts). CEBRA (offset1-model-mse, euclidean, `delta` conditional δ 0.1, batch 512, lr
  * 1e-4) is trained on the first 80 % of the samples with u as its continuous label, once per model seed, and PCA
  * (2 components) on the same rows is the baseline. The reconstruction score is the R² of a linear regression from
- * an embedding to the true z (§4.5), on the held-out 20 % (fit and scored there, sklearn `LinearRegression.score`);
- * the in-sample score on the training rows is reported beside it. The thesis gives the ordering (CEBRA above the
- * other methods, 100 seeds), not a number: this run has claims only.
+ * an embedding to the true z (Schneider2023 Ch. 7), on the held-out 20 % (fit and scored there, sklearn
+ * `LinearRegression.score`); the in-sample score on the training rows is reported beside it. The thesis gives the
+ * ordering (CEBRA above the other methods, 100 seeds), not a number: this run has claims only.
  */
 import { choice, type ConfigOf, integer, real } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
@@ -20,7 +20,7 @@ import { fitPca } from "../lib/ml/pca.ts";
 import { median } from "../lib/metrics/study.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §2.6, §4.5, §5.6 (Fig. 7.1b), §7 plan";
+const SOURCE = "Schneider2023 Ch. 7, App. F (Fig. 7.1b)";
 
 const config = {
   samples: integer(15_000, "time points of the pi-VAE data (CEBRA's generate_synthetic_data.py --n-samples)", {
@@ -33,7 +33,7 @@ const config = {
     max: 0.95,
   }),
   model: choice("offset1-model-mse", ["offset1-model-mse", "offset1-model"], "CEBRA encoder (one sample per window)"),
-  distance: choice("euclidean", ["euclidean", "cosine"], "InfoNCE similarity (§7 Methods: euclidean)"),
+  distance: choice("euclidean", ["euclidean", "cosine"], "InfoNCE similarity (Schneider2023 Ch. 7 Methods: euclidean)"),
   delta: real(0.1, "σ of the delta conditional: the positive is the sample whose u is nearest u_ref + N(0, δ²)", {
     min: 1e-6,
     max: 100,
@@ -44,7 +44,7 @@ const config = {
     max: 4_096,
   }),
   batch: integer(512, "references (and negatives) per step", { min: 2, max: 100_000 }),
-  lr: real(1e-4, "Adam learning rate (§7 Methods: 1e-4)", { min: 1e-8, max: 1 }),
+  lr: real(1e-4, "Adam learning rate (Schneider2023 Ch. 7 Methods: 1e-4)", { min: 1e-8, max: 1 }),
   steps: integer(3_000, "Adam steps per model (the thesis: a few thousand)", { min: 1, max: 10_000_000 }),
   seeds: integer(5, "CEBRA models on the run's data, each with a seed of its own (Fig. 7.1b: 100)", {
     min: 1,
@@ -70,8 +70,8 @@ const claims: Claim<Cfg>[] = [
     text: "CEBRA-Behavior reconstructs the latent better than PCA: the median R² over seeds exceeds PCA's R² by more " +
       "than the range of CEBRA's R² over its seeds (needs ≥ 2 seeds; no published margin: Fig. 7.1b gives the " +
       "ordering only)",
-    source: "001_6f3482ea4494d2ce.md §5.6 (Fig. 7.1b: CEBRA-Behavior above pi-VAE, t-SNE, UMAP, autoLFADS; one-way " +
-      "ANOVA F(4,495) = 251; no numbers, no PCA) and §7 plan (PCA as the baseline)",
+    source: "Schneider2023 Ch. 7 (Fig. 7.1b: CEBRA-Behavior above pi-VAE, t-SNE, UMAP, autoLFADS; one-way " +
+      "ANOVA F(4,495) = 251; no numbers, no PCA); PCA as the baseline is ours",
     holds: (m, cfg) =>
       cfg.seeds >= 2 &&
         has(m, "synthetic/cebra/r2_median", "synthetic/cebra/r2_min", "synthetic/cebra/r2_max", "synthetic/pca/r2")

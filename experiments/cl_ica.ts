@@ -1,6 +1,6 @@
 /**
  * Contrastive learning inverts the data-generating process (Zimmermann et
- * al. 2021; 001_6f3482ea4494d2ce.md §2.5, §5.5 Tables 6.1–6.2;
+ * al. 2021; Schneider2023 Ch. 6, App. E, Tables 6.1–6.2;
  * brendel-group/cl-ica `main_mlp.py`).
  *
  * Latents z (uniform in the box [0, 1]ⁿ or on the sphere Sⁿ⁻¹) are mixed by
@@ -47,9 +47,9 @@ import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §2.5, §5.5 Tables 6.1–6.2 (brendel-group/cl-ica main_mlp.py)";
-const TABLE_6_1 = "001_6f3482ea4494d2ce.md §5.5 Table 6.1 (R², 5 seeds, n = 10)";
-const TABLE_6_2 = "001_6f3482ea4494d2ce.md §5.5 Table 6.2 (MCC, 5 seeds, n = 10)";
+const SOURCE = "Schneider2023 Ch. 6, App. E, Tables 6.1–6.2 (brendel-group/cl-ica main_mlp.py)";
+const TABLE_6_1 = "Schneider2023 Table 6.1 (R², 5 seeds, n = 10)";
+const TABLE_6_2 = "Schneider2023 Table 6.2 (MCC, 5 seeds, n = 10)";
 
 /** One setting: the generative space, marginal and conditional, the model's output space and loss. */
 interface ClIcaCase {

@@ -1,6 +1,6 @@
 /**
- * The Tent-collapse toy of RDumb (Press et al. 2023, App. C;
- * 001_6f3482ea4494d2ce.md §2.3 "Collapse toy model", §7 "§4 RDumb").
+ * The Tent-collapse toy of RDumb (Press et al. 2023, App. C; Schneider2023
+ * Ch. 4, App. C "Collapse toy model").
  *
  * Two 2-D Gaussian classes, a model BN (ε = 0, full batch) → linear 2→1
  * without bias → sigmoid trained on clean points by full-batch gradient
@@ -37,7 +37,7 @@ import {
 } from "../lib/adapt/collapse_toy.ts";
 import { logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §2.3, RDumb App. C (collapse toy)";
+const SOURCE = "Schneider2023 Ch. 4, App. C (collapse toy)";
 
 const config = {
   points: integer(300_000, "points of the clean set; each is corrupted once per condition", {
@@ -236,7 +236,7 @@ export const experiment = defineExperiment({
           "w starts U(−1/√2, 1/√2) (PyTorch nn.Linear; App. C gives no initialisation); γ = 1, β = 0",
           "acc_initial: Tent step 0 (BN on the corrupted batch, no update); acc_source: clean BN statistics",
           "acc_peak: the highest logged accuracy (every log_every steps)",
-          "y follows Bern(½) per point (the issue); the report's 'balanced classes' is read as p = ½",
+          "y follows Bern(½) per point (the issue); App. C's 'balanced classes' is read as p = ½",
         ],
       },
     };

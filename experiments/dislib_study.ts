@@ -1,12 +1,12 @@
 /**
- * The study of Locatello et al. 2019 (002_e32ada0b3d473046.md §5–6) at
+ * The study of Locatello2019 (§5) at
  * small scale: methods × hyperparameter values × seeds on one dataset, every
  * model scored by every metric, then the study's analyses — reconstruction
- * per setting (§5.2), Gaussian TC of the sampled vs the mean representation
- * (§5.3, Figs. 2–4), the Spearman rank correlation between metrics (§5.4,
- * Fig. 6) and between unsupervised scores and metrics (§5.6, Fig. 9), the
- * share of variance due to method, value and seed (§5.5, Fig. 7), and the
- * Table 1 selection statistic (§5.6).
+ * per setting (§5.1), Gaussian TC of the sampled vs the mean representation
+ * (§5.2, Figs. 2–4), the Spearman rank correlation between metrics (§5.3,
+ * Fig. 6) and between unsupervised scores and metrics (§5.5, Fig. 9), the
+ * share of variance due to method, value and seed (§5.4, Fig. 7), and the
+ * Table 1 selection statistic (§5.5).
  */
 import { choices, type ConfigOf, integer, integers } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
@@ -19,12 +19,12 @@ import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import { trainVae, VAE_CONFIG, type VaeConfig, vaeStudyPlan } from "../lib/train/vae.ts";
 import { VAE_METHODS, type VaeMethod } from "../lib/train/vae_objectives.ts";
 
-const SOURCE = "002_e32ada0b3d473046.md §2 (methods, Table 3 grid), §5.2–5.6 (findings), Table 1";
+const SOURCE = "Locatello2019 §2.3, §4 (methods, Table 3 grid), §5.1–5.5 (findings), Table 1";
 
 const { method: _method, value: _value, ...training } = VAE_CONFIG;
 
 const config = {
-  methods: choices([...VAE_METHODS], VAE_METHODS, "objectives to train (Locatello et al. 2019 §2.3)"),
+  methods: choices([...VAE_METHODS], VAE_METHODS, "objectives to train (Locatello2019 §2.3)"),
   grid: integers(
     [0, 1, 2, 3, 4, 5],
     "positions in each method's Table 3 grid (0–5): 0,4 = β 1 and 8, c_max 5 and 75, γ 10 and 50, λ_od 1 and 20",
@@ -59,7 +59,7 @@ const targets: Target<Cfg>[] = [
   {
     metric: "selection/same_metric",
     paper: 0.773,
-    source: "002_e32ada0b3d473046.md Table 1, same data set, same metric",
+    source: "Locatello2019 Table 1, same data set, same metric",
     tolerance: 0.07,
     toleranceSource: "rule: Table 1 gives no spread; below half the way (0.074) to chance selection over the " +
       "smoke preset's 4 settings (0.625)",
@@ -100,7 +100,7 @@ const claims: Claim<Cfg>[] = [
     // 0.218 for the smoke preset's 8 models, 0.120 and 0.098 for long's 24 and quick's 36.
     text: "BetaVAE, FactorVAE and MIG are rank-correlated across models: mean pairwise Spearman > 0.5 and > 3 s.d. " +
       "of that mean between uncorrelated metrics at the run's number of models",
-    source: "002_e32ada0b3d473046.md §5.4 (Figs. 5, 6: only BetaVAE, FactorVAE and MIG substantially correlated)",
+    source: "Locatello2019 §5.3 (Figs. 5, 6: only BetaVAE, FactorVAE and MIG substantially correlated)",
     holds: (m, cfg) => {
       const pairs = [
         m["spearman/beta_vae_score~factor_vae_score"],
@@ -115,7 +115,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "for β-VAE, the strongest β at least halves the sampled code's TC and raises the mean code's by more " +
       "than a quarter, against the weakest (medians over seeds)",
-    source: "002_e32ada0b3d473046.md §5.3 (Figs. 2, 3: TC(sampled) falls and TC(mean) rises substantially with β)",
+    source: "Locatello2019 §5.2 (Figs. 2, 3: TC(sampled) falls and TC(mean) rises substantially with β)",
     holds: (m) => {
       const keys = Object.keys(m).filter((k) => k.startsWith("tc_mean/beta_vae@"));
       const values = keys.map((k) => Number(k.slice("tc_mean/beta_vae@".length))).sort((a, b) => a - b);
@@ -134,7 +134,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "the hyperparameter value explains more of the metrics' variance than the objective: averaged over the " +
       "six metrics, its share exceeds the objective's by more than 3 s.d. of that gap with no method or value effect",
-    source: "002_e32ada0b3d473046.md §5.5 (Fig. 7: hyperparameters substantially more important than the objective)",
+    source: "Locatello2019 §5.4 (Fig. 7: hyperparameters substantially more important than the objective)",
     holds: (m, cfg) => {
       const gaps = STUDY_METRICS.map((k) => m[`value_share/${k}`] - m[`method_share/${k}`]);
       if (gaps.some((g) => !Number.isFinite(g))) return undefined;
@@ -146,7 +146,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "choosing a setting by a metric on one seed beats a random model more often by that metric than by " +
       "another, by more than 0.1 and twice the statistic's s.d. under chance at the run's settings and seeds",
-    source: "002_e32ada0b3d473046.md Table 1, same data set: same metric 77.3% vs random different metric 51.8%",
+    source: "Locatello2019 Table 1, same data set: same metric 77.3% vs random different metric 51.8%",
     holds: (m, cfg) => {
       const [same, different] = [m["selection/same_metric"], m["selection/different_metric"]];
       if (same === undefined || different === undefined) return undefined;

@@ -1,13 +1,13 @@
 /**
- * The in-domain generalization benchmark of Schott et al. 2022 (Paper B,
- * 000_306f4209a39c5a17.md §2.5, §3.3, §5, §7.2): supervised regressors of
- * the factors, the readout oracle, and unsupervised encoders (β-VAE,
- * SlowVAE, PCL, Ada-GVAE) with the readout on their frozen mean, trained on
- * the training part of a random, composition, interpolation or
- * extrapolation split and scored by R² on the test part; on D_one-ood the
- * OOD factor's R² against the others', the "towards the mean" ratio (Eq. 2)
- * and the correlation of OOD errors between models (Fig. 17); and the
- * correlation of the encoders' DCI disentanglement with their R² (§5.4).
+ * The in-domain generalization benchmark of Schott2022 (§2–4, Tables 2–3,
+ * App. H): supervised regressors of the factors, the readout oracle, and
+ * unsupervised encoders (β-VAE, SlowVAE, PCL, Ada-GVAE) with the readout on
+ * their frozen mean, trained on the training part of a random, composition,
+ * interpolation or extrapolation split and scored by R² on the test part; on
+ * D_one-ood the OOD factor's R² against the others', the "towards the mean"
+ * ratio (Eq. 2) and the correlation of OOD errors between models (Fig. 17);
+ * and the correlation of the encoders' DCI disentanglement with their R²
+ * (Schott2022 §5.4).
  */
 import { choices, type ConfigOf, integer, integerChoice, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
@@ -32,9 +32,9 @@ import {
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { SPLIT_ENCODER_NAMES } from "../lib/train/split_encoders.ts";
 
-const SOURCE = "000_306f4209a39c5a17.md §2.5, §3.3 (Paper B); targets Tables 5–7, App. A Table 1, §5.2–5.4";
+const SOURCE = "Schott2022 §2–4, Tables 2–3, App. H; targets Tables 5–7, App. A Table 1, §5.2–5.4";
 
-/** The dataset the claims are checked on: Paper B's App. E variant, the one §7.2 plans for CPU scale. */
+/** The dataset the claims are checked on: Schott2022's App. E variant, the one planned for CPU scale. */
 const CLAIMS_DATASET = "dsprites_rot";
 
 const config = {
@@ -48,9 +48,13 @@ const config = {
     MODEL_NAMES,
     "models trained on every split (beta_vae, slow_vae, pcl, ada_gvae: an unsupervised encoder + the readout)",
   ),
-  splits: choices([...SPLIT_NAMES], SPLIT_NAMES, "splits of Paper B Tables 2–3 (random: seed 0, Table 4's fraction)"),
+  splits: choices(
+    [...SPLIT_NAMES],
+    SPLIT_NAMES,
+    "splits of Schott2022 Tables 2–3 (random: seed 0, Table 4's fraction)",
+  ),
   seeds: integer(1, "seeds per supervised model or oracle and split: --seed, --seed + 1, …", { min: 1, max: 100 }),
-  encoder_seeds: integer(1, "seeds per unsupervised encoder and split (Paper B: 10)", { min: 1, max: 100 }),
+  encoder_seeds: integer(1, "seeds per unsupervised encoder and split (Schott2022: 10)", { min: 1, max: 100 }),
   encoder_datasets: choices([...DATASETS], DATASETS, "of the datasets, those the unsupervised encoders train on"),
   resolution: integerChoice(64, [32, 64], "image side (32: 2×2 area-averaged, the CPU tier)"),
   steps: integer(500_000, "Adam steps per model (App. H.3: 500,000)", { min: 1, max: 10_000_000 }),
@@ -73,13 +77,13 @@ const config = {
     min: 1,
     max: 64,
   }),
-  vae_beta: real(4, "β of the β-VAE (Paper B selects it from Locatello's grid by DCI; fixed here)", { min: 0 }),
+  vae_beta: real(4, "β of the β-VAE (Schott2022 selects it from Locatello's grid by DCI; fixed here)", { min: 0 }),
   ada_beta: real(4, "β of Ada-GVAE (as vae_beta)", { min: 0 }),
-  slow_gamma: real(10, "SlowVAE's transition-prior weight γ (Paper B selects from 1–25 by DCI; fixed here)", {
+  slow_gamma: real(10, "SlowVAE's transition-prior weight γ (Schott2022 selects from 1–25 by DCI; fixed here)", {
     min: 0,
   }),
-  slow_rate: real(6, "SlowVAE's Laplace rate λ (Paper B: 6)", { min: 0.01 }),
-  lap_rate: real(1, "LAP data rate of SlowVAE's and PCL's pairs: scale ln(n)/λ per factor (Paper A App. D.2)", {
+  slow_rate: real(6, "SlowVAE's Laplace rate λ (Schott2022: 6)", { min: 0.01 }),
+  lap_rate: real(1, "LAP data rate of SlowVAE's and PCL's pairs: scale ln(n)/λ per factor (Klindt2021 App. D.2)", {
     min: 0.01,
   }),
   encoder_curve_every: integer(0, "steps between the encoders' DCI scores (0: the end only)", {
@@ -150,7 +154,7 @@ const targets: Target<Cfg>[] = [
       return [{
         metric: `${key}/${split}/r2`,
         paper,
-        source: `000_306f4209a39c5a17.md ${table}, ${split}`,
+        source: `Schott2022 ${table}, ${split}`,
         tolerance,
         direction: "match",
         toleranceSource: why,
@@ -171,7 +175,7 @@ const targets: Target<Cfg>[] = [
       SPLIT_ORDER.map((split): Target<Cfg> => ({
         metric: `${datasetKey(dataset)}/${oracle}/${split}/r2`,
         paper: oracle === "oracle_flip" && split === "extrapolation" && dataset !== "shapes3d" ? 0.999 : 1.0,
-        source: "000_306f4209a39c5a17.md App. A Table 1 (oracle readout on the ground truth)",
+        source: "Schott2022 App. A Table 1 (oracle readout on the ground truth)",
         tolerance: 0.01,
         direction: "higher",
         toleranceSource: "rule: App. A's own bar, R² ≥ 0.99 on every split (0.01 below 1.000)",
@@ -183,12 +187,12 @@ const targets: Target<Cfg>[] = [
       }))
     )
   ),
-  // §5.4: the correlation of the encoders' DCI disentanglement with their readout's test R², pooled over every
-  // encoder, split, dataset and seed of the run; its learning curve: each encoder's DCI at every scored step.
+  // Schott2022 §5.4: the correlation of the encoders' DCI disentanglement with their readout's test R², pooled over
+  // every encoder, split, dataset and seed of the run; its learning curve: each encoder's DCI at every scored step.
   ...([["dci_r2_pearson", 0.63], ["dci_r2_spearman", 0.67]] as const).map(([metric, paper]): Target<Cfg> => ({
     metric,
     paper,
-    source: "000_306f4209a39c5a17.md §5.2 (Paper B §5.4), DCI disentanglement vs downstream R²: Pearson 0.63, " +
+    source: "Schott2022 §5.4, DCI disentanglement vs downstream R²: Pearson 0.63, " +
       "Spearman 0.67",
     tolerance: 0.1,
     direction: "match",
@@ -212,7 +216,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "dsprites-rot, CNN and MLP: random-split R² ≥ 0.8; random − composition ≥ 0.3 and random − extrapolation " +
       "≥ 0.15 for both (published 0.467 and 0.216 CNN, 1.069 and 0.546 MLP); MLP random − interpolation ≥ 0.1 (0.214)",
-    source: "000_306f4209a39c5a17.md §5.1, Table 6 (App. E) rows CNN and MLP",
+    source: "Schott2022 Table 6 (App. E) rows CNN and MLP",
     holds: (m) => {
       const v = read(m, ["cnn", "mlp"].flatMap((model) => SPLIT_ORDER.map((split) => `${model}/${split}/r2`)));
       if (!v) return undefined;
@@ -225,7 +229,7 @@ const claims: Claim<Cfg>[] = [
     text: "dsprites-rot, MLP, β-VAE and Ada-GVAE (those run): composition R² below the random split's by > 0.5 " +
       "(published 1.069, 0.900, 0.905, s.d. ≤ 0.043; their composition R² −0.088, 0.043, 0.093 lie under the best " +
       "constant's 0.110, so they are no targets)",
-    source: "000_306f4209a39c5a17.md §5.1, Table 6 (App. E) rows MLP, BetaVAE and Ada-GVAE, random and composition",
+    source: "Schott2022 Table 6 (App. E) rows MLP, BetaVAE and Ada-GVAE, random and composition",
     holds: (m) => {
       const pairs = ["mlp", "beta_vae", "ada_gvae"].map((x) => read(m, [`${x}/random/r2`, `${x}/composition/r2`]));
       const gaps = pairs.flatMap((v) => v ? [v[0] - v[1]] : []);
@@ -235,7 +239,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "dsprites-rot extrapolation, CNN, D_one-ood: random-split R² ≥ 0.8, the in-distribution factors' R² within " +
       "0.1 of it and above the OOD factor's by ≥ 0.2",
-    source: "000_306f4209a39c5a17.md §5.2, Fig. 5 (ID factors near the random split, the OOD factor far lower); " +
+    source: "Schott2022 §5.2, Fig. 5 (ID factors near the random split, the OOD factor far lower); " +
       "Table 6 (App. E) row CNN",
     holds: (m) => {
       const v = read(m, ["cnn/random/r2", "cnn/extrapolation/r2_id", "cnn/extrapolation/r2_ood"]);
@@ -246,7 +250,7 @@ const claims: Claim<Cfg>[] = [
     text: "predictions regress towards the training mean (dsprites-rot, CNN, extrapolation): with test R² ≥ 0.5 " +
       "(published 0.784; the training-mean predictor, r = 0, scores −0.388), ≥ 70% of the ratios r (Eq. 2) in " +
       "[0, 1] and median r < 1",
-    source: "000_306f4209a39c5a17.md §5.3, Eq. 2, Fig. 6; Table 6 (App. E) row CNN",
+    source: "Schott2022 §5.3, Eq. 2, Fig. 6; Table 6 (App. E) row CNN",
     holds: (m) => {
       const v = read(m, ["r2", "ratio_in_unit", "ratio_median"].map((k) => `cnn/extrapolation/${k}`));
       return v && v[0] >= 0.5 && v[1] >= 0.7 && v[2] < 1;
@@ -256,7 +260,7 @@ const claims: Claim<Cfg>[] = [
     text: "dsprites-rot extrapolation, CNN and MLP each with test R² ≥ 0.2 (published 0.784, 0.435; constants' " +
       "errors correlate perfectly): OOD-factor errors correlate between them (ρ ≥ 0.57) and against the true " +
       "value (ρ ≤ −0.48) (Fig. 17 read as errors f − y)",
-    source: "000_306f4209a39c5a17.md §5.3, Fig. 17; Table 6 (App. E) rows CNN and MLP",
+    source: "Schott2022 Fig. 17; Table 6 (App. E) rows CNN and MLP",
     holds: (m) => {
       const rho = ["cnn_mlp", "truth_cnn", "truth_mlp"].map((k) => `extrapolation/error_rho_${k}`);
       const v = read(m, ["cnn/extrapolation/r2", "mlp/extrapolation/r2", ...rho]);
@@ -266,7 +270,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "dsprites-rot extrapolation: SlowVAE or PCL (+ readout) exceeds the β-VAE (+ readout) by > 0.2 R² " +
       "(published 0.771 ± 0.027, 0.775 ± 0.011 vs 0.295 ± 0.084)",
-    source: "000_306f4209a39c5a17.md Table 6 (App. E) rows SlowVAE, PCL and BetaVAE, extrapolation; §7.2 item 4",
+    source: "Schott2022 Table 6 (App. E) rows SlowVAE, PCL and BetaVAE, extrapolation",
     holds: (m) => {
       const beta = read(m, ["beta_vae/extrapolation/r2"]);
       const pairs = ["slow_vae", "pcl"].flatMap((model) => read(m, [`${model}/extrapolation/r2`]) ?? []);
@@ -276,7 +280,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "the encoders' DCI disentanglement correlates positively with their downstream R²: Pearson and Spearman " +
       "above the one-sided 5% chance level for the run's n points, tanh(1.645 / √(n − 3)) (Fisher z)",
-    source: "000_306f4209a39c5a17.md §5.2 (Paper B §5.4): Pearson 0.63, Spearman 0.67, p < 0.01",
+    source: "Schott2022 §5.4: Pearson 0.63, Spearman 0.67, p < 0.01",
     holds: (m, cfg) => {
       const v = read(m, ["/dci_r2_pearson", "/dci_r2_spearman"]), n = encoderEntries(cfg);
       return v && n > 3 ? v.every((r) => r > Math.tanh(1.645 / Math.sqrt(n - 3))) : undefined;
@@ -284,7 +288,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "the readout oracles reach R² ≥ 0.99 on every split",
-    source: "000_306f4209a39c5a17.md App. A Table 1 (all rows)",
+    source: "Schott2022 App. A Table 1 (all rows)",
     holds: (m) => {
       const oracle = Object.entries(m).filter(([k]) => /^[a-z0-9_]+\/oracle(_flip)?\/[a-z]+\/r2$/.test(k));
       return oracle.length === 0 ? undefined : oracle.every(([, v]) => v >= 0.99);
@@ -292,11 +296,11 @@ const claims: Claim<Cfg>[] = [
   },
 ];
 
-/** Regressors, oracles and unsupervised encoders with a readout on the four splits of Paper B, scored by R². */
+/** Regressors, oracles and unsupervised encoders with a readout on the four splits of Schott2022, scored by R². */
 export const experiment = defineExperiment({
   name: "gen-benchmark",
   description:
-    "In-domain generalization (Paper B): regressors on random/composition/interpolation/extrapolation splits",
+    "In-domain generalization (Schott2022): regressors on random/composition/interpolation/extrapolation splits",
   source: SOURCE,
   config,
   presets: {
@@ -339,7 +343,7 @@ export const experiment = defineExperiment({
       models: ["beta_vae", "slow_vae"],
       splits: ["random", "extrapolation"],
       encoder_seeds: 2,
-      // 64 images a step for both models: SlowVAE's 32 pairs are Paper A's batch (Paper B's 64 pairs cost twice).
+      // 64 images a step for both models: SlowVAE's 32 pairs are Klindt2021's batch (Schott2022's 64 pairs cost twice).
       encoder_steps: 5_000,
       encoder_batch: 32,
       encoder_lr: 5e-4,

@@ -1,6 +1,5 @@
 /**
- * Nonlinear ICA toy (Klindt et al. 2021, Paper A App. F.1.2, Table 5;
- * 000_306f4209a39c5a17.md §2.2, §3.1, §5.1, §7.1 item 1).
+ * Nonlinear ICA toy (Klindt2021 App. F.1.2, Table 5).
  *
  * Sources follow a Laplace AR(1) process and are mixed by an L-layer random
  * MLP. Two estimators recover them from consecutive pairs:
@@ -30,11 +29,11 @@ import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "000_306f4209a39c5a17.md, Paper A App. F.1.2 Table 5";
+const SOURCE = "Klindt2021 App. F.1.2 Table 5";
 const METHODS = ["slowflow", "pcl"] as const;
 type Method = typeof METHODS[number];
 
-/** Table 5 of Paper A: MCC (linear correlation) per number of mixing layers L = 1..5. */
+/** Table 5 of Klindt2021: MCC (linear correlation) per number of mixing layers L = 1..5. */
 const TABLE_5: Record<Method, number[]> = {
   slowflow: [0.997, 0.987, 0.982, 0.975, 0.975],
   pcl: [0.998, 0.960, 0.950, 0.917, 0.902],
@@ -44,7 +43,7 @@ const config = {
   layers: integers([1, 2, 3, 4, 5], "mixing depths L to run", { min: 1, max: 5 }),
   method: choice("both", ["both", ...METHODS], "estimators to train"),
   dim: integer(20, "number of sources (= observed dimensions)", { min: 2, max: 200 }),
-  samples: integer(50_000, "time steps of the source process (the report does not state N)", {
+  samples: integer(50_000, "time steps of the source process (Klindt2021 does not state N)", {
     min: 100,
     max: 1_000_000,
   }),
@@ -183,7 +182,7 @@ function slowFlowEstimator(rng: Rng, cfg: Cfg): Estimator {
 
 function pclEstimator(rng: Rng, cfg: Cfg, layers: number): Estimator {
   const params = new Params();
-  // "An MLP with the same number of hidden layers as the mixing" (Paper A App. F.1.2).
+  // "An MLP with the same number of hidden layers as the mixing" (Klindt2021 App. F.1.2).
   const sizes = [cfg.dim, ...Array(layers).fill(cfg.pcl_hidden), cfg.dim];
   const features = new Mlp(rng, params, "features/", sizes, { activation: "leaky_relu" });
   const head = new PclHead(params, cfg.dim);
@@ -297,7 +296,7 @@ export const workerPhase: WorkerPhase<Cfg, IcaPhase, number> = async (ctx, cfg, 
   result: await runPhase(ctx, cfg, layers, method, { resumed: null, save: () => Promise.resolve() }),
 });
 
-/** The nonlinear ICA toy of Paper A, SlowFlow vs PCL, as a latentlab experiment. */
+/** The nonlinear ICA toy of Klindt2021, SlowFlow vs PCL, as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "ica-toy",
   description: "Nonlinear ICA of Laplace-AR sources: SlowFlow vs PCL, MCC per mixing depth L",
@@ -337,7 +336,7 @@ export const experiment = defineExperiment({
       workers: 2,
     },
     // App. F.1.2's networks (the defaults); the sample count of the PCL reference code (pcl_training.py: 2**18),
-    // since Paper A does not state one.
+    // since Klindt2021 does not state one.
     paper: { samples: 2 ** 18 },
   },
   presetLimits: {

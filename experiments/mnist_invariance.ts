@@ -1,7 +1,6 @@
 /**
  * Excessive invariance on digits, and the independence cross-entropy that
- * reduces it (Jacobsen et al. 2019, Table 2, Def. 7, Figs. 4, 6;
- * 004_a2e2a3876a23345e.md §2.2–2.5, §5.3, §7.4–7.5).
+ * reduces it (Jacobsen2019 §2.2, §3, App. A–B, Table 2, Def. 7, Figs. 4, 6).
  *
  * A fully invertible classifier reads its 10 logits z_s off a bijection of
  * the image, so everything it ignores is kept in the nuisances z_n. Trained
@@ -13,7 +12,7 @@
  * the label information out of z_n: the post-hoc nuisance error rises, the
  * logit error stays, metamers follow A.
  *
- * CPU scale (report §7.4): the official MNIST digits (quick: 8,000 of the
+ * CPU scale (our design): the official MNIST digits (quick: 8,000 of the
  * 60,000 training digits, all 10,000 test digits), 2×2 average-pooled to 14×14 (the net is invertible with respect to the pooled
  * image), dequantised by U(0, 1/256), a dense fiRevNet of additive
  * couplings (lib/models/firevnet.ts) instead of the conv fiRevNet. The
@@ -53,8 +52,8 @@ import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "004_a2e2a3876a23345e.md §2.2–2.5, §5.3 Table 2, §7.4–7.5 (Jacobsen et al. 2019)";
-const TABLE_2 = "004_a2e2a3876a23345e.md §5.3 Table 2";
+const SOURCE = "Jacobsen2019 §2.2, §3, App. A–B, Table 2";
+const TABLE_2 = "Jacobsen2019 Table 2";
 
 export const DATASETS = ["mnist", "shift-background", "shift-binary"] as const;
 type DatasetName = typeof DATASETS[number];
@@ -205,7 +204,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "(7) CE's metamers take the nuisance source's class more often than iCE's: flip rate CE > iCE + 0.1",
-    source: "004_a2e2a3876a23345e.md §5.3 (Figs. 4, 6: CE metamers show the z_n source's digit, iCE's only its " +
+    source: "Jacobsen2019 (Figs. 4, 6: CE metamers show the z_n source's digit, iCE's only its " +
       "style; no numbers); 0.1 = 5 s.e. of the difference on 1,000 pairs",
     holds: (m) =>
       has(m, ["mnist/ce/flip_rate", "mnist/ice/flip_rate"])
@@ -215,7 +214,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "(8) stand-in (ours, no published number): on every shift data set run, CE's error on the shifted " +
       "test set is above iCE's by > 0.05",
-    source: "004_a2e2a3876a23345e.md §3.3, §7.5 (the document has no shiftMNIST section); 0.05 > 10 s.e. of the " +
+    source: "Jacobsen2019 (the document has no shiftMNIST section); 0.05 > 10 s.e. of the " +
       "difference",
     holds: (m) => {
       const shifted = ["shift-background", "shift-binary"].filter((d) =>
@@ -353,7 +352,7 @@ async function runPhase(ctx: RunContext, cfg: Cfg, phase: Phase, checkpoints: Ph
     metrics.nuisance_train_err = read.nuisanceTrainErr;
     metrics.nuisance_test_err = read.nuisanceHeldErr;
 
-    // The proxy oracle: an MLP on the clean inputs, independent of the net (report §4).
+    // The proxy oracle: an MLP on the clean inputs, independent of the net (ours).
     const proxy = await trainPosthocClassifier({ zn: train.x, labels: train.labels }, MNIST_CLASSES, {
       hidden: [cfg.proxy_hidden],
       epochs: cfg.nuisance_epochs,
@@ -484,7 +483,7 @@ export const experiment = defineExperiment({
       log_every: 2,
       checkpoint_every: 5,
     },
-    // Report §7.4: 8,000 training digits at 14×14, 8 blocks of width 128, Adamax 1e-3, batch 64, 15 epochs;
+    // Our CPU-scale design: 8,000 training digits at 14×14, 8 blocks of width 128, Adamax 1e-3, batch 64, 15 epochs;
     // nuisance nets 256–256. Test errors on all 10,000 official test digits.
     quick: {
       datasets: ["mnist", "shift-background"],
@@ -502,7 +501,7 @@ export const experiment = defineExperiment({
       "28×28 with ±3 px shifts, a dense fiRevNet (8 additive blocks, width 128) instead of the conv fiRevNet, 15 epochs " +
       "instead of 100, nuisance nets 256–256 instead of 512–512",
     paper: "not run: the paper's conv fiRevNet is not built (≈ 100 epochs on the 60,000 training digits); the " +
-      "dense stand-in at d 784 (--pool 1) is ≈ 0.5 s a step on one wasm core (report §7.1): ≈ 12,500 steps per " +
+      "dense stand-in at d 784 (--pool 1) is ≈ 0.5 s a step on one wasm core (measured): ≈ 12,500 steps per " +
       "model on 8,000 digits, ≈ 2 h per objective and data set, and 93,750 steps on all 60,000, ≈ 13 h (estimates, " +
       "not measured)",
   },
@@ -545,7 +544,7 @@ export const experiment = defineExperiment({
       details: {
         results: resultTables(metrics, cfg),
         deviations: {
-          network: "a dense fiRevNet of additive couplings on 2×2-pooled digits (report §7.4), not the conv fiRevNet",
+          network: "a dense fiRevNet of additive couplings on 2×2-pooled digits (ours), not the conv fiRevNet",
           ice_order: "D_nc's updates follow each encoder step on that step's z_n (the reference updates it before)",
           lr_schedule: "constant Adamax rate: the paper's ×0.2 every 30 epochs is beyond the quick preset's 15",
           shift: "the shift data sets are stand-ins (ours): the document has no shiftMNIST section",

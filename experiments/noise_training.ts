@@ -1,12 +1,12 @@
 /**
- * Gaussian and adversarial noise training on MNIST (Rusak et al. 2020,
- * Paper C, 000_306f4209a39c5a17.md §2.6–2.7, §4.3, §5.3, §7.3): a classifier
- * pretrained on clean digits is fine-tuned once per regime (vanilla, GNT at
- * several σ, GNT_mult, speckle, ANT with a learned noise generator) and each
- * is scored on MNIST-C, on the 15 common corruptions × 5 severities (relative
- * mCE against the vanilla model), by ε* along Gaussian, uniform and learned
- * adversarial noise, and under PGD (L∞) and DDN (L2). App. E's finding:
- * noise training lifts MNIST-C (86.9 → 92.4) without costing clean accuracy.
+ * Gaussian and adversarial noise training on MNIST (Rusak2020
+ * §3.1–3.3, App. A–B): a classifier pretrained on clean digits is fine-tuned
+ * once per regime (vanilla, GNT at several σ, GNT_mult, speckle, ANT with a
+ * learned noise generator) and each is scored on MNIST-C, on the 15 common
+ * corruptions × 5 severities (relative mCE against the vanilla model), by ε*
+ * along Gaussian, uniform and learned adversarial noise, and under PGD (L∞)
+ * and DDN (L2). App. E's finding: noise training lifts MNIST-C (86.9 → 92.4)
+ * without costing clean accuracy.
  */
 import { whenMeasured } from "../lib/core/claims.ts";
 import { choice, choices, type ConfigOf, integer, real, reals } from "../lib/core/config.ts";
@@ -30,8 +30,7 @@ import {
 import { logEveryConfig } from "../lib/train/config.ts";
 import { runPhasesOn, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE =
-  "000_306f4209a39c5a17.md §2.6–2.7, §4.3, §5.3, §7.3 (Paper C); targets App. E Table 6, App. F Table 7, " +
+const SOURCE = "Rusak2020 §3.1–3.3, App. A–B; targets App. E Table 6, App. F Table 7, " +
   "Table 2, App. D Table 5";
 
 const config = {
@@ -51,9 +50,12 @@ const config = {
   batch: integer(300, "images per classifier step (App. B: 300)", { min: 2, max: 4_096 }),
   optimizer: choice("sgd_momentum", ["adam", "sgd_momentum"], "classifier optimizer (App. B: SGD, momentum 0.9)"),
   lr: real(1e-3, "classifier learning rate (App. B: 1e-3)", { min: 0, max: 10 }),
-  clean_fraction: real(0.5, "share of each GNT/ANT batch left clean (§2.6: half)", { min: 0, max: 1 }),
+  clean_fraction: real(0.5, "share of each GNT/ANT batch left clean (Rusak2020 §3.1: half)", { min: 0, max: 1 }),
   ant_epsilon: real(10, "L2 size of ANT's noise after clipping (App. B, MNIST: 10)", { min: 0, max: 1_000 }),
-  ant_current_fraction: real(0.3, "share of an ANT batch from the current generator (§2.7: 30%)", { min: 0, max: 1 }),
+  ant_current_fraction: real(0.3, "share of an ANT batch from the current generator (Rusak2020: 30%)", {
+    min: 0,
+    max: 1,
+  }),
   ant_history_fraction: real(0.1, "share per replayed saved generator (game-of-noise: 0.1)", { min: 0, max: 1 }),
   generator_lr: real(1e-4, "Adam learning rate of the noise generator (App. B: 1e-4 … 1e-5)", { min: 0, max: 10 }),
   restart_every: integer(0, "classifier steps between generator restarts (0: once per epoch, as the reference)", {
@@ -139,7 +141,7 @@ const targets: Target<Cfg>[] = [
   ...PUBLISHED.map(({ model, metric, paper, cell }): Target<Cfg> => ({
     metric: `${model}/${metric}`,
     paper,
-    source: `000_306f4209a39c5a17.md §5.3 ${cell} (Paper C, Madry CNN, ${model})`,
+    source: `Rusak2020 ${cell} (Madry CNN, ${model})`,
     tolerance: 0.02,
     toleranceSource: "rule: 0.02 on an accuracy (App. E/F give single runs), under half the way to the nearest " +
       `null (${Number((Math.min(...cellNulls(model, metric).map((n) => Math.abs(paper - n.value))) / 2).toFixed(4))})`,
@@ -154,7 +156,7 @@ const targets: Target<Cfg>[] = [
   {
     metric: "vanilla/eps_an_over_gn",
     paper: 15.7 / 39.0,
-    source: "000_306f4209a39c5a17.md §5.3 Table 2 (Paper C): vanilla RN50 ε*_AN1x1 15.7 / ε*_GN 39.0, ImageNet",
+    source: "Rusak2020 Table 2: vanilla RN50 ε*_AN1x1 15.7 / ε*_GN 39.0, ImageNet",
     tolerance: 0.15,
     toleranceSource: "rule: 0.15, under half the way to the null ratio 1 (0.299); Table 2's ± 0.6 on ε*_AN (4 " +
       "generator seeds, ± 0.015 on the ratio) is ImageNet's",
@@ -167,7 +169,7 @@ const targets: Target<Cfg>[] = [
   ...([["gnt_0.5", 64, 0.08], ["ant_1x1", 62, 0.09]] as const).map(([model, mce, tolerance]): Target<Cfg> => ({
     metric: `${model}/relative_mce`,
     paper: mce / 77,
-    source: `000_306f4209a39c5a17.md §5.3 App. D Table 5 (Paper C): mCE ${model} ${mce} / vanilla 77, ImageNet-C; ` +
+    source: `Rusak2020 App. D Table 5: mCE ${model} ${mce} / vanilla 77, ImageNet-C; ` +
       "here relative to this run's vanilla model on the 15 common corruptions of MNIST digits",
     tolerance,
     toleranceSource: `rule: half the way to the null ratio 1 (${((1 - mce / 77) / 2).toFixed(4)}), rounded down`,
@@ -184,8 +186,8 @@ const claims: Claim<Cfg>[] = [
   {
     text: "GNT σ0.5 and ANT1x1 raise MNIST-C accuracy by ≥ 0.027 over the vanilla model and lose ≤ 0.005 clean " +
       "accuracy",
-    source: "000_306f4209a39c5a17.md §5.3 App. E Table 6 rows Vanilla, GNT σ0.5, ANT1x1 (MNIST-C 86.9 → 92.4; clean " +
-      "99.1 → 99.3 / 99.4), §7.3",
+    source: "Rusak2020 App. E Table 6 rows Vanilla, GNT σ0.5, ANT1x1 (MNIST-C 86.9 → 92.4; clean " +
+      "99.1 → 99.3 / 99.4)",
     holds: (m) =>
       whenMeasured(
         m,
@@ -196,7 +198,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "MNIST-C accuracy over GNT's σ peaks inside the grid near 0.5: the best single-σ model has 0.3 ≤ σ ≤ 0.7 " +
       "and beats the grid's smallest and largest σ by ≥ 0.01 each",
-    source: "000_306f4209a39c5a17.md §5.3 and §2.6 (App. E Fig. 2: the MNIST-C optimum of σ is ≈ 0.5; its values " +
+    source: "Rusak2020 §3.1 (App. E Fig. 2: the MNIST-C optimum of σ is ≈ 0.5; its values " +
       "are not printed, so the margin is over the seeds' noise)",
     holds: (m, cfg) => {
       const sigmas = (cfg.regimes.includes("gnt") ? [...cfg.sigmas] : []).sort((a, b) => a - b);
@@ -209,12 +211,12 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "on the vanilla model, learned adversarial noise needs < 0.7× the L2 size of Gaussian noise (ε*_AN / ε*_GN)",
-    source: "000_306f4209a39c5a17.md §5.3 Table 2 row Vanilla RN50 (15.7 / 39.0 = 0.40; halfway from 1: 0.7)",
+    source: "Rusak2020 Table 2 row Vanilla RN50 (15.7 / 39.0 = 0.40; halfway from 1: 0.7)",
     holds: (m) => whenMeasured(m, ["vanilla/eps_an", "vanilla/eps_gn"], (an, gn) => an < 0.7 * gn),
   },
   {
     text: "ANT1x1's ε*_AN is ≥ 2× each of vanilla's, GNT σ0.5's and GNT_mult's (those trained)",
-    source: "000_306f4209a39c5a17.md §5.3 Table 2 column ε*_AN1x1 (ANT1x1 95.4 vs 15.7 / 31.8 / 24.0: ≥ 3.0×; " +
+    source: "Rusak2020 Table 2 column ε*_AN1x1 (ANT1x1 95.4 vs 15.7 / 31.8 / 24.0: ≥ 3.0×; " +
       "halfway from 1×: 2×)",
     holds: (m) => {
       const ant = m["ant_1x1/eps_an"];
@@ -224,7 +226,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "GNT σ0.5 and ANT1x1 are each ≥ 0.08 more accurate than the vanilla model under DDN at L2 ε = 1.5",
-    source: "000_306f4209a39c5a17.md §5.3 App. F Table 7 rows Vanilla, GNT σ0.5, ANT1x1 (73.2 → 89.2 / 90.4)",
+    source: "Rusak2020 App. F Table 7 rows Vanilla, GNT σ0.5, ANT1x1 (73.2 → 89.2 / 90.4)",
     holds: (m) =>
       whenMeasured(
         m,
@@ -234,7 +236,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "the relative mCE (common corruptions, against the vanilla model) of GNT σ0.5 is < 0.915 and of ANT1x1 < 0.9",
-    source: "000_306f4209a39c5a17.md §5.3 App. D Table 5 rows Vanilla, GNTσ0.5, ANT1x1 (mCE 77, 64, 62: ratios " +
+    source: "Rusak2020 App. D Table 5 rows Vanilla, GNTσ0.5, ANT1x1 (mCE 77, 64, 62: ratios " +
       "0.83, 0.81; halfway from 1)",
     holds: (m) => whenMeasured(m, ["gnt_0.5/relative_mce", "ant_1x1/relative_mce"], (g, a) => g < 0.915 && a < 0.9),
   },
@@ -242,7 +244,7 @@ const claims: Claim<Cfg>[] = [
 
 export const experiment = defineExperiment({
   name: "noise-train-mnist",
-  description: "Gaussian and adversarial noise training (Paper C) on MNIST: MNIST-C, relative mCE, ε*, PGD/DDN",
+  description: "Gaussian and adversarial noise training (Rusak2020) on MNIST: MNIST-C, relative mCE, ε*, PGD/DDN",
   source: SOURCE,
   config,
   presets: {

@@ -1,6 +1,6 @@
 /**
  * Pose estimation out of domain on a procedural quadruped stand-in for Horse-10
- * (001_6f3482ea4494d2ce.md §2.4, §4.3, §5.4, §8 "§5 Pose"; Mathis et al., WACV 2021).
+ * (Schneider2023 Ch. 5, App. D; Mathis et al., WACV 2021).
  *
  * A DeepLabCut-style keypoint net (lib/models/pose_net.ts) trains on 10 of 30 rendered animal
  * identities and is tested on other frames of those 10 (within domain) and on the 20 unseen ones
@@ -18,10 +18,10 @@ import { IDENTITY_COUNT } from "../lib/data/quadruped.ts";
 import { gaussianS3, type Model, MODELS, percent, runPoseOod } from "../lib/studies/pose_ood.ts";
 import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §2.4, §4.3, §5.4, §8 (Mathis et al. 2021, Horse-10, Tables 5.1, D.5–D.9)";
-const S54 = "001_6f3482ea4494d2ce.md §5.4";
-const D9 = "001_6f3482ea4494d2ce.md §5.4, Table D.9 (pretrained ResNet-50, BN adaptation per identity)";
-const HORSE_C = "001_6f3482ea4494d2ce.md §5.4, Tables D.5–D.8 (Horse-C, BN adaptation per corruption)";
+const SOURCE = "Schneider2023 Ch. 5, App. D (Mathis et al. 2021, Horse-10, Tables 5.1, D.5–D.9)";
+const S54 = "Schneider2023 Ch. 5";
+const D9 = "Schneider2023 Table D.9 (pretrained ResNet-50, BN adaptation per identity)";
+const HORSE_C = "Schneider2023 Tables D.5–D.8 (Horse-C, BN adaptation per corruption)";
 
 /** What this stand-in cannot reproduce, and why (stated in every run's details and in the README). */
 export const CANNOT_REPRODUCE = [

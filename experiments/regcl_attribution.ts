@@ -1,6 +1,6 @@
 /**
  * Regularised contrastive learning for attribution maps (RegCL / xCEBRA,
- * 001_6f3482ea4494d2ce.md §2.7, §5.7, §8; thesis §8, App. G, Table 8.1).
+ * Schneider2023 Ch. 8, App. G, Table 8.1).
  *
  * Data (setting a): latents z = [z₁ (k−2), z₂ (2)] walk in [−1, 1]; x₁ (25)
  * = g₁(z₁), x₂ (25) = g₂(z₁, z₂), random cl-ica-style MLPs; the behaviour
@@ -61,7 +61,7 @@ import { resumeModel } from "../lib/train/resumable_model.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md, §8 Table 8.1 (App. G)";
+const SOURCE = "Schneider2023 Ch. 8, Table 8.1 (App. G)";
 const METHODS = ["hybrid_reg", "hybrid", "supervised", "supervised_reg"] as const;
 type Method = typeof METHODS[number];
 const ATTRIBUTIONS = ["jpinv", "jpinv_block", "neuron_gradient", "feature_ablation", "integrated_gradients"] as const;

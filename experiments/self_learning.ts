@@ -1,6 +1,6 @@
 /**
- * Self-learning for test-time adaptation on corrupted MNIST digits (Rusak et al.; 001_6f3482ea4494d2ce.md §2.2,
- * §5.2 Tables 3.4, 3.8, 3.10, 3.13, 3.14, B.3, §8 "§3 Self-learning").
+ * Self-learning for test-time adaptation on corrupted MNIST digits (Rusak et al.; Schneider2023 Ch. 3, App. B,
+ * Tables 3.4, 3.8, 3.10, 3.13, 3.14, B.3).
  *
  * A BN CNN trained on clean digits (lib/adapt/source_model.ts, cached) meets each (corruption, severity) set on its
  * own (episodic: the source weights and a fresh optimizer every time). BN normalises each batch of 128 by its own
@@ -51,7 +51,7 @@ import {
 } from "../lib/studies/self_learning.ts";
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md §2.2, §5.2 (Tables 3.4, 3.8, 3.10, 3.13, 3.14, B.3), §8 §3 self-learning";
+const SOURCE = "Schneider2023 Ch. 3, App. B (Tables 3.4, 3.8, 3.10, 3.13, 3.14, B.3)";
 
 /** The dev corruptions of the thesis (IN-C holdout) without saturate, which leaves grey images as they are. */
 const DEV_DEFAULT: CorruptionName[] = ["speckle_noise", "gaussian_blur", "spatter"];
@@ -107,7 +107,7 @@ const targets: Target<Cfg>[] = ([["ent", 0.170, 51.6, 0.085], ["rpl", 0.188, 50.
 ) => ({
   metric: `sl/${method}_gain_over_bn`,
   paper,
-  source: `001_6f3482ea4494d2ce.md §5.2 Table 3.4 (ResNet-50 IN-C mCE: BN adapt 62.2 → ${method.toUpperCase()} ` +
+  source: `Schneider2023 Table 3.4 (ResNet-50 IN-C mCE: BN adapt 62.2 → ${method.toUpperCase()} ` +
     `${mce}); here 1 − mCE_${method.toUpperCase()}/mCE_BN on the test corruptions of the digits`,
   tolerance,
   toleranceSource: `rule: under half the way to the null gain 0 (${paper / 2}); seeds: 0.04 mCE points (Table B.15)`,
@@ -128,7 +128,7 @@ const targets: Target<Cfg>[] = ([["ent", 0.170, 51.6, 0.085], ["rpl", 0.188, 50.
 const claims: Claim<Cfg>[] = [
   {
     text: "ENT and RPL each ≥ 8 % below BN adaptation's mCE, BN adaptation ≥ 9 % below no adaptation",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.4 row ResNet-50 (76.7 → BN 62.2 → ENT 51.6, RPL 50.5: 19 %, 17 %, " +
+    source: "Schneider2023 Table 3.4 row ResNet-50 (76.7 → BN 62.2 → ENT 51.6, RPL 50.5: 19 %, 17 %, " +
       "19 % lower); Table 3.3 ResNeXt101 vanilla, IG-3.5B (BN 56.8, 51.8 → RPL 43.2, 40.9; Table 3.1 ENT 44.3, 40.8)",
     holds: (m) =>
       whenMeasured(
@@ -139,7 +139,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "ENT at lr 1e-2 collapses: its dev mCE after 5 epochs is ≥ 10 % above that after 1 and above no adaptation's",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table B.3 row ENT 1e-2 (72.5 at epoch 1 → 131.2 at epoch 5; no adaptation " +
+    source: "Schneider2023 Table B.3 row ENT 1e-2 (72.5 at epoch 1 → 131.2 at epoch 5; no adaptation " +
       "69.5, Table 3.8)",
     holds: (m) =>
       whenMeasured(
@@ -150,7 +150,7 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "ENT on the BN affine parameters: mCE ≥ 2.5 % below ENT on all parameters and ≥ 9 % below the last layer",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.10 rows affine, full, last layer (dev mCE 48.9, 51.5, 60.2: 5 % " +
+    source: "Schneider2023 Table 3.10 rows affine, full, last layer (dev mCE 48.9, 51.5, 60.2: 5 % " +
       "and 19 % lower; 48.9 is RPL's dev mCE, Table B.15; here ENT)",
     holds: (m) =>
       whenMeasured(
@@ -161,13 +161,13 @@ const claims: Claim<Cfg>[] = [
   },
   {
     text: "self-learning raises the ECE: ENT's and RPL's each ≥ 0.04 above no adaptation's",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.13 rows w/o and adapted (ECE 2.3 → 10.6 %, 8.3 points higher)",
+    source: "Schneider2023 Table 3.13 rows w/o and adapted (ECE 2.3 → 10.6 %, 8.3 points higher)",
     holds: (m) =>
       whenMeasured(m, ["test/ent/ece", "test/rpl/ece", "test/none/ece"], (e, r, none) => Math.min(e, r) >= none + 0.04),
   },
   {
     text: "forgetting is mild: the clean-digit error after adapting on severity-5 data rises by < 0.1 (ENT and RPL)",
-    source: "001_6f3482ea4494d2ce.md §5.2 Table 3.14 severity 5 (clean accuracy 74.2 → RPL 69.8, ENT 68.0: 4.4 and " +
+    source: "Schneider2023 Table 3.14 severity 5 (clean accuracy 74.2 → RPL 69.8, ENT 68.0: 4.4 and " +
       "6.2 points lower)",
     holds: (m) => whenMeasured(m, ["forgetting/ent/rise", "forgetting/rpl/rise"], (e, r) => Math.max(e, r) < 0.1),
   },

@@ -1,9 +1,9 @@
 /**
- * SlowVAE on dSprites pairs (Klindt et al. 2021, 000_306f4209a39c5a17.md
- * §2.1–2.4 methods, §5.1 Table 1 and Tables 14–16 targets, §7.1 item 3):
- * SlowVAE on LAP and UNI transitions, the PM-VAE ablation, Ada-GVAE, PCL and
- * the i.i.d. β-VAE, over seeds; every disentanglement metric, per-factor
- * correlations, and selection by UDR beside selection by MCC.
+ * SlowVAE on dSprites pairs (Klindt2021 §3–4, App. A–F methods, Table 1
+ * and Tables 14–16 targets): SlowVAE on LAP and UNI transitions, the PM-VAE
+ * ablation, Ada-GVAE, PCL and the i.i.d. β-VAE, over seeds; every
+ * disentanglement metric, per-factor correlations, and selection by UDR
+ * beside selection by MCC.
  */
 import { choices, type ConfigOf, integer, integers, real } from "../lib/core/config.ts";
 import { type Claim, defineExperiment, type RunContext, runFromCli, type Target } from "../lib/core/experiment.ts";
@@ -26,7 +26,7 @@ import {
 } from "../lib/train/pair_study.ts";
 import { settingSeeds } from "../lib/train/pair_seeds.ts";
 
-const SOURCE = "000_306f4209a39c5a17.md §2.1–2.4 (Klindt et al. 2021, SlowVAE), targets §5.1 Tables 1, 14";
+const SOURCE = "Klindt2021 §3–4, App. A–F (SlowVAE), targets Tables 1, 14";
 
 /** Model settings: method and transitions. */
 export const DSPRITES_PAIR_MODELS: Record<string, { method: PairModelMethod; transitions: "lap" | "uni" | "iid" }> = {
@@ -47,11 +47,11 @@ const config = {
     Object.keys(DSPRITES_PAIR_MODELS),
     "model settings: method_transitions (LAP, UNI; the β-VAE sees i.i.d. images)",
   ),
-  seeds: integer(10, "seeds per model: --seed, --seed + 1, … (Paper A: 10)", { min: 1, max: 1000 }),
+  seeds: integer(10, "seeds per model: --seed, --seed + 1, … (Klindt2021: 10)", { min: 1, max: 1000 }),
   gammas: integers([10], "SlowVAE γ values; several with --rates form the grid UDR selects from", { min: 1 }),
   rates: integers([6], "SlowVAE Laplace rates λ", { min: 1 }),
   pm_gamma: real(10, "PM-VAE γ (Tables 14–15 sweep 1–16)", { min: 0 }),
-  ada_beta: real(4, "Ada-GVAE/-MLVAE β (Paper A selects from 1–16 by reconstruction)", { min: 0 }),
+  ada_beta: real(4, "Ada-GVAE/-MLVAE β (Klindt2021 selects from 1–16 by reconstruction)", { min: 0 }),
   vae_beta: real(4, "β of the i.i.d. β-VAE", { min: 0 }),
   lap_rate: real(1, "LAP data rate λ: scale ln(n)/λ per factor (App. D.2)", { min: 0.01 }),
   ...SCORE_CONFIG,
@@ -59,9 +59,9 @@ const config = {
 };
 type Cfg = ConfigOf<typeof config>;
 
-const TABLE_1 = "000_306f4209a39c5a17.md §5.1 Table 1";
-const TABLE_14 = "000_306f4209a39c5a17.md §5.1 Table 14";
-const TABLE_16 = "000_306f4209a39c5a17.md §5.1 Table 16";
+const TABLE_1 = "Klindt2021 Table 1";
+const TABLE_14 = "Klindt2021 Table 14";
+const TABLE_16 = "Klindt2021 Table 16";
 
 /**
  * What trivial encoders score on each metric: the untrained conv encoder at step 0, scored by the same code on

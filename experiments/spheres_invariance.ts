@@ -1,6 +1,6 @@
 /**
- * Excessive invariance on the adversarial spheres (Jacobsen et al. 2019,
- * Example 6, §2.2, App. B.1; 004_a2e2a3876a23345e.md §2.1–2.3, §7.2–7.3).
+ * Excessive invariance on the adversarial spheres (Jacobsen2019 Example 6,
+ * §2.2, App. B.1).
  *
  *   - analytic (Example 6): points uniform on two spheres of radii R₁ < R₂
  *     in d dimensions. The classifier of Eq. 5 reads only x₁..x_{d−1}; it
@@ -48,15 +48,15 @@ import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhases } from "../lib/train/phases.ts";
 import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "004_a2e2a3876a23345e.md §2.1–2.3, §5.1, §7.2–7.3 (Jacobsen et al. 2019, Example 6, App. B.1)";
-const EXAMPLE_6 = "004_a2e2a3876a23345e.md §2.1 Example 6, §5.1";
-const APP_B1 = "004_a2e2a3876a23345e.md §5.1 (App. B.1)";
+const SOURCE = "Jacobsen2019 §2, Example 6, App. B.1";
+const EXAMPLE_6 = "Jacobsen2019 Example 6";
+const APP_B1 = "Jacobsen2019 App. B.1";
 
 export const PARTS = ["analytic", "firevnet"] as const;
 
 const config = {
   parts: choices([...PARTS], PARTS, "analytic: Example 6's attack on Eq. 5; firevnet: the dense fiRevNet and metamers"),
-  dim: integer(100, "d, the dimension of the spheres (§3.1: 100)", { min: 2, max: 100_000 }),
+  dim: integer(100, "d, the dimension of the spheres (Jacobsen2019: 100)", { min: 2, max: 100_000 }),
   r1: real(1, "R₁, the inner radius", { min: 0 }),
   r2: real(10, "R₂, the outer radius", { min: 0 }),
   analytic_points: integer(2_000_000, "analytic: test points (balanced; Example 6: 2M)", {
@@ -73,7 +73,7 @@ const config = {
   batch: integer(256, "firevnet: points per step (not stated in the paper)", { min: 2, max: 65_536 }),
   lr: real(1e-4, "firevnet: Adam learning rate (App. B.1: 1e-4)", { min: 0, max: 1 }),
   blocks: integer(4, "firevnet: additive coupling blocks (App. B.1: 4)", { min: 1, max: 1_000 }),
-  hidden: integer(128, "firevnet: bottleneck width (not stated; report §7.3: 128)", { min: 1, max: 16_384 }),
+  hidden: integer(128, "firevnet: bottleneck width (not stated; ours: 128)", { min: 1, max: 16_384 }),
   nuisance_hidden: integer(1_000, "firevnet: post-hoc classifier on z_n, ReLU width (App. B.1: 1,000)", {
     min: 1,
     max: 16_384,
@@ -150,7 +150,7 @@ const claims: Claim<Cfg>[] = [
     text: "(3) most metamers of inner logits and outer nuisances lie outside (R₁+R₂)/2 (adversarial rate > 0.5), " +
       `and on the plane through x and its metamer the nuisance classifier is right on more outer points than D, ` +
       `by > ${PLANE_MARGIN}`,
-    source: `004_a2e2a3876a23345e.md §2.3, §5.1 (Fig. 3: D calls "large regions" of the outer sphere inner, the ` +
+    source: `Jacobsen2019 §2.2 (Fig. 3: D calls "large regions" of the outer sphere inner, the ` +
       `nuisance classifier does not; no numbers); margin ${PLANE_MARGIN} > the lead's s.d. over ` +
       "3 seeds (0.09, quick)",
     holds: (m) =>
@@ -447,7 +447,7 @@ export const experiment = defineExperiment({
       log_every: 5,
       checkpoint_every: 10,
     },
-    // Report §7.3: 50,000 points × 10 epochs at batch 256; Adam 1e-3 for the short budget (the paper's 1e-4 is
+    // Our CPU-scale design: 50,000 points × 10 epochs at batch 256; Adam 1e-3 for the short budget (the paper's 1e-4 is
     // the paper preset), a 3 × 256 post-hoc classifier.
     quick: {
       analytic_points: 200_000,

@@ -1,5 +1,5 @@
 /**
- * The two-point model of self-learning collapse (001_6f3482ea4494d2ce.md §3,
+ * The two-point model of self-learning collapse (Schneider2023 Ch. 3,
  * eqs. 3.6–3.9, App. B, Prop. 1, Fig. 3.2).
  *
  * A linear model w ∈ ℝ², started at [0.5, 0.5], is trained on the two points
@@ -36,7 +36,7 @@ import {
   type TwoPointObjective,
 } from "../lib/adapt/two_point.ts";
 
-const SOURCE = "001_6f3482ea4494d2ce.md, §3 Prop. 1, Fig. 3.2 (eqs. 3.6–3.9, App. B)";
+const SOURCE = "Schneider2023 Ch. 3, Prop. 1, Fig. 3.2 (eqs. 3.6–3.9, App. B)";
 
 /** Prop. 1: no collapse above these τs/τt. */
 const PROP_1_BOUNDARY: Record<TwoPointObjective, number> = { ent: 0.5, pl: 1 };

@@ -1,6 +1,5 @@
 /**
- * The VAE failure mode of Paper A (Klindt et al. 2021, App. B, Figs. 6–7;
- * 000_306f4209a39c5a17.md §2.2 "Toy experiments", §7.1 item 2).
+ * The VAE failure mode of Klindt2021 (App. B, Figs. 6–7).
  *
  * Latent pairs follow the generative model of Eq. 1–2: z_{t−1} ~ N(0, I)
  * and z_t = z_{t−1} + Laplace(rate λ) increments per dimension.
@@ -45,7 +44,7 @@ import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { pairLoss } from "../lib/train/slow_vae.ts";
 import { logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "000_306f4209a39c5a17.md, Paper A App. B Figs. 6–7";
+const SOURCE = "Klindt2021 App. B Figs. 6–7";
 
 const config = {
   part: choice("both", ["both", "a", "b"], "A: 2-D linear toy per κ (Fig. 6); B: 20-D latents per dim(x) (Fig. 7)"),
@@ -82,8 +81,8 @@ const config = {
 type Cfg = { [K in keyof typeof config]: typeof config[K]["default"] };
 
 const kappaKey = (kappa: number) => `k${kappa}`;
-const FIG_6 = "000_306f4209a39c5a17.md, Paper A App. B Fig. 6";
-const FIG_7 = "000_306f4209a39c5a17.md, Paper A App. B Fig. 7";
+const FIG_6 = "Klindt2021 App. B Fig. 6";
+const FIG_7 = "Klindt2021 App. B Fig. 7";
 
 /** Figs. 6–7 are plots without numbers: every finding of this toy is a claim, none a target. */
 const targets: Target<Cfg>[] = [];
@@ -404,7 +403,7 @@ export const workerPhase: WorkerPhase<Cfg, CollapsePhase, Record<string, number>
   result: phase.part === "a" ? await partA(ctx, cfg, phase.value) : await partB(ctx, cfg, phase.value),
 });
 
-/** Paper A's VAE failure-mode toys as a latentlab experiment. */
+/** Klindt2021's VAE failure-mode toys as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "vae-collapse-toy",
   description: "SlowVAE collapses a low-variance axis that a linear SlowFlow recovers; MCC vs dim(x) (Figs. 6–7)",

@@ -1,10 +1,9 @@
 /**
- * One VAE-family model on a ground-truth dataset, as in Locatello et al.
- * 2019 (002_e32ada0b3d473046.md §2: objectives, Table 2 architecture, Table
- * 4a optimizer): trains one method at one hyperparameter value, logs the
- * reconstruction, KL and the method's own terms, saves reconstructions and
- * latent traversals, and scores the mean representation with the
- * disentanglement metrics.
+ * One VAE-family model on a ground-truth dataset, as in Locatello2019
+ * (§2.3: objectives, Table 2 architecture, Table 4a optimizer): trains one
+ * method at one hyperparameter value, logs the reconstruction, KL and the
+ * method's own terms, saves reconstructions and latent traversals, and
+ * scores the mean representation with the disentanglement metrics.
  */
 import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/core/experiment.ts";
 import { loadDataset } from "../lib/data/registry.ts";
@@ -13,10 +12,10 @@ import { checkDataParallelWorkers, DATA_PARALLEL_CONFIG } from "../lib/train/dat
 import { loadSavedEncoder } from "../lib/train/saved_encoder.ts";
 import { trainVae, VAE_CONFIG, VAE_SMOKE_PRESET, type VaeConfig } from "../lib/train/vae.ts";
 
-const SOURCE = "002_e32ada0b3d473046.md §2 (Locatello et al. 2019); targets: 000_306f4209a39c5a17.md Table 16";
+const SOURCE = "Locatello2019 §2.3, §4; targets: Klindt2021 Table 16";
 
 /**
- * Median scores of the β-VAE on dSprites (Locatello et al. 2020) as Paper A's
+ * Median scores of the β-VAE on dSprites (Locatello et al. 2020) as Klindt2021's
  * Table 16 copies them, as fractions. The document gives no row for
  * FactorVAE, DIP-VAE, β-TCVAE or AnnealedVAE, so runs of those methods (and
  * on other datasets) have no targets. Its modularity median (0.822) is not
@@ -58,7 +57,7 @@ const TOLERANCE: Record<string, [number, string]> = {
 const targets: Target<VaeConfig>[] = Object.entries(TABLE_16).map(([metric, paper]) => ({
   metric,
   paper,
-  source: "000_306f4209a39c5a17.md Table 16, β-VAE (i.i.d.) median",
+  source: "Klindt2021 Table 16, β-VAE (i.i.d.) median",
   tolerance: TOLERANCE[metric][0],
   toleranceSource: TOLERANCE[metric][1],
   nulls: NULLS[metric],
@@ -71,8 +70,8 @@ const targets: Target<VaeConfig>[] = Object.entries(TABLE_16).map(([metric, pape
   curve: (cfg) => `${cfg.method}/${metric}`,
 }));
 
-// "TC(sampled) < TC(mean) for β > 1" (§5.3, Figs. 2–4) is not a claim of one model: an untrained encoder has it
-// too (seeds 0–2 on 2,000 samples: TC(mean) 0.74–1.77 nats, TC(sampled) 0.006–0.011).
+// "TC(sampled) < TC(mean) for β > 1" (Locatello2019 §5.2, Figs. 2–4) is not a claim of one model: an untrained
+// encoder has it too (seeds 0–2 on 2,000 samples: TC(mean) 0.74–1.77 nats, TC(sampled) 0.006–0.011).
 const claims: Claim<VaeConfig>[] = [];
 
 const CONFIG = { ...VAE_CONFIG, ...DATA_PARALLEL_CONFIG };

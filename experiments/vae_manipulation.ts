@@ -1,7 +1,7 @@
 /**
  * A small local change that keeps every factor breaks disentanglement
- * (Zietlow 2022, Ch. 4; Zietlow, Rolínek & Martius, ICML 2021;
- * 003_4a2c49557ae8b2d0.md §2.7–2.8, §5.8, §7.3).
+ * (Zietlow2022 Ch. 4: Theorem 2, §4.2–4.3, Table 4.2; Zietlow, Rolínek &
+ * Martius, ICML 2021).
  *
  * The alignment a β-VAE picks is driven by where its posterior noise is
  * cheapest (Theorem 2), and for a nonlinear decoder that is a local
@@ -9,9 +9,9 @@
  * factors and nearly all of the variance untouched, can move the preferred
  * alignment; uniform noise of the same size cannot. Data sets:
  *
- *   - synth (ours, report §7.3 F4.1): Synth-Lin r = 1.5, the modified data
+ *   - synth (ours): Synth-Lin r = 1.5, the modified data
  *     adds ε·sin(ω(w₁ + w₂)) along the normal of the data plane. The
- *     orthogonality preference S(θ) (report §7.4) flips from the factor axes
+ *     orthogonality preference S(θ) (ours) flips from the factor axes
  *     to the diagonal while the added variance is 6% of the minor factor's.
  *   - dsprites, shapes3d (Table 4.2): the thesis' learned manipulation.
  *     β-VAE restarts give the most entangled (ENT) and disentangled (DIS)
@@ -35,13 +35,13 @@ import {
 import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { VAE_CONFIG, VAE_SMOKE_PRESET } from "../lib/train/vae.ts";
 
-const SOURCE = "003_4a2c49557ae8b2d0.md §2.7–2.8, §5.8 Table 4.2, §7.3 (Zietlow 2022, Ch. 4)";
-const TABLE_4_2 = "003_4a2c49557ae8b2d0.md §5.8 Table 4.2";
+const SOURCE = "Zietlow2022 Ch. 4 (Theorem 2, §4.2–4.3), Table 4.2";
+const TABLE_4_2 = "Zietlow2022 Table 4.2";
 
 const { method: _method, value: _value, dataset: _dataset, ...imageTraining } = VAE_CONFIG;
 
 const config = {
-  datasets: choices(["synth"], DATASETS, "data sets: synth (ours, §7.3 F4.1), dsprites and shapes3d (Table 4.2)"),
+  datasets: choices(["synth"], DATASETS, "data sets: synth (ours), dsprites and shapes3d (Table 4.2)"),
   // Synth
   samples: integer(50_000, "synth: data points (80/10/10 split; numbers on the test split)", {
     min: 100,
@@ -141,7 +141,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "(8) synth: the wiggle breaks the alignment (corr-gap mod ≤ orig − 0.2) and noise of the same size does " +
       "not (noise ≥ orig − 0.1); undefined when the decoders do not fit the wiggle (wiggle_fit_r2 < 0.5)",
-    source: `${TABLE_4_2}, β-VAE row's pattern (Shapes3D 0.60 → 0.09, noise 0.66); 003_4a2c49557ae8b2d0.md §7.3 F4.1`,
+    source: `${TABLE_4_2}, β-VAE row's pattern (Shapes3D 0.60 → 0.09, noise 0.66); the synth analogue is ours`,
     holds: (m) => {
       const [orig, mod, noise, fit] = ["orig", "mod", "noise"].map((v) => m[`synth/corr_gap/${v}`])
         .concat(m["synth/wiggle_fit_r2/mod"]);
@@ -201,7 +201,7 @@ export const experiment = defineExperiment({
       log_every: 10,
       checkpoint_every: 20,
     },
-    // The synth analogue only (report §7.3 F4.1): MLP 64–64 tanh, 2 latents, β 1e-2, Adam 3e-3, 12,000 steps,
+    // The synth analogue only (ours): MLP 64–64 tanh, 2 latents, β 1e-2, Adam 3e-3, 12,000 steps,
     // 3 seeds per variant in one ensemble.
     quick: {
       datasets: ["synth"],
@@ -232,7 +232,7 @@ export const experiment = defineExperiment({
   presetLimits: {
     smoke: "2,000 synth points and 40 steps; 2 image steps per β-VAE, 2 restarts, 1 step of m tabulated at 16 " +
       "points: the pipeline only",
-    quick: "the synth analogue (ours, report §7.3 F4.1) in place of Table 4.2's images: a hand-made wiggle of " +
+    quick: "the synth analogue (ours) in place of Table 4.2's images: a hand-made wiggle of " +
       "size 0.1 instead of the learned m, 3 seeds per variant",
     long: "β 1e-3 instead of quick's 1e-2 (ours), 20,000 steps. Measured (481 s): the decoders fit the wiggle " +
       "(R² 0.93) and the β-VAEs on the modified data lose their alignment (corr-gap 0.668 ± 0.165 against 0.965 on the " +

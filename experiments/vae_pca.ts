@@ -1,6 +1,6 @@
 /**
- * Variational autoencoders pursue PCA directions (Zietlow 2022, Ch. 3 and
- * §4.2.1; Rolínek, Zietlow & Martius, CVPR 2019; 003_4a2c49557ae8b2d0.md).
+ * Variational autoencoders pursue PCA directions (Zietlow2022 Ch. 3 and
+ * §4.2.1; Rolínek, Zietlow & Martius, CVPR 2019).
  *
  * The diagonal posterior makes the decoder's Jacobian locally orthogonal
  * (Theorem 1), which is measured as the Distance to Orthogonality (DtO, 3.25)
@@ -12,8 +12,8 @@
  *     untrained Gaussian decoders (their DtO is that of Haar-random V).
  *   - degeneracy (Table 3.4): ratios 1 / 1.2 / 1.5; equal factor scales leave
  *     the alignment arbitrary.
- *   - beta_sweep (Fig. 3.7, §7.1 F): latents are pruned in discrete stages,
- *     latent j once β ≳ 2λ_j.
+ *   - beta_sweep (Fig. 3.7; the stage rule is our derivation): latents are
+ *     pruned in discrete stages, latent j once β ≳ 2λ_j.
  *   - pca (Theorem 2): the linear β-VAE's decoder columns are the principal
  *     directions R e₁, R e₂, and σ_j² = β/(2λ_j).
  *   - polarized (Table 3.2): Δ_KL (3.38) below 3% for most of training, with
@@ -31,10 +31,10 @@ import { WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { type Part, PARTS, runVaePcaStudy } from "../lib/studies/vae_pca.ts";
 import { logEveryConfig } from "../lib/train/config.ts";
 
-const SOURCE = "003_4a2c49557ae8b2d0.md §2.4–2.7, §5.1–5.4, §7.1–7.2 (Zietlow 2022, Ch. 3, §4.2.1)";
-const TABLE_3_2 = "003_4a2c49557ae8b2d0.md §5.1 Table 3.2";
-const TABLE_3_3 = "003_4a2c49557ae8b2d0.md §5.2 Table 3.3";
-const TABLE_3_4 = "003_4a2c49557ae8b2d0.md §5.4 Table 3.4";
+const SOURCE = "Zietlow2022 §3.2.2–3.2.7, §4.2.1, §5.1–5.2, Tables 3.2–3.4 (Ch. 3)";
+const TABLE_3_2 = "Zietlow2022 Table 3.2";
+const TABLE_3_3 = "Zietlow2022 Table 3.3";
+const TABLE_3_4 = "Zietlow2022 Table 3.4";
 
 const config = {
   parts: choices([...PARTS], PARTS, "parts of the study (Tables 3.2–3.4, Fig. 3.7, Theorem 2)"),
@@ -111,8 +111,8 @@ export type Cfg = ConfigOf<typeof config>;
  * Null models in the paper preset's setting. DtO: a Gaussian decoder's V is Haar (closed form for d = 2; d = 5 from
  * 60,000 Gaussian 20×5 draws); the untrained networks were measured at step 0 by this code (--preset paper, 1 step
  * at learning rate 0, seed 0, 10 members per model). DS: a perfect code turned by a uniform angle in the factor
- * plane, the alignment the objective leaves free (report §2.2; 36 angles × 2 data seeds on 5,000 test rows), and
- * the untrained encoders. Δ_KL is 1.29 (2 latents) and 1.36 (10) at step 0: no training time is polarized.
+ * plane, the alignment the objective leaves free (Zietlow2022 §3.1–3.2.1; 36 angles × 2 data seeds on 5,000 test
+ * rows), and the untrained encoders. Δ_KL is 1.29 (2 latents) and 1.36 (10) at step 0: no training time is polarized.
  */
 const STEP0 = "untrained decoders, step 0 (measured, paper preset";
 const HAAR2 = { value: HAAR_DTO_2, model: "random Gaussian decoder (Haar V, d 2), closed form" };
@@ -214,7 +214,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "(3) r = 2: latents are pruned in stages, 2 / 1 / 0 active (E σ² < 0.8) at β 0.1 / 0.3 / 1 " +
       "(latent j pruned once β ≳ 2λ_j = 0.167, 0.667)",
-    source: "003_4a2c49557ae8b2d0.md §7.1 F, Fig. 3.7 (Synth-Lin panel)",
+    source: "Zietlow2022 Fig. 3.7 (Synth-Lin panel); the thresholds 2λ_j are our derivation",
     holds: (m) => {
       const k = ["0.1", "0.3", "1"].map((b) => `beta_sweep/active@${b}`);
       return has(m, k)
@@ -225,7 +225,7 @@ const claims: Claim<Cfg>[] = [
   {
     text: "(4) the linear β-VAE is PCA: decoder columns along R e₁, R e₂ (|cos| ≥ 0.99) and σ_j² within 10% of " +
       "β/(2λ_j) (at the optimum s_j² = λ_j − β/2; derived and checked in tests/metrics/linear_posterior_variance_test.ts)",
-    source: "003_4a2c49557ae8b2d0.md §2.7 (Theorem 2), §7.2",
+    source: "Zietlow2022 §4.2.1, §5.2 (Theorem 2)",
     holds: (m) =>
       has(m, ["pca/cos_min", "pca/sigma2_rel_err"])
         ? m["pca/cos_min"] >= 0.99 && m["pca/sigma2_rel_err"] <= 0.1
@@ -304,7 +304,7 @@ export const experiment = defineExperiment({
       log_every: 10,
       checkpoint_every: 10,
     },
-    // §7.1 B–D: β 1e-2 and Adam 1e-2 align in 10–30k steps and matched Table 3.4 in numpy; the thesis' β 1e-4
+    // Pilot runs: β 1e-2 and Adam 1e-2 align in 10–30k steps and matched Table 3.4 in numpy; the thesis' β 1e-4
     // and Adam 1e-3 need 300–400k.
     quick: {
       parts: ["ablation", "degeneracy", "beta_sweep", "pca", "polarized", "nonlin"],
@@ -335,7 +335,7 @@ export const experiment = defineExperiment({
   presetLimits: {
     smoke: "500 points, 20 steps per setting, 2 seeds: checks the pipeline, not the tables",
     quick: "β 1e-2 and Adam 1e-2 (linear) / 3e-3 (MLP), batch 100, 12,000 steps instead of β 1e-4 / 1e-3, Adam " +
-      "1e-3, batch 64, 375,000 steps: the thesis' setting aligns only after 300–400k steps (report §7.1 A–B); " +
+      "1e-3, batch 64, 375,000 steps: the thesis' setting aligns only after 300–400k steps (pilot runs); " +
       "3 Synth-Non-Lin seeds instead of 10; no dsprites part",
     long: "the ablation, PCA and polarized parts at 4× quick's steps (48,000), same β and learning rate. Measured " +
       "(605 s): the AE's and β-VAE_Σ's DtO fall to 0.376 and 0.435 (Table 3.3: 0.33, 0.34), Δ_KL stays below 3% " +

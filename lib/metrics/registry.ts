@@ -46,7 +46,7 @@ export interface MetricEntry extends Registered {
   compute?(input: CodesInput): Record<string, number>;
 }
 
-const DISLIB = "002_e32ada0b3d473046.md §3 (disentanglement_lib's implementation)";
+const DISLIB = "Locatello2019 App. B (disentanglement_lib's implementation)";
 
 /** Every metric. */
 export const METRICS = defineRegistry(
@@ -100,7 +100,7 @@ export const METRICS = defineRegistry(
     {
       name: "mcc",
       description: "mean correlation coefficient: |Pearson| of factors and codes under the best assignment",
-      source: "000_306f4209a39c5a17.md §3 (MCC)",
+      source: "Klindt2021 App. C (MCC)",
       kind: "codes",
       outputs: ["mcc"],
       compute: ({ codes, factors }) => ({ mcc: meanCorrelationCoefficient(factors, codes).mcc }),
@@ -109,7 +109,7 @@ export const METRICS = defineRegistry(
       name: "linear_r2",
       description: "R² of a linear regression with intercept from the codes to the factors, in sample " +
         "(affine identifiability: cl-ica's R² and CEBRA's reconstruction score)",
-      source: "001_6f3482ea4494d2ce.md §4.4, §4.5 (lib/ml/linear_regression.ts, sklearn LinearRegression.score)",
+      source: "Schneider2023 Ch. 6–8 (lib/ml/linear_regression.ts, sklearn LinearRegression.score)",
       kind: "codes",
       outputs: ["linear_r2"],
       compute: ({ codes, factors }) => ({ linear_r2: linearR2(codes, factors) }),
@@ -117,7 +117,7 @@ export const METRICS = defineRegistry(
     {
       name: "tc",
       description: "Gaussian total correlation of the codes' covariance (nats)",
-      source: "002_e32ada0b3d473046.md §5.3",
+      source: "Locatello2019 §5.2, App. B",
       kind: "codes",
       outputs: ["tc"],
       compute: ({ codes }) => ({ tc: unsupervisedScores(codes).gaussian_total_correlation }),
@@ -125,7 +125,8 @@ export const METRICS = defineRegistry(
     {
       name: "irs",
       description: "interventional robustness score, from the codes of the samples (quantile 0.99)",
-      source: DISLIB,
+      // Not among the preprint's metrics: only disentanglement_lib has it.
+      source: "Locatello2019 (disentanglement_lib's implementation)",
       kind: "codes",
       outputs: ["irs"],
       compute: ({ codes, factors }) => ({ irs: irs(codes, factors).avg_score }),
@@ -147,7 +148,7 @@ export const METRICS = defineRegistry(
     {
       name: "udr",
       description: "unsupervised disentanglement ranking: agreement of a model's codes with its seed siblings'",
-      source: "000_306f4209a39c5a17.md §2.1 (model selection by UDR)",
+      source: "Klindt2021 §5.1 (model selection by UDR)",
       kind: "models",
       outputs: ["udr"],
     },
@@ -155,14 +156,14 @@ export const METRICS = defineRegistry(
       name: "r2",
       description: "R² of factor predictions against the full grid's variance; on D_one-ood the OOD factor's R² " +
         "against the others' and the towards-the-mean ratio (Eq. 2)",
-      source: "000_306f4209a39c5a17.md §3.3, §5.2–5.3 (Paper B, evaluate_model.py's RSquared)",
+      source: "Schott2022 Tables 2–3, App. H, §5.2–5.3 (evaluate_model.py's RSquared)",
       kind: "predictions",
       outputs: ["r2", "r2_ood", "r2_id", "ratio_median", "ratio_in_unit"],
     },
     {
       name: "clean_accuracy",
       description: "share of unperturbed test inputs a classifier labels correctly",
-      source: "000_306f4209a39c5a17.md §5.4 Table 1 (Paper D)",
+      source: "Schott2019 Table 1",
       kind: "classifier",
       outputs: ["clean"],
     },
@@ -171,7 +172,7 @@ export const METRICS = defineRegistry(
       description: "per input the smallest adversarial perturbation any attack found under a norm (clean errors 0, " +
         "inputs no attack fooled ∞): the median, and the share still classified correctly at ε (L2 1.5, L∞ 0.3, " +
         "L0 12); ABS's certified L2 radius, averaged",
-      source: "000_306f4209a39c5a17.md §2.8–2.9, §5.4 Table 1 (Paper D; lib/metrics/adversarial.ts)",
+      source: "Schott2019 §3–7, App. A.3–A.7, Table 1 (lib/metrics/adversarial.ts)",
       kind: "classifier",
       outputs: [
         "median_l2",
@@ -187,7 +188,7 @@ export const METRICS = defineRegistry(
       name: "corruption_accuracy",
       description: "accuracy on corrupted test inputs: the mean over the 15 MNIST-C corruptions (and per " +
         "corruption), the mean over the 15 common corruptions × 5 severities",
-      source: "000_306f4209a39c5a17.md §4.3, §5.3 App. E Table 6 (Paper C; lib/data/corruptions.ts)",
+      source: "Rusak2020 App. E Table 6 (lib/data/corruptions.ts)",
       kind: "classifier",
       outputs: ["mnist_c", "common_mean"],
     },
@@ -195,7 +196,7 @@ export const METRICS = defineRegistry(
       name: "corruption_error",
       description: "Corruption Error per corruption (errors summed over severities over a reference model's) and " +
         "their mean, mCE; relative: the reference is the run's vanilla model, not AlexNet",
-      source: "000_306f4209a39c5a17.md §4.3, App. D Table 5 (Paper C; lib/metrics/corruption_error.ts)",
+      source: "Rusak2020 App. D Table 5 (lib/metrics/corruption_error.ts)",
       kind: "classifier",
       outputs: ["relative_mce", "relative_ce"],
     },
@@ -203,7 +204,7 @@ export const METRICS = defineRegistry(
       name: "noise_perturbation_size",
       description: "ε*: the median L2 size at which Gaussian (gn), uniform (un) or learned adversarial (an) noise " +
         "along a random direction flips the decision (Eq. 4), and ε*_AN / ε*_GN",
-      source: "000_306f4209a39c5a17.md §2.7, Table 2 (Paper C; lib/attacks/noise.ts zeroAccuracyPerturbation)",
+      source: "Rusak2020 §3.3, Table 2 (lib/attacks/noise.ts zeroAccuracyPerturbation)",
       kind: "classifier",
       outputs: ["eps_gn", "eps_un", "eps_an", "eps_an_over_gn"],
     },
@@ -211,7 +212,7 @@ export const METRICS = defineRegistry(
       name: "adversarial_accuracy",
       description: "share of test inputs still classified correctly after a fixed-budget attack: DDN at L2 ε 1.5, " +
         "PGD at L∞ ε 0.1 (100 steps each)",
-      source: "000_306f4209a39c5a17.md §4.3, App. F Table 7 (Paper C)",
+      source: "Rusak2020 App. F Table 7",
       kind: "classifier",
       outputs: ["l2_acc_1.5", "linf_acc_0.1"],
     },
@@ -219,7 +220,7 @@ export const METRICS = defineRegistry(
       name: "collapse_boundary",
       description: "two-point model of self-learning: the median over τt of the smallest τs/τt above which " +
         "entropy minimisation (ent) or pseudo-labelling (pl) no longer collapses",
-      source: "001_6f3482ea4494d2ce.md Prop. 1, Fig. 3.2 (lib/adapt/two_point.ts)",
+      source: "Schneider2023 Ch. 3, Prop. 1, Fig. 3.2 (lib/adapt/two_point.ts)",
       kind: "models",
       outputs: ["ent_boundary", "pl_boundary"],
     },
@@ -227,7 +228,7 @@ export const METRICS = defineRegistry(
       name: "bn_adaptation_gain",
       description: "BatchNorm adaptation: 1 − mCE_adapted/mCE_unadapted with full (all test images) or partial " +
         "(n = 8) target statistics, and log₂ of the best source-prior N at n = 1",
-      source: "001_6f3482ea4494d2ce.md §2.1, Table 2.1, Table A.7 (lib/adapt/bn_adapt_study.ts)",
+      source: "Schneider2023 Ch. 2, Table 2.1, Table A.7 (lib/adapt/bn_adapt_study.ts)",
       kind: "classifier",
       outputs: ["rel_gain_full", "rel_gain_partial8", "log2_best_N_n1"],
     },
@@ -235,7 +236,7 @@ export const METRICS = defineRegistry(
       name: "self_learning_gain",
       description: "test-time self-learning on the BN affine parameters: 1 − mCE_method/mCE_BN-adapted for " +
         "entropy minimisation (ENT) and robust pseudo-labelling (RPL)",
-      source: "001_6f3482ea4494d2ce.md §3, Table 3.4 (lib/adapt/self_learning.ts)",
+      source: "Schneider2023 Ch. 3, Table 3.4 (lib/adapt/self_learning.ts)",
       kind: "classifier",
       outputs: ["ent_gain_over_bn", "rpl_gain_over_bn"],
     },
@@ -243,7 +244,7 @@ export const METRICS = defineRegistry(
       name: "continual_adaptation_accuracy",
       description: "online accuracy (predict, then adapt) on a continually changing corruption stream (CCC), " +
         "and RDumb's accuracy over BN adaptation's",
-      source: "001_6f3482ea4494d2ce.md §4, Table 4.1 (lib/data/ccc.ts, lib/adapt/eta.ts)",
+      source: "Schneider2023 Ch. 4, Table 4.1 (lib/data/ccc.ts, lib/adapt/eta.ts)",
       kind: "classifier",
       outputs: ["online_accuracy", "rdumb_over_bn"],
     },
@@ -251,7 +252,7 @@ export const METRICS = defineRegistry(
       name: "cebra_decoding",
       description: "kNN decoding of behaviour from an embedding (k ∈ {1, 4, 9, 16, 25} by validation, cosine): " +
         "test median absolute position error (cm) and R² of (position, direction)",
-      source: "001_6f3482ea4494d2ce.md §4.5 (Fig. 7.6d; lib/contrastive/decoding.ts)",
+      source: "Schneider2023 Ch. 7 (Fig. 7.6d; lib/contrastive/decoding.ts)",
       kind: "encoder",
       outputs: ["median_err_cm", "r2"],
     },
@@ -259,7 +260,7 @@ export const METRICS = defineRegistry(
       name: "goodness_of_fit",
       description: "CEBRA's goodness of fit in bits, (ln(batch · sessions) − InfoNCE) · log₂ e: 0 for an " +
         "embedding that carries no information about the positives",
-      source: "001_6f3482ea4494d2ce.md §2.6 (eq. 7.3), §4.5 (lib/metrics/cebra_metrics.ts)",
+      source: "Schneider2023 Ch. 7, eq. 7.3 (lib/metrics/cebra_metrics.ts)",
       kind: "encoder",
       outputs: ["gof_bits"],
     },
@@ -267,7 +268,7 @@ export const METRICS = defineRegistry(
       name: "embedding_consistency",
       description: "R² of linear fits between embeddings, per ordered pair: of runs, or of data sets after " +
         "binning by label and averaging (CEBRA's consistency)",
-      source: "001_6f3482ea4494d2ce.md §4.5 (Fig. 7.1e; lib/metrics/cebra_metrics.ts)",
+      source: "Schneider2023 Ch. 7 (Fig. 7.1e; lib/metrics/cebra_metrics.ts)",
       kind: "models",
       outputs: ["consistency"],
     },
@@ -275,7 +276,7 @@ export const METRICS = defineRegistry(
       name: "attribution_auc",
       description: "ROC-AUC of an attribution map (Σ_x |J_f⁺(x)|, neuron gradient, feature ablation, integrated " +
         "gradients) against the generator's known input-latent dependence",
-      source: "001_6f3482ea4494d2ce.md §4.4, §8 Table 8.1 (lib/attribution/jacobian.ts)",
+      source: "Schneider2023 Ch. 8, Table 8.1 (lib/attribution/jacobian.ts)",
       kind: "encoder",
       outputs: ["jpinv", "neuron_gradient", "feature_ablation", "integrated_gradients"],
     },
@@ -283,7 +284,7 @@ export const METRICS = defineRegistry(
       name: "distance_to_orthogonality",
       description: "DtO: mean over points of ‖V − P(V)‖_F, V the right singular vectors of the decoder's Jacobian " +
         "and P the closest signed permutation (0: locally orthogonal columns)",
-      source: "003_4a2c49557ae8b2d0.md §2.5 (eq. 3.25; lib/metrics/dto.ts)",
+      source: "Zietlow2022 §3.2.6 (eq. 3.25; lib/metrics/dto.ts)",
       kind: "encoder",
       outputs: ["dto"],
     },
@@ -291,7 +292,7 @@ export const METRICS = defineRegistry(
       name: "disentanglement_score",
       description: "the thesis' DS: per factor, the gap between the best and second-best 1-D kNN predictor from one " +
         "latent, each floored at the constant predictor's score and normalised so that DS lies in [0, 1]",
-      source: "003_4a2c49557ae8b2d0.md §4.2 (eqs. 3.32–3.37; lib/metrics/disentanglement_score.ts)",
+      source: "Zietlow2022 Ch. 3 (eqs. 3.32–3.37; lib/metrics/disentanglement_score.ts)",
       kind: "encoder",
       outputs: ["ds"],
     },
@@ -299,7 +300,7 @@ export const METRICS = defineRegistry(
       name: "polarized_regime",
       description: "share of training after which Δ_KL = |KL − KL_≈|/KL stays below 3% to the end (the polarized " +
         "regime's approximate KL over active latents)",
-      source: "003_4a2c49557ae8b2d0.md §2.3 (eqs. 3.5, 3.38; lib/metrics/polarized.ts)",
+      source: "Zietlow2022 §3.2.2 (eqs. 3.5, 3.38; lib/metrics/polarized.ts)",
       kind: "encoder",
       outputs: ["polarized"],
     },
@@ -307,14 +308,14 @@ export const METRICS = defineRegistry(
       name: "invariance_attack_accuracy",
       description: "accuracy of Eq. 5's classifier on clean spheres and after Example 6's attack on the coordinate " +
         "it ignores",
-      source: "004_a2e2a3876a23345e.md §2.1 (Example 6; lib/data/spheres.ts)",
+      source: "Jacobsen2019 §2 (Example 6; lib/data/spheres.ts)",
       kind: "classifier",
       outputs: ["clean_acc", "shifted_acc"],
     },
     {
       name: "logit_classifier",
       description: "accuracy or error of a fully invertible network's logits z_s",
-      source: "004_a2e2a3876a23345e.md §4 (Table 2; lib/train/firevnet_training.ts)",
+      source: "Jacobsen2019 Table 2 (lib/train/firevnet_training.ts)",
       kind: "classifier",
       outputs: ["logit_val_acc", "logit_train_err", "logit_test_err"],
     },
@@ -322,7 +323,7 @@ export const METRICS = defineRegistry(
       name: "nuisance_classifier",
       description: "accuracy or error of a fresh classifier on the frozen nuisances z_n: label information the " +
         "logits ignore",
-      source: "004_a2e2a3876a23345e.md §4 (Table 2; lib/train/firevnet_training.ts)",
+      source: "Jacobsen2019 Table 2 (lib/train/firevnet_training.ts)",
       kind: "classifier",
       outputs: ["nuisance_val_acc", "nuisance_train_err", "nuisance_test_err"],
     },
@@ -330,7 +331,7 @@ export const METRICS = defineRegistry(
       name: "pose_error",
       description: "keypoint error in units of the nose–eye length and PCK@0.3, within domain and on unseen " +
         "identities (OOD), their ratio, and scratch over pretrained OOD error",
-      source: "001_6f3482ea4494d2ce.md §4.3, §5.4 (lib/metrics/pose.ts)",
+      source: "Schneider2023 Ch. 5 (lib/metrics/pose.ts)",
       kind: "predictions",
       outputs: ["within_err", "ood_err", "within_pck", "ood_pck", "ood_over_within", "scratch_over_pretrained_ood"],
     },
@@ -338,7 +339,7 @@ export const METRICS = defineRegistry(
       name: "pose_bn_adaptation_gain",
       description: "relative drop of the normalised keypoint error when a pose net's BatchNorm statistics are " +
         "re-estimated per identity (within, OOD) or per identity and (corruption, severity)",
-      source: "001_6f3482ea4494d2ce.md §5.4, Tables D.5–D.9 (lib/train/pose_training.ts)",
+      source: "Schneider2023 Tables D.5–D.9 (lib/train/pose_training.ts)",
       kind: "predictions",
       outputs: [
         "identity_gain_within",

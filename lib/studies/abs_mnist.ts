@@ -1,5 +1,5 @@
 /**
- * The study behind `abs-mnist` (experiments/abs_mnist.ts; Schott et al. 2019, Paper D): the training phases
+ * The study behind `abs-mnist` (experiments/abs_mnist.ts; Schott2019): the training phases
  * (ten class VAEs, the CNNs), the models under attack rebuilt and calibrated from the phases' weights, Table 1's
  * attack suite per model run over the test digits a chunk at a time (kept in attacks.jsonl, so a stopped run
  * resumes at the next chunk), the per-model metrics of the attacked digits and the distal adversarials.
@@ -451,7 +451,7 @@ async function attackDigits(
       Float64Array
     >;
     let bound: Float64Array | null = null;
-    // The bound is derived for ABS on real-valued inputs with equal class scales (§2.8), not Binary ABS.
+    // The bound is derived for ABS on real-valued inputs with equal class scales (Schott2019 §4), not Binary ABS.
     if (attacked.abs && attacked.name === "abs") {
       const input = tf.tensor4d(x, [n, ...IMAGE_SHAPE]);
       try {
@@ -598,7 +598,7 @@ export function attackDetails(attacked: AttackedDigits, models: AttackedModel[],
 }
 
 /**
- * Distal adversarials (§7.4): per model with gradients, `distal_starts` noise images ascended towards class 1;
+ * Distal adversarials (Schott2019 §7): per model with gradients, `distal_starts` noise images ascended towards class 1;
  * adds each model's reached share and median confidence to `metrics` and returns the per-start details.
  */
 export async function distalAdversarials(

@@ -1,5 +1,5 @@
 /**
- * The study behind the bn-adapt experiment (001_6f3482ea4494d2ce.md §2.1, §4.1–4.2, §5.1): its phases (each test or
+ * The study behind the bn-adapt experiment (Schneider2023 Ch. 2, App. A): its phases (each test or
  * dev corruption at every severity, a mixed and a clean control), the evaluation of one (corruption, severity)
  * under every adaptation mode, the run in this process or in workers, and the tables it prints.
  *

@@ -1,5 +1,5 @@
 /**
- * The study behind the cebra-place-cells experiment (001_6f3482ea4494d2ce.md §2.6, §4.5, §5.6): the simulated rats
+ * The study behind the cebra-place-cells experiment (Schneider2023 Ch. 7, App. F): the simulated rats
  * split by runs, the plan of CEBRA models (behaviour, time, the hypothesis tests, multi-session), the training and
  * scoring of one model in this process or a worker, and the run's aggregates: decoding, goodness of fit and
  * cross-rat consistency.
@@ -153,7 +153,8 @@ function consistencyLabel(part: RatPart, cfg: Cfg): Float64Array {
   const { position, direction } = part.decoding;
   return Float64Array.from(
     { length: position.length },
-    // Running right covers [0, L], running left [L, 2L] backwards: the track as the ring it is (§2.6 topology).
+    // Running right covers [0, L], running left [L, 2L] backwards: the track as the ring it is (Schneider2023 Ch. 7
+    // topology).
     (_, i) => cfg.consistency_label === "position" || direction[i] === 1 ? position[i] : 2 * TRACK_LENGTH - position[i],
   );
 }

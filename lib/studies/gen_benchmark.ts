@@ -1,5 +1,5 @@
 /**
- * The study behind the gen-benchmark experiment (Paper B, 000_306f4209a39c5a17.md §2.5, §3.3, §5): its plan of
+ * The study behind the gen-benchmark experiment (Schott2022 §2–5, Tables 2–3, App. H): its plan of
  * models (regressors, readout oracles and unsupervised encoders with a readout, per dataset, split and seed), the
  * training and scoring of one model in this process or a worker, and the run's final metrics: R² per model and
  * split, the D_one-ood analysis, the OOD-error correlations between models and the DCI–R² correlation.
@@ -82,7 +82,7 @@ export const datasetKey = (dataset: string) => dataset.replace("-", "_");
 /** The split grid of a dataset: dsprites-rot keeps dSprites' indices (App. E, drawn on a quarter turn). */
 export const splitDataset = (dataset: string): SplitDataset => dataset === "shapes3d" ? "shapes3d" : "dsprites";
 
-/** The splits in the order of Paper B's tables. */
+/** The splits in the order of Schott2022's tables. */
 export const SPLIT_ORDER = ["random", "composition", "interpolation", "extrapolation"] as const;
 
 /** Whether a model is an unsupervised encoder (trained, then read out), not a regressor or an oracle. */
@@ -367,7 +367,7 @@ function finalMetrics(
   return metrics;
 }
 
-/** Where the unsupervised encoders of a run depart from Paper B App. H.3 (none listed when it trains none). */
+/** Where the unsupervised encoders of a run depart from Schott2022 App. H.3 (none listed when it trains none). */
 function encoderDeviations(cfg: Cfg): string[] {
   if (!cfg.models.some(isEncoder)) return [];
   const out: string[] = [];
@@ -396,8 +396,8 @@ function encoderDeviations(cfg: Cfg): string[] {
         "of their factors), then each batch reads its rows; the batches are the same draws",
       ]
       : []),
-    "DCI–R² correlation (§5.4) pooled over every encoder, split, dataset and seed of the run; Paper B's per-split " +
-      "p-values suggest per-split correlations too, given as <dataset>/<split>/dci_r2_*",
+    "DCI–R² correlation (Schott2022 §5.4) pooled over every encoder, split, dataset and seed of the run; " +
+      "Schott2022's per-split p-values suggest per-split correlations too, given as <dataset>/<split>/dci_r2_*",
   );
   return out;
 }
@@ -410,7 +410,7 @@ function pearsonSpearman(x: ArrayLike<number>, y: ArrayLike<number>): { pearson:
 }
 
 /**
- * §5.4's DCI–R² correlation: each encoder's DCI disentanglement (on its
+ * Schott2022 §5.4's DCI–R² correlation: each encoder's DCI disentanglement (on its
  * split's training images, at the end of its training) against its
  * readout's test R², Pearson and Spearman, pooled over every encoder, split,
  * dataset and seed of the run (`dci_r2_pearson`, `dci_r2_spearman`), and

@@ -1,5 +1,5 @@
 /**
- * The study behind `noise-train-mnist` (experiments/noise_training.ts; Rusak et al. 2020, Paper C): the regimes
+ * The study behind `noise-train-mnist` (experiments/noise_training.ts; Rusak2020): the regimes
  * a config asks for, the digits and their corrupted copies, a phase (the clean pretraining, or one regime
  * fine-tuned from it by {@linkcode trainClassifier} with its noised batches, then evaluated on MNIST-C, the
  * common corruptions, ε* along noise directions and PGD/DDN), and the metrics over the regimes.

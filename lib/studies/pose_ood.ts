@@ -1,5 +1,5 @@
 /**
- * The study behind the pose-ood experiment (001_6f3482ea4494d2ce.md §2.4, §4.3, §5.4): its phases (the pretraining
+ * The study behind the pose-ood experiment (Schneider2023 Ch. 5, App. D): its phases (the pretraining
  * of a backbone, then each model at each training fraction and shuffle), the evaluation of a keypoint net within and
  * out of domain with and without BN adaptation per identity and per corruption, the final metrics and the tables.
  *

@@ -1,5 +1,5 @@
 /**
- * The study behind `self-learning` (experiments/self_learning.ts; 001_6f3482ea4494d2ce.md §2.2, §5.2): the
+ * The study behind `self-learning` (experiments/self_learning.ts; Schneider2023 Ch. 3, App. B): the
  * adapted methods, Tent's online protocol on one (corruption, severity) set, the dev and test phases, the dev
  * choice of learning rate and epochs, and the test metrics (relative mCE, errors, ECE, forgetting).
  *

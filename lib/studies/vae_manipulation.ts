@@ -1,5 +1,5 @@
 /**
- * The study behind the vae-manipulation experiment (003_4a2c49557ae8b2d0.md §2.7–2.8, §5.8, §7.3): the synth
+ * The study behind the vae-manipulation experiment (Zietlow2022 Ch. 4, Table 4.2): the synth
  * analogue (an ensemble of β-VAEs on the original, wiggled and noisy Synth-Lin data) and the image study (β-VAE
  * restarts, the learned manipulation m between the most entangled and the most disentangled, β-VAEs on the original,
  * modified and noisy images), each a phase run in this process or a worker, and the run's aggregates and tables.
@@ -347,7 +347,7 @@ export async function runVaeManipulation(ctx: RunContext, cfg: Cfg, published: P
     const sets = synthVariants(ctx.seed, cfg);
     for (const variant of VARIANTS) {
       const [s0, s45] = preferenceScore(sets[variant].synth!, [0, 45]);
-      // S(0°) − S(45°) > 0: the diagonal frame is cheaper (report §7.4).
+      // S(0°) − S(45°) > 0: the diagonal frame is cheaper (our preference score).
       metrics[`synth/preference_gap/${variant}`] = s0 - s45;
     }
   }
@@ -381,7 +381,7 @@ export async function runVaeManipulation(ctx: RunContext, cfg: Cfg, published: P
   }
   details.results = resultTables(metrics, cfg, published);
   details.deviations = {
-    synth: "the quick analogue of report §7.3 F4.1 (ours): a hand-made wiggle ε·sin(ω(w₁+w₂))·R e₃ instead of a " +
+    synth: "the quick analogue (ours): a hand-made wiggle ε·sin(ω(w₁+w₂))·R e₃ instead of a " +
       "learned m; noise U[−ε, ε] per coordinate drawn once",
     m_output: "m's bound ‖m‖∞ ≤ ε by ε·tanh on its output (the thesis does not state how)",
     noise: "U[−ε, ε] per pixel drawn once per image, reflected into [0, 1] (unstated in the thesis)",

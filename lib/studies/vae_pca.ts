@@ -1,5 +1,5 @@
 /**
- * The study behind `deno task vae-pca` (Zietlow 2022, Ch. 3; 003_4a2c49557ae8b2d0.md): its data sets, one
+ * The study behind `deno task vae-pca` (Zietlow2022 Ch. 3): its data sets, one
  * ensemble of VAEs per setting (phase), each member's DtO, DS, Δ_KL and Theorem 2 check, the random baselines,
  * and the metrics and tables of a run. Every setting's seeds train together as one ensemble (K VAEs in one graph,
  * lib/models/ensemble.ts); member k's weights, batches and noise come from its own seed, so its numbers do not
@@ -322,7 +322,7 @@ async function scoreMember(
   const codes = await memberCodes(model, k, test.x, test.rows);
   const mean: Matrix = { data: codes.mean, rows: test.rows, cols: codes.cols };
   const out: Scores = {};
-  // Over all latents, as the thesis' setting has as many latents as factors (report §2.5 step 1); a code wider
+  // Over all latents, as the thesis' setting has as many latents as factors (Zietlow2022 Table 3.1); a code wider
   // than the data (Table 3.2's 10 latents on 3-D data) has no orthogonal Jacobian to measure.
   if (which.includes("dto") && codes.cols <= (member.data.synth?.dim ?? test.x.length / test.rows)) {
     const points = Math.min(cfg.dto_points, test.rows);
