@@ -28,7 +28,7 @@ Deno.test("vae-manipulation --datasets synth: corr-gap, MIG-binned per variant, 
     }
   }
   assert(Number.isFinite(m["synth/wiggle_fit_r2/mod"]) && m["synth/wiggle_fit_r2/orig"] === undefined);
-  // S(0°) − S(45°) at r 1.5: −0.080 on the original data, +0.147 with the wiggle ε 0.1, ω 20 (report §7.4), the
+  // S(0°) − S(45°) at r 1.5: −0.080 on the original data, +0.147 with the wiggle ε 0.1, ω 20, the
   // noise leaves S unchanged; on the smoke preset's 2,000 points.
   assert(m["synth/preference_gap/orig"] < -0.07 && m["synth/preference_gap/mod"] > 0.13, JSON.stringify(m));
   assertEquals(m["synth/preference_gap/noise"], m["synth/preference_gap/orig"]);
