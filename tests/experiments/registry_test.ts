@@ -1,27 +1,32 @@
 /**
  * The registry of experiments as a reader meets it: names unique and
- * kebab-case, every published number and claim traced to a document of
- * ../shared/papers/ that exists, every target comparing in a stated direction.
+ * kebab-case, every published number and claim citing a paper of
+ * lib/core/papers.ts (whose source document's report, where ../shared/papers/
+ * is beside the clone, is there), every target comparing in a stated direction.
  */
 import { assert, assertEquals } from "../assert.ts";
 import { EXPERIMENTS, findExperiment } from "../../experiments/mod.ts";
 import { parseInvocation, PRESETS, presetsOf } from "../../lib/core/experiment.ts";
 import { auditExperiment } from "../../lib/core/audit.ts";
+import { citedPapers, sourceDocumentOf } from "../../lib/core/papers.ts";
 
 const PAPERS = new URL("../../../shared/papers/", import.meta.url);
-/** The source documents' names, or null on a clone without the reports beside it (a user's clone). */
-const DOCUMENTS: Set<string> | null = (() => {
+/** The openings of the source documents' reports, or null on a clone without them beside it (a user's clone). */
+const REPORT_OPENINGS: string[] | null = (() => {
   try {
-    return new Set([...Deno.readDirSync(PAPERS)].map((e) => e.name.replace(/\.(md|txt)$/, "")));
+    return [...Deno.readDirSync(PAPERS)].filter((e) => e.isFile && /\.(md|txt)$/.test(e.name))
+      .map((e) => Deno.readTextFileSync(new URL(e.name, PAPERS)).slice(0, 2000));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
 })();
 
-/** The report names a document `NNN_<16 hex>`, written with .md (the report) or .txt (the source). */
-function documentsNamed(source: string): string[] {
-  return [...source.matchAll(/\b(\d{3}_[0-9a-f]{16})\.(?:md|txt)\b/g)].map((m) => m[1]);
+/** Every source an experiment states: its own, its targets' and its claims'. */
+function sources(): { experiment: string; source: string }[] {
+  return EXPERIMENTS.flatMap((e) =>
+    [e, ...e.targets, ...e.claims].map((item) => ({ experiment: e.name, source: item.source }))
+  );
 }
 
 Deno.test("experiment names are unique kebab-case; every experiment has smoke, quick and paper presets", () => {
@@ -42,19 +47,20 @@ Deno.test("a long preset says what it shows and what it cannot, from its measure
   }
 });
 
-Deno.test("every target and claim cites a document of ../shared/papers/ that exists", () => {
-  if (DOCUMENTS === null) {
+Deno.test("every experiment, target and claim cites a paper of lib/core/papers.ts by its key", () => {
+  const missing = sources().filter((s) => citedPapers(s.source).length === 0)
+    .map((s) => `${s.experiment}: "${s.source}" cites no key of lib/core/papers.ts`);
+  assertEquals(missing, []);
+});
+
+Deno.test("every cited paper's source document has its report in ../shared/papers/", () => {
+  if (REPORT_OPENINGS === null) {
     console.log("skipped: no ../shared/papers/ beside this clone to check the cited documents against");
     return;
   }
-  const missing: string[] = [];
-  for (const e of EXPERIMENTS) {
-    for (const item of [e, ...e.targets, ...e.claims]) {
-      const named = documentsNamed(item.source);
-      if (named.length === 0) missing.push(`${e.name}: "${item.source}" names no document`);
-      for (const doc of named) if (!DOCUMENTS.has(doc)) missing.push(`${e.name}: ${doc} is not in ../shared/papers/`);
-    }
-  }
+  const documents = new Set(sources().flatMap((s) => citedPapers(s.source)).map((key) => sourceDocumentOf(key)));
+  const missing = [...documents].filter((doc) => !REPORT_OPENINGS.some((o) => o.includes(doc.reportMarker ?? doc.key)))
+    .map((doc) => `${doc.key}: no report in ../shared/papers/ opens with "${doc.reportMarker ?? doc.key}"`);
   assertEquals(missing, []);
 });
 
