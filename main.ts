@@ -80,7 +80,7 @@ commands:
   export-codes <run dir> [--samples N] [--model name]
                                mean and sampled codes of a trained model with their factors, as .npy
   gen-split --dataset dsprites|dsprites-rot|shapes3d|mpi3d --split random|composition|interpolation|extrapolation
-            --out dir          a generalization-benchmark split (Paper B Tables 2–3) as int32 train.npy and
+            --out dir          a generalization-benchmark split (Schott2022 Tables 2–3) as int32 train.npy and
                                test.npy of flat factor indices, with the counts
   gen-eval --predictions p.npy --factors f.npy --dataset D [--split S]
                                R² of any model's factor predictions [n, k] (normalized to [0, 1]) against

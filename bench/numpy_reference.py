@@ -1,6 +1,6 @@
 """NumPy references of the bench's data-path entries, served by bench/torch_reference.py's worker:
 
-- `splits`: dSprites' four benchmark splits (lib/data/splits.ts, Paper B Tables 2-3) built with
+- `splits`: dSprites' four benchmark splits (lib/data/splits.ts, Schott2022 Tables 2-3) built with
   broadcast masks and flatnonzero, both parts ascending int32 flat indices as ours;
 - `r2-scores`: vectorised R^2 (lib/metrics/r2.ts) of float32 predictions [n, k] against factor
   indices [n, k] of the dSprites grid, with each factor's full-grid variance (n+1)/(12(n-1)).

@@ -1,4 +1,4 @@
-"""PyTorch reference of the bench's `pose` group (001_6f3482ea4494d2ce.md §2.4, Speed), served by
+"""PyTorch reference of the bench's `pose` group (Schneider2023 Ch. 5; Speed), served by
 bench/torch_reference.py's worker (which merges BUILDERS and speaks the protocol), so it runs in its process with its
 environment (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, one BLAS thread):
 

@@ -156,7 +156,7 @@ def inference_step_fn():
 
 
 def regression_step_fn(model):
-    """One Adam 5e-4 step of the generalization benchmark's MSE, sum over factors / batch (Paper B App. H.3)."""
+    """One Adam 5e-4 step of the generalization benchmark's MSE, sum over factors / batch (Schott2022 App. H.3)."""
     optimizer = torch.optim.Adam(model.parameters(), lr=5e-4)
     x, y = (torch.rand(64, 1, 32, 32) < 0.2).float(), torch.rand(64, FACTORS)
 

@@ -18,7 +18,7 @@ import { r2Scores } from "../../lib/metrics/r2.ts";
 import { type BenchReport, spread } from "../harness/report.ts";
 import type { Workload } from "../harness/rounds.ts";
 
-/** Train points of dSprites' benchmark splits (Paper B Tables 2–4), which both sides of `splits` must build. */
+/** Train points of dSprites' benchmark splits (Schott2022 Tables 2–4), which both sides of `splits` must build. */
 export const DSPRITES_TRAIN_COUNTS = {
   random: 239_985,
   composition: 192_312,

@@ -1,5 +1,5 @@
 /**
- * Batch-norm adaptation (001_6f3482ea4494d2ce.md §2.1; Schneider et al. 2020, eq. 2.3 / App.
+ * Batch-norm adaptation (Schneider2023 Ch. 2; Schneider et al. 2020, eq. 2.3 / App.
  * eq. A.8): the source-prior mix of BN statistics, and "full" target statistics of all images
  * of a domain, estimated stage by stage as the analysis of App. A does.
  *

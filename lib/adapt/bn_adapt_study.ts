@@ -1,5 +1,5 @@
 /**
- * The bookkeeping of a BatchNorm-adaptation study (001_6f3482ea4494d2ce.md §2.1, Tables 2.1, A.7; `deno task
+ * The bookkeeping of a BatchNorm-adaptation study (Schneider2023 Ch. 2, Tables 2.1, A.7; `deno task
  * bn-adapt`): accuracies per (corruption, severity) cell and mode, the grouped prior-mode accuracy, and the metrics
  * over cells: relative mCE per mode against the reference MLP, the gains over no adaptation, W₂ against the error,
  * the n × N grid and its best prior.

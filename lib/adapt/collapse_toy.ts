@@ -1,6 +1,6 @@
 /**
  * The Tent-collapse toy of RDumb (Press et al. 2023, App. C;
- * 001_6f3482ea4494d2ce.md §2.3 "Collapse toy model", §7 "§4 RDumb"):
+ * Schneider2023 Ch. 4, App. C):
  * two 2-D Gaussian classes, a model BatchNorm (ε = 0, full-batch statistics)
  * → linear 2→1 without bias → sigmoid, trained on clean data, then adapted
  * to corrupted data by Tent on the BN scale γ alone.

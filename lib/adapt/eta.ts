@@ -1,6 +1,6 @@
 /**
  * ETA (EATA without its Fisher anchor) and RDumb, ETA with periodic resets
- * (001_6f3482ea4494d2ce.md §2.3, eq. 4.1; oripress/CCC `models/rdumb.py`,
+ * (Schneider2023 Ch. 4, eq. 4.1; oripress/CCC `models/rdumb.py`,
  * itself from mr-eggplant/EATA).
  *
  * Each step forwards a batch with BN on its own statistics and minimises the

@@ -1,5 +1,5 @@
 /**
- * Test-time adaptation (001_6f3482ea4494d2ce.md §2.1–2.3): BN statistics with a source prior,
+ * Test-time adaptation (Schneider2023 Ch. 2–4): BN statistics with a source prior,
  * self-learning losses and their adaptation step, ETA and RDumb, the two-point model of
  * self-learning collapse, and the collapse toy model (as `collapseToy`: its names, `logits`,
  * `corrupt`, `normalize`…, are the toy's own).

@@ -1,6 +1,6 @@
 /**
- * Self-learning objectives for test-time adaptation (001_6f3482ea4494d2ce.md
- * §2.2, eqs. 3.1–3.5) and one adaptation step of a BN model.
+ * Self-learning objectives for test-time adaptation (Schneider2023
+ * Ch. 3, eqs. 3.1–3.5) and one adaptation step of a BN model.
  *
  * Every loss takes the logits `[batch, classes]` of one forward pass and
  * returns a scalar averaged over the batch; the teacher is that same forward

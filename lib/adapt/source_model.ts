@@ -1,5 +1,5 @@
 /**
- * The source classifiers that test-time adaptation starts from (001_6f3482ea4494d2ce.md §2.1–2.3):
+ * The source classifiers that test-time adaptation starts from (Schneider2023 Ch. 2–4):
  * the BatchNorm CNN, its GroupNorm twin and a reference MLP 784-256-10, trained once on clean MNIST
  * digits with Adam and cached on disk (lib/train/source_training.ts), so every experiment and every
  * preset adapts the same weights. Here: their settings, cache key and evaluation.

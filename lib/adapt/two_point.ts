@@ -1,5 +1,5 @@
 /**
- * The two-point model of self-learning collapse (001_6f3482ea4494d2ce.md §3,
+ * The two-point model of self-learning collapse (Schneider2023 Ch. 3,
  * eqs. 3.6–3.9, App. B, Prop. 1, Fig. 3.2).
  *
  * A linear model y = wᵀx with w ∈ ℝ² sees two points, x₁ = [1, 0] and

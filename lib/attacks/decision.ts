@@ -3,7 +3,7 @@
  * only (no gradients, no scores), so they apply to any {@linkcode AttackModel}.
  * Boundary (Brendel et al. 2018) walks along the decision boundary toward the
  * clean input in L2; salt-and-pepper raises the share of pixels set to the
- * bounds until the decision flips; Pointwise (Schott et al., Paper D §5) then
+ * bounds until the decision flips; Pointwise (Schott2019 §5) then
  * resets those pixels one by one to minimise L0. All are batched over the
  * samples: each model query is one forward pass over the samples still at work.
  *
@@ -378,7 +378,7 @@ export interface PointwiseOptions {
 }
 
 /**
- * The Pointwise attack (Paper D §5; foolbox 3 `PointwiseAttack`), an L0
+ * The Pointwise attack (Schott2019 §5; foolbox 3 `PointwiseAttack`), an L0
  * minimization by decisions only: start from salt-and-pepper noise, then in
  * passes over the changed values in random order reset each to its clean
  * value where the input stays misclassified, until a pass resets none. With

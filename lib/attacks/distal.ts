@@ -1,5 +1,5 @@
 /**
- * Distal adversarials (Paper D §7, Fig. 4; the reference `scripts/attacks.py`):
+ * Distal adversarials (Schott2019 §7, Fig. 4; the reference `scripts/attacks.py`):
  * start from uniform noise and descend the cross-entropy of one class (SGD
  * with momentum) until the model's calibrated probability of that class
  * reaches a confidence. A model whose calibrated posterior falls back to

@@ -1,5 +1,5 @@
 /**
- * The Latent Descent attack of Schott et al. 2019 (§5; 000_306f4209a39c5a17.md §2.9), made for
+ * The Latent Descent attack of Schott2019 (§5), made for
  * ABS: at the current image x, take the most likely wrong class ỹ and its reconstruction
  * x̃ = G_ỹ(μ_ỹ(x)) by that class's encoder mean and decoder, step x ← (1 − s)x + s·x̃ (s = 0.01)
  * until the image is adversarial, then bisect inside the last step (10 halvings) and along the

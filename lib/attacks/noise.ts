@@ -1,10 +1,10 @@
 /**
  * Noise attacks as a line search (foolbox's additive-noise and
- * salt-and-pepper baselines, Paper D §5): one random direction per sample,
+ * salt-and-pepper baselines, Schott2019 §5): one random direction per sample,
  * then the smallest scale along it at which the decision flips, found on a
  * coarse grid and refined by bisection. The search itself,
  * {@linkcode smallestAdversarialScale}, is shared with the transfer attack.
- * Also Paper C's noise robustness ε*, the L2 size at which a random direction
+ * Also Rusak2020's noise robustness ε*, the L2 size at which a random direction
  * flips the decision ({@linkcode zeroAccuracyPerturbation}).
  *
  * @module
@@ -241,7 +241,7 @@ export interface ZeroAccuracyOptions {
 }
 
 /**
- * ε* of Paper C (Eq. 4; game-of-noise `zero_accuracy_perturbation`): per
+ * ε* of Rusak2020 (Eq. 4; game-of-noise `zero_accuracy_perturbation`): per
  * sample, the L2 size ‖clip(x + η·d̂) − x‖₂ at which the decision flips along
  * the unit direction d̂ = d/‖d‖₂. Coarse search: η starts at 0 and becomes
  * base^b (b = 0, 1, …, round(ln D / ln base) − 1) while the sample is still

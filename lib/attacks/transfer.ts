@@ -1,5 +1,5 @@
 /**
- * Transfer attacks (Paper D §5): perturbation directions computed on a
+ * Transfer attacks (Schott2019 §5): perturbation directions computed on a
  * substitute model, then a line search on the target for the smallest
  * multiple of each direction that fools it. The target is queried for
  * decisions only, so this attacks models without gradients (ABS) with the

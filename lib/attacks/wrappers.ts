@@ -1,5 +1,5 @@
 /**
- * Model wrappers for attacks: the binarized models of Paper D (x → 1[x ≥ 0.5]
+ * Model wrappers for attacks: the binarized models of Schott2019 (x → 1[x ≥ 0.5]
  * before the classifier, gradients passed straight through) and the
  * post-processing that moves a binary model's adversarial pixels back toward
  * the clean image without changing its decision (§5).
@@ -42,7 +42,7 @@ export function float32Below(t: number): number {
 }
 
 /**
- * Post-processing of a binary model's adversarials (Paper D §5): each changed
+ * Post-processing of a binary model's adversarials (Schott2019 §5): each changed
  * pixel is reset to its clean value where the decision still differs from the
  * label, else moved to the threshold side that keeps its binarized value
  * (`threshold`, or the float32 just below it), which gives the same binarized

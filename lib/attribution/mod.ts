@@ -1,5 +1,5 @@
 /**
- * Attribution maps of MLP encoders (001_6f3482ea4494d2ce.md §2.7, §8): the analytic Jacobian,
+ * Attribution maps of MLP encoders (Schneider2023 Ch. 8): the analytic Jacobian,
  * its pseudo-inverse map Σ_x |J_f⁺(x)|, the Jacobian penalty of RegCL, and the gradient,
  * ablation and integrated-gradients baselines, scored by ROC-AUC against a known mask.
  *

@@ -1,6 +1,6 @@
 /**
  * Decoding behaviour from an embedding as CEBRA does for the rat hippocampus
- * (001_6f3482ea4494d2ce.md §4.5, Fig. 7.6d): a kNN regressor for position and
+ * (Schneider2023 Ch. 7, Fig. 7.6d): a kNN regressor for position and
  * a kNN classifier for direction, uniform weights, cosine distance, the number
  * of neighbours k ∈ {1, 4, 9, 16, 25} picked by the validation R² of the
  * (position, direction) pair; on the test set the median absolute position

@@ -1,5 +1,5 @@
 /**
- * Contrastive objectives (001_6f3482ea4494d2ce.md §2.5–2.7, §5.5):
+ * Contrastive objectives (Schneider2023 Ch. 6–8):
  *
  * - {@linkcode infoNce}: CEBRA's generalised InfoNCE (`cebra/models/criterions.py`) with cosine or
  *   negative squared Euclidean similarity, a constant or learnable temperature, the positive kept

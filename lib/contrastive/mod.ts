@@ -1,5 +1,5 @@
 /**
- * Contrastive learning with identifiability (001_6f3482ea4494d2ce.md §2.5–2.7): CEBRA's
+ * Contrastive learning with identifiability (Schneider2023 Ch. 6–8): CEBRA's
  * InfoNCE and cl-ica's Lp/SimCLR losses, the sampling schemes that pick positives by time,
  * behaviour or class, and the `Cebra` estimator (fit, transform, save, load).
  *

@@ -16,7 +16,7 @@ export interface Registered {
   name: string;
   /** One line: what it is. */
   description: string;
-  /** Where it is defined: document file and section. */
+  /** Where it is defined: a key of lib/core/papers.ts and the document's own section, table or equation. */
   source: string;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Data of the abs-mnist experiment's targets (Paper D of
- * 000_306f4209a39c5a17.md §5.4): Table 1's clean accuracies and "All
+ * Data of the abs-mnist experiment's targets (Schott2019):
+ * Table 1's clean accuracies and "All
  * attacks" rows as printed, the cells that sit at their null, and the
  * untrained class VAEs' values measured with the experiment's own code.
  * Tables only.
@@ -63,7 +63,7 @@ export const TOLERANCES = {
   linf: [0.05, 0.005, "Table 1 gives no spread"],
   l0: [4, 0.5, "Table 1 gives no spread"],
   accuracy: [0.1, 0.005, "Table 1 gives no spread"],
-  clean: [0.03, 0.005, "§7.4 expects 97–98% at 8,000 training digits"],
+  clean: [0.03, 0.005, "our plan expects 97–98% at 8,000 training digits"],
 } as const;
 
 /** What the run shares with Table 1 and where the quick preset is smaller. */

@@ -1,5 +1,5 @@
 /**
- * Continually Changing Corruptions (CCC; 001_6f3482ea4494d2ce.md §2.3, App. C Algorithms 1–2, oripress/CCC
+ * Continually Changing Corruptions (CCC; Schneider2023 Ch. 4, App. C Algorithms 1–2, oripress/CCC
  * `generate.py`) at digit scale: a stream in which every image carries two corruptions in sequence, (c1 at s1, then
  * c2 at s2), whose severities walk along a path chosen so that a pretrained model's accuracy stays near a target.
  *

@@ -1,6 +1,6 @@
 /**
  * The synthetic data of "Contrastive learning inverts the data generating
- * process" (001_6f3482ea4494d2ce.md §2.5, §5.5; brendel-group/cl-ica
+ * process" (Schneider2023 Ch. 6; brendel-group/cl-ica
  * `main_mlp.py`, `spaces.py`, `invertible_network_utils.py`, `vmf.py`):
  * latents z in a box, on a sphere or in ℝⁿ with a marginal and a positive
  * conditional p(z̃ | z), observed through a random invertible MLP g.

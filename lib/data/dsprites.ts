@@ -1,6 +1,6 @@
 /**
- * Procedural dSprites (Higgins et al. 2017; 002_e32ada0b3d473046.md §3.2–3.3,
- * 000_306f4209a39c5a17.md §3.1) and its Color, Noisy and Scream variants
+ * Procedural dSprites (Higgins et al. 2017; Locatello2019 §4; Klindt2021;
+ * Schott2022) and its Color, Noisy and Scream variants
  * (Locatello et al. 2019 App. D).
  *
  * Factors, as in the original: shape 3 (square, ellipse, heart), scale 6
@@ -13,10 +13,10 @@
  * - square: side 19·scale px; ellipse: axes 22·scale × 11·scale px;
  *   heart: the curve (x² + y² − 1)³ = x²y³, 20·scale px wide, point down;
  * - orientation rotates the sprite counter-clockwise about its centre;
- * - the `orientation: "quarter"` option (dataset "dsprites-rot", Paper B
+ * - the `orientation: "quarter"` option (dataset "dsprites-rot", Schott2022
  *   App. E's orientation ∈ [0°, 90°)) keeps the 40 orientation indices but
  *   draws index k at k·90°/40 (0°, 2.25°, …, 87.75°), so that the split
- *   indices of Paper B Table 2 stay valid; App. E does not say how its grid
+ *   indices of Schott2022 Table 2 stay valid; App. E does not say how its grid
  *   was made (filtering the full grid would leave about 10 angles);
  * - each pixel is 4×4 supersampled and set when at least half is covered,
  *   so images are binary, as the original's;
@@ -175,7 +175,7 @@ const DESCRIPTIONS: Record<DspritesVariant, string> = {
 };
 
 const QUARTER_DESCRIPTION =
-  ", orientation restricted to [0°, 90°) (Paper B App. E): index k drawn at k·90°/40, so Table 2's split indices stay valid";
+  ", orientation restricted to [0°, 90°) (Schott2022 App. E): index k drawn at k·90°/40, so Table 2's split indices stay valid";
 
 /**
  * A procedural painterly texture `[274, 350, 3]` in [0, 1], a stand-in for

@@ -1,6 +1,6 @@
 /**
- * Data of the gen-benchmark experiment's targets (Paper B of
- * 000_306f4209a39c5a17.md §5.2): the published R² of Tables 5–7 as printed,
+ * Data of the gen-benchmark experiment's targets (Schott2022):
+ * the published R² of Tables 5–7 as printed,
  * the test R² of untrained models measured with the experiment's own code,
  * and what the run's data stands in for. Tables only.
  *
@@ -63,5 +63,5 @@ export const STAND_IN: Readonly<Record<string, string>> = {
   oracle: "the document's factor grid and splits; the readout reads the k normalized factors, not a 10-d code; " +
     "quick preset 2 of App. H.3's 8 epochs (4× fewer)",
   dci: "β-VAE and SlowVAE on procedural dsprites-rot at 32×32, long preset: 8 points (2 encoders × 2 splits × " +
-    "2 seeds) of 5,000 steps, for Paper B's 4 encoders on every dataset and split, 10 seeds of 500,000 steps",
+    "2 seeds) of 5,000 steps, for Schott2022's 4 encoders on every dataset and split, 10 seeds of 500,000 steps",
 };

@@ -1,9 +1,8 @@
 /**
- * "KITTI-Masks-like" pairs (000_306f4209a39c5a17.md §2.4, §3.1, §3.2, §7.1
- * item 4; Paper A = Klindt et al. 2021, App. D.5): binary single-channel
+ * "KITTI-Masks-like" pairs (Klindt2021 §4, App. D.5, G.1): binary single-channel
  * pedestrian silhouettes whose centre x, y and area follow the random walk of
  * {@linkcode naturalSequences} with the generalized-Laplace increments fitted
- * to KITTI-MOTS (Paper A Tables 11–13), sampled as pairs (frame s, frame s+Δ)
+ * to KITTI-MOTS (Klindt2021 Tables 11–13), sampled as pairs (frame s, frame s+Δ)
  * of one sequence with Δ ~ U{1..maxDelta} clipped at the sequence end.
  *
  * The real KITTI Masks are measured pedestrian masks; this procedural
@@ -12,7 +11,7 @@
  *   leg strokes in a stride, about 1:2.5 wide to high) scaled to the area;
  *   no pose change, occlusion, camera ego-motion or segmentation noise;
  * - Δx, Δy, Δarea are independent draws (the natural dependencies between
- *   them are lost, which Paper A Tables 21–22 found does not hurt SlowVAE);
+ *   them are lost, which Klindt2021 Tables 21–22 found does not hurt SlowVAE);
  * - all sequences have one length (the real ones have 2–710 frames, 40 on
  *   average), and positions cover the whole frame, so a silhouette near a
  *   border is cut by it (as at KITTI's window borders), while its factors
@@ -43,7 +42,7 @@ export const KITTI_FACTORS = ["x", "y", "area"] as const;
  */
 export const KITTI_AREA_RANGE: readonly [number, number] = [30, 600];
 
-/** Augmentation limits of Paper A App. D.5 (translation in pixels of the 64-px frame). */
+/** Augmentation limits of Klindt2021 App. D.5 (translation in pixels of the 64-px frame). */
 export const KITTI_AUGMENTATION = { shift: 5, degrees: 2 } as const;
 
 // The silhouette in units of its height: u to the right (the walking direction), v downwards,
@@ -149,7 +148,7 @@ export interface Augmentation {
 
 const IDENTITY: Augmentation = { flipped: false, angle: 0, dx: 0, dy: 0 };
 
-/** Flip with probability ½, rotation U[−2°, 2°], shifts U[−5, 5] px (Paper A App. D.5). */
+/** Flip with probability ½, rotation U[−2°, 2°], shifts U[−5, 5] px (Klindt2021 App. D.5). */
 export function drawAugmentation(rng: Rng): Augmentation {
   const flipped = rng.uniform() < 0.5;
   const angle = (2 * rng.uniform() - 1) * KITTI_AUGMENTATION.degrees * Math.PI / 180;
@@ -174,7 +173,7 @@ export interface KittiMasksOptions {
   sequences?: number;
   /** Frames per sequence, ≥ 2. Default 40, KITTI Masks' mean (84,626 frames / 2,120 sequences). */
   length?: number;
-  /** Largest frame gap Δ of a pair (Paper A uses 1 and 5). Default 1. */
+  /** Largest frame gap Δ of a pair (Klindt2021 uses 1 and 5). Default 1. */
   maxDelta?: number;
   /** Flip, rotate and shift each pair (identically for both frames). Default true. */
   augment?: boolean;

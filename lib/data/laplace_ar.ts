@@ -1,13 +1,12 @@
 /**
- * The nonlinear ICA toy data of Paper A App. F.1.2 (000_306f4209a39c5a17.md
- * §3.1, §7.1 item 1): d-dimensional sources following an AR(1) process with
- * Laplace innovations, log p(s_t | s_{t−1}) = −|s_t − ρ s_{t−1}| / b + const,
+ * The nonlinear ICA toy data of Klindt2021 App. F.1.2: d-dimensional sources
+ * following an AR(1) process with Laplace innovations, log p(s_t | s_{t−1}) = −|s_t − ρ s_{t−1}| / b + const,
  * mixed by an L-layer random MLP with the smooth leaky ReLU
  * s(x) = αx + (1 − α) log(1 + eˣ) between layers (the last layer is linear,
  * so L = 1 is a linear mixture).
  *
  * Two generators: "reference" follows the public PCL code of Hyvärinen &
- * Morioka, whose setting Paper A says it shares (unit-variance sources;
+ * Morioka, whose setting Klindt2021 says it shares (unit-variance sources;
  * U(−1, 1) matrices with unit-norm columns whose condition number is below
  * the 25th percentile of such matrices), which keeps every layer's input at
  * a standard deviation near 1 so the smooth leaky ReLU stays smooth;

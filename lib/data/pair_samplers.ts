@@ -1,6 +1,5 @@
 /**
- * Pair and sequence samplers for learning from transitions
- * (000_306f4209a39c5a17.md §2.4, §3.1, §3.2; Paper A = Klindt et al. 2021,
+ * Pair and sequence samplers for learning from transitions (Klindt2021 §4,
  * "Towards Nonlinear Disentanglement in Natural Data with Temporal Sparse
  * Coding", App. D.1, D.2, D.4, G.1 Tables 11–13; Locatello et al. 2020,
  * "Weakly-Supervised Disentanglement Without Compromises"):
@@ -9,7 +8,7 @@
  * - {@linkcode lapPairs}: LAP / LAP‑NC, per-factor discrete truncated Laplace moves.
  * - {@linkcode adaPairs}: the Ada-GVAE pairs, a fixed (or random) number of factors resampled.
  * - {@linkcode naturalSequences}: "Synthetic Natural Sprites", continuous (x, y, scale)
- *   random walks with the generalized-Laplace increments fitted in Paper A Tables 11–13.
+ *   random walks with the generalized-Laplace increments fitted in Klindt2021 Tables 11–13.
  *
  * @module
  */
@@ -78,7 +77,7 @@ function resamplePairs(
 }
 
 /**
- * UNI pairs (Paper A App. D.1, §2.4): the first element is uniform; k ~ U{1, …, min(D−1, C)}
+ * UNI pairs (Klindt2021 App. D.1): the first element is uniform; k ~ U{1, …, min(D−1, C)}
  * factors, chosen uniformly among the C factors with more than one value, change, each to a
  * uniformly random different value, so the pair differs in exactly k factors. D counts all
  * factors. Categorical factors may change: App. D.1 draws over all factors as Locatello's
@@ -106,7 +105,7 @@ export interface AdaOptions {
  * among those with more than one value) are resampled to a uniformly random different value,
  * the rest are shared. Unlike disentanglement_lib's `simple_dynamics`, which changes 1 or k
  * factors with equal odds and may redraw the same value, exactly k factors differ
- * (§2.4: Paper A's results marked "LOC" come from that code).
+ * (Klindt2021's results marked "LOC" come from that code).
  *
  * @returns `n` pairs, each `[n, D]`.
  * @throws RangeError if k is not an integer in 1..min(D−1, changeable factors).
@@ -128,7 +127,7 @@ export function adaPairs(space: PairSpace, n: number, rng: Rng, options: AdaOpti
 
 /** Options of {@linkcode lapPairs}. */
 export interface LapOptions {
-  /** Rate λ; the Laplace scale of a factor with n values is ln(n)/λ (Paper A uses λ = 1). */
+  /** Rate λ; the Laplace scale of a factor with n values is ln(n)/λ (Klindt2021 uses λ = 1). */
   rate?: number;
   /** Keep pairs in which nothing changed ("LAP‑NC") instead of forcing one change ("LAP"). */
   keepNoChange?: boolean;
@@ -161,7 +160,7 @@ function drawWeighted(weights: Float64Array, offset: number, size: number, rng: 
 }
 
 /**
- * LAP pairs (Paper A App. D.2, Eq. 2, and its reference code, §2.4): the first element is
+ * LAP pairs (Klindt2021 App. D.2, Eq. 2, and its reference code): the first element is
  * uniform; each non-categorical factor with n values moves independently to j ∈ 0..n−1 with
  * p(j) ∝ exp(−|j − start| / b), b = ln(n)/rate (a discrete Laplace truncated to the grid,
  * i.e. moves outside the range rejected). Categorical factors are kept fixed, as a Laplace
@@ -232,8 +231,8 @@ export interface TransitionStats {
 }
 
 /**
- * Generalized-Laplace fits to mask transitions of adjacent frames (Paper A
- * App. G.1 Tables 11–13; §3.2). YouTube locations are reported as ≈ 0.
+ * Generalized-Laplace fits to mask transitions of adjacent frames (Klindt2021
+ * App. G.1 Tables 11–13). YouTube locations are reported as ≈ 0.
  */
 export const NATURAL_TRANSITIONS: Readonly<Record<"youtube" | "kitti", TransitionStats>> = {
   youtube: {
@@ -251,7 +250,7 @@ export const NATURAL_TRANSITIONS: Readonly<Record<"youtube" | "kitti", Transitio
 /** Frame side in pixels of the natural statistics. */
 export const NATURAL_FRAME = 64;
 /**
- * Default area range in pixels: KITTI Masks drops masks under 30 px (§3.1), and
+ * Default area range in pixels: KITTI Masks drops masks under 30 px (Klindt2021), and
  * half the frame keeps a sprite from filling it.
  */
 export const NATURAL_AREA_RANGE: readonly [number, number] = [30, NATURAL_FRAME * NATURAL_FRAME / 2];
@@ -280,15 +279,15 @@ export function reflect(v: number, lo: number, hi: number): number {
 const POSITION_MAX = NATURAL_FRAME - 2 ** -10;
 
 /**
- * "Synthetic Natural Sprites" sequences (Paper A App. D.4 with the
- * independence substitute of §3.1): each sequence starts at x, y ~ U[0, 64)
+ * "Synthetic Natural Sprites" sequences (Klindt2021 App. D.4 with our
+ * independence substitute): each sequence starts at x, y ~ U[0, 64)
  * and area ~ U[areaRange]; each step adds independent generalized-Laplace
  * Δx, Δy, Δarea with the fitted constants of {@linkcode NATURAL_TRANSITIONS}.
  * Positions are reflected into [0, 64) and areas into `areaRange` (see
  * {@linkcode reflect}); the natural dependencies between the increments are
- * lost, which Paper A found does not hurt SlowVAE (Tables 21–22).
+ * lost, which Klindt2021 found does not hurt SlowVAE (Tables 21–22).
  *
- * @returns `[n, length, 3]` of (x/64, y/64, √area/64), the conversion of §3.1.
+ * @returns `[n, length, 3]` of (x/64, y/64, √area/64), Natural Sprites' conversion.
  */
 export function naturalSequences(n: number, length: number, rng: Rng, options: NaturalOptions): Float32Array {
   checkCount("n", n);

@@ -1,6 +1,6 @@
 /**
  * The synthetic spike data of pi-VAE (Zhou & Wei 2020) that CEBRA benchmarks
- * on (001_6f3482ea4494d2ce.md §2.6, §5.6; CEBRA
+ * on (Schneider2023 Ch. 7; CEBRA
  * `cebra/datasets/generate_synthetic_data.py`, zhd96/pi-vae `pi_vae.py`
  * `simulate_cont_data_diff_var`): a label u ~ U[0, 2π), a 2-D latent
  * z ~ N((u, 2 sin u), diag(0.6 − 0.3|sin u|, 0.3|sin u|)) (variances: the

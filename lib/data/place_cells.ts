@@ -2,8 +2,8 @@
  * A procedural stand-in for the rat hippocampus recordings of CEBRA's
  * Fig. 7.2–7.6 (hc-11, Grosmark & Buzsáki 2016, which cannot be shipped):
  * a rat runs back and forth on a 1.6 m linear track and directional place
- * cells fire Poisson spikes in 25 ms bins (001_6f3482ea4494d2ce.md §2.6,
- * §5.6; the specification of our issue "Place cells").
+ * cells fire Poisson spikes in 25 ms bins (Schneider2023 Ch. 7;
+ * the specification of our issue "Place cells").
  *
  * - Each run crosses the whole track with a sin² speed profile of peak
  *   U[0.5, 1] m/s (duration 2L/peak), then the rat pauses U[1, 3] s at the

@@ -1,12 +1,12 @@
 /**
- * A procedural stand-in for Horse-30 / Horse-10 (001_6f3482ea4494d2ce.md
- * §2.4, §3.1, §4.3, §5.4, §8 "§5 Pose"): 64×64 side views of a walking
+ * A procedural stand-in for Horse-30 / Horse-10 (Schneider2023
+ * Ch. 5): 64×64 side views of a walking
  * quadruped with 8 keypoints, 30 identities that differ in coat colour and
  * pattern, limb thickness, neck/leg/body/head proportions and background, and
  * the paper's splits — 10 training identities (3 shuffles), 5 % or 50 % of
  * their frames for training, their other frames as the within-domain test and
  * the 20 unseen identities as out-of-domain test. Errors are normalised by the
- * frame's nose–eye distance (§4.3).
+ * frame's nose–eye distance.
  *
  * This file holds the identities, poses, skeleton and splits; the frames are
  * drawn by quadruped_render.ts. Coordinates are pixels, x to the right and y

@@ -1,5 +1,5 @@
 /**
- * A shiftMNIST stand-in (ours: 004_a2e2a3876a23345e.md §3.3 — the document
+ * A shiftMNIST stand-in (ours: Jacobsen2019 — the document
  * has no shiftMNIST construction, so no number of the paper applies to it).
  * Each digit carries a label-predictive artificial cue: during training the
  * cue of its own class, in the shifted test the cue of another class, so a

@@ -1,5 +1,5 @@
 /**
- * The concentric-spheres toy of 004_a2e2a3876a23345e.md §3.1 (after Gilmer et
+ * The concentric-spheres toy of Jacobsen2019 (after Gilmer et
  * al. 2018b): two classes on spheres of radius R₁ (inner, label 0) and R₂
  * (outer, label 1) in ℝ^d, the mis-aligned classifier of Eq. 5 that ignores
  * the last coordinate, the max-margin oracle, the analytic invariance attack
@@ -14,7 +14,7 @@ import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { betaSurvival } from "../core/special_functions.ts";
 
-/** The two radii; the paper's setting is R₁ = 1, R₂ = 10 (§3.1). */
+/** The two radii; the paper's setting is R₁ = 1, R₂ = 10. */
 export interface SphereRadii {
   /** Inner radius R₁ (default 1), 0 < R₁ < R₂. */
   r1?: number;
@@ -149,7 +149,7 @@ export function analyticShift(x: Float32Array, y: Int32Array, dim: number, optio
 }
 
 /**
- * Eq. 5's clean error on outer-sphere points in closed form (§3.1): D errs
+ * Eq. 5's clean error on outer-sphere points in closed form (ours): D errs
  * when ‖x₁..d−1‖ ≤ (R₁+R₂)/2, i.e. when x_d²/R₂² > 1 − ((R₁+R₂)/(2R₂))²,
  * and x_d²/R² ~ Beta(½, (d−1)/2) for a uniform point on a sphere. Values for
  * R₁ 1, R₂ 10: d 2 0.3707, 3 0.1648, 5 0.0385, 10 0.0014, 100 ≈ 1.9e-27.

@@ -1,7 +1,6 @@
 /**
- * The train/test splits of the in-domain generalization benchmark (Schott et
- * al. 2022, "Paper B" of 000_306f4209a39c5a17.md §2.5 and §3.3, its Tables
- * 2–3 and App. H): each dataset's full factor grid cut so that train and test
+ * The train/test splits of the in-domain generalization benchmark (Schott2022
+ * §4.2, Tables 2–3 and App. H): each dataset's full factor grid cut so that train and test
  * have disjoint support.
  *
  * - interpolation / extrapolation: a point is TEST if any factor takes one of
@@ -52,7 +51,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 const DSPRITES_XY_INTERPOLATION = [2, 7, 11, 15, 20, 24, 29];
 
 /**
- * The listed values of Paper B Tables 2–3, per factor in the dataset's factor
+ * The listed values of Schott2022 Tables 2–3, per factor in the dataset's factor
  * order: test values for interpolation and extrapolation, train values for
  * composition. An empty list: the factor is not split.
  *
@@ -88,7 +87,7 @@ export const SPLIT_VALUES: Record<SplitDataset, Record<Exclude<Split["name"], "r
 };
 
 /**
- * Train fraction of the random split: Paper B Table 4's column headed
+ * Train fraction of the random split: Schott2022 Table 4's column headed
  * "% test", whose headers are swapped (recomputing the splits from Tables
  * 2–3 gives these as TRAIN fractions, and the text says "~30% train"). They
  * equal the interpolation splits' train fractions, 240,000 / 737,280 ≈
@@ -176,7 +175,7 @@ function randomSplit(sizes: readonly number[], fraction: number): Split {
 }
 
 /**
- * The benchmark split `name` of `dataset` (Paper B Tables 2–3; see
+ * The benchmark split `name` of `dataset` (Schott2022 Tables 2–3; see
  * {@linkcode SPLIT_VALUES} and {@linkcode RANDOM_TRAIN_FRACTION}). The
  * procedural dSprites variants (dsprites-rot included) share dSprites' grid
  * and its splits.

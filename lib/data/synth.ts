@@ -1,11 +1,10 @@
 /**
- * The synthetic data of Zietlow's thesis, Ch. 3 (003_4a2c49557ae8b2d0.md
- * §3.1): two uniform factors w ∈ [0, 1]² pushed through a known generator g,
- * either linear into ℝ³ (Synth-Lin: stretch one axis by `ratio`, rotate 45°
- * about (1, −1, 1)/√3) or a random tanh MLP ℝ² → 10 → ℝ⁶ (Synth-Non-Lin). Each
- * data set carries g's Jacobian, so the "orthogonality preference score"
- * (§7.4) and the local-wiggle analogue of the Ch. 4 manipulation (§7.3 F4.1)
- * need no training.
+ * The synthetic data of Zietlow's thesis (Zietlow2022 Ch. 3): two uniform
+ * factors w ∈ [0, 1]² pushed through a known generator g, either linear into
+ * ℝ³ (Synth-Lin: stretch one axis by `ratio`, rotate 45° about
+ * (1, −1, 1)/√3) or a random tanh MLP ℝ² → 10 → ℝ⁶ (Synth-Non-Lin). Each
+ * data set carries g's Jacobian, so our "orthogonality preference score" and
+ * our local-wiggle analogue of the Ch. 4 manipulation need no training.
  *
  * @module
  */
@@ -117,7 +116,7 @@ interface NonLinearGenerator {
 
 function nonLinearGenerator(generatorSeed: number): NonLinearGenerator {
   const h = NONLIN_HIDDEN, o = NONLIN_OUT;
-  // The thesis leaves the initialisation open; these scales are the pilot's (report §7.1 E): a first layer wide
+  // The thesis leaves the initialisation open; these scales are our pilot's: a first layer wide
   // enough to bend the plane through tanh's curvature, outputs of order one.
   const g = Rng.derive(generatorSeed, "synth-nonlin");
   const w1 = Float64Array.from({ length: 2 * h }, () => 1.5 * g.normal()); // [2, h]
@@ -184,8 +183,8 @@ let cachedGeneratorSeed: number | undefined;
  * The first generator seed g in 0…99 whose Synth-Non-Lin instance clearly
  * prefers the factor axes: S(45°) − S(0°) ≥ 0.05, S by
  * {@linkcode preferenceScore} on 20,000 w of `Rng.derive(g, "preference")`.
- * The report (§7.2 E3.5) asks to pick such a draw because a weak preference
- * leaves β-VAE restarts at arbitrary rotations. Computed once, then cached.
+ * Such a draw is picked because a weak preference leaves β-VAE restarts at
+ * arbitrary rotations. Computed once, then cached.
  */
 export function defaultGeneratorSeed(): number {
   if (cachedGeneratorSeed !== undefined) return cachedGeneratorSeed;
@@ -202,8 +201,8 @@ function checkEps(eps: number): void {
 }
 
 /**
- * Synth-Lin plus a local wiggle along the normal of the data plane (report
- * §7.3 F4.1): x + ε·sin(ω(w₁ + w₂))·R e₃. It moves each point by at most ε
+ * Synth-Lin plus a local wiggle along the normal of the data plane (ours):
+ * x + ε·sin(ω(w₁ + w₂))·R e₃. It moves each point by at most ε
  * and adds only ε²/2 of variance, but the Jacobian gains εω·cos(ω(w₁ + w₂))·
  * R e₃ (1, 1), a term along the diagonal of the factor square that can make
  * the entangled 45° frame the cheaper one for a diagonal-posterior VAE.
@@ -292,7 +291,7 @@ function scores(
 }
 
 /**
- * The orthogonality preference score of report §7.4 (a predictor of ours,
+ * The orthogonality preference score (a predictor of ours,
  * not a thesis result): S(θ) = E_w Σ_j log ‖J_g(w) R_θᵀ e_j‖, R_θ the 2-D
  * rotation by θ degrees, by Monte Carlo over `samples` (default 20,000)
  * w ~ U[0, 1]² drawn from `rng` (default `Rng.derive(0, "preference")`).

@@ -1,6 +1,6 @@
 /**
  * A Synth data set as the training phases use it: the 80/10/10 split of
- * report §3.1 (003_4a2c49557ae8b2d0.md) with the training rows gathered, and
+ * Zietlow2022 Ch. 3 with the training rows gathered, and
  * the test observations and factors every number is computed on.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * Robustness reporting after Schott et al. (Paper D §6, Table 1): per sample
+ * Robustness reporting after Schott2019 (§6, Table 1): per sample
  * and norm the smallest adversarial any attack found, clean errors counted as
  * distance 0 and failed attacks as ∞; the median of those distances, and the
  * accuracy at a fixed ε (the share of samples whose distance exceeds ε).

@@ -1,5 +1,5 @@
 /**
- * CEBRA's embedding metrics (001_6f3482ea4494d2ce.md §7; `cebra/integrations/sklearn/metrics.py`
+ * CEBRA's embedding metrics (Schneider2023 Ch. 7; `cebra/integrations/sklearn/metrics.py`
  * and `helpers.py`):
  *
  * - goodness of fit: log(batch · sessions) − InfoNCE, in bits, per training step;

@@ -1,6 +1,6 @@
 /**
  * Corruption Error and its mean over corruptions (Hendrycks & Dietterich 2019;
- * Paper C §4.3): CE_c = Σ_s E_{s,c} / Σ_s E^ref_{s,c}, the model's top-1 error
+ * Rusak2020): CE_c = Σ_s E_{s,c} / Σ_s E^ref_{s,c}, the model's top-1 error
  * summed over severities relative to a reference model's, and mCE its mean
  * over corruptions. The reference is AlexNet on ImageNet-C, or, without
  * ImageNet, the run's own vanilla model ("relative mCE").

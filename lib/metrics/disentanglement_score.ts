@@ -1,7 +1,7 @@
 /**
  * Scores of latents against continuous or mixed ground-truth factors, for the
  * synthetic data of Zietlow 2022 Ch. 3 where disentanglement_lib's discrete
- * metrics do not apply (report §4.1–4.2 of 003_4a2c49557ae8b2d0.md):
+ * metrics do not apply (Zietlow2022 eqs. 2.8, 3.32–3.37):
  *
  * - the thesis's "Disentanglement Score" (DS, eqs. 3.32–3.37): how much
  *   better the best single latent predicts a factor with a 1-D k-nearest-
@@ -277,7 +277,7 @@ function populationVariance(values: ArrayLike<number>): number {
 }
 
 /**
- * "MIG-binned" (report §4.1): MIG of `codes` `[n, d]` against continuous
+ * "MIG-binned" (after Zietlow2022 eq. 2.8): MIG of `codes` `[n, d]` against continuous
  * `factors` `[n, f]` cut into `bins` equal-width bins over each factor's
  * [min, max] (disentanglement_lib's histogram_discretizer, the same
  * discretisation MIG applies to the codes), then {@linkcode mig} with the
@@ -295,7 +295,7 @@ export function migBinned(codes: Matrix, factors: Matrix, bins = 20): MigResult 
  * the largest |Pearson corr| over latents minus the second largest (0 with a
  * single latent), and their mean. 1 for a permuted, rescaled, sign-flipped
  * copy of uncorrelated factors; lower when a latent mixes factors, which
- * DtO ≈ 0 alone does not rule out (report §2.5).
+ * DtO ≈ 0 alone does not rule out.
  */
 export function corrGap(codes: Matrix, factors: Matrix): { gap: number; perFactor: number[] } {
   checkPaired(codes, factors, { minRows: 2 });

@@ -1,7 +1,6 @@
 /**
- * Distance to Orthogonality (DtO, Zietlow 2022 eq. 3.25, report §2.5 of
- * 003_4a2c49557ae8b2d0.md): how far the right singular vectors V of a
- * decoder's Jacobians are from a signed permutation, i.e. how far the decoder
+ * Distance to Orthogonality (DtO, Zietlow2022 §3.2.6, eq. 3.25): how far the
+ * right singular vectors V of a decoder's Jacobians are from a signed permutation, i.e. how far the decoder
  * is from being locally orthogonal in the latent axes. A diagonal-posterior
  * VAE pushes it to 0 (Thm. 1); a plain autoencoder has no such pressure.
  *
@@ -20,7 +19,7 @@ import { symmetricEigen } from "../ml/linalg.ts";
 
 /**
  * Mean DtO over Haar-random 2×2 orthogonal V, (16√2/π)(1 − cos π/8) = 0.54826: that of untrained Gaussian decoders
- * with 2 latents, whose right singular vectors are Haar (report §2.5; not the thesis' 0.79, App. A.9).
+ * with 2 latents, whose right singular vectors are Haar (ours; not the 0.79 of Zietlow2022 Table 3.3).
  */
 export const HAAR_DTO_2 = (16 * Math.SQRT2 / Math.PI) * (1 - Math.cos(Math.PI / 8));
 

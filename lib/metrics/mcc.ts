@@ -2,9 +2,8 @@
  * Mean correlation coefficient (MCC): the mean absolute correlation between
  * ground-truth sources and learned codes under the best one-to-one matching
  * (Hungarian algorithm on |corr|). Identifiability up to permutation and
- * elementwise rescaling gives MCC = 1. As in Paper A App. C of
- * 000_306f4209a39c5a17.md: Pearson ("linear") or Spearman ("rank")
- * correlation, and no random padding when codes outnumber sources.
+ * elementwise rescaling gives MCC = 1. As in Klindt2021 App. C: Pearson
+ * ("linear") or Spearman ("rank") correlation, and no random padding when codes outnumber sources.
  *
  * @module
  */

@@ -1,7 +1,6 @@
 /**
- * Checks of the polarized regime (Zietlow 2022 Definition 1, report §2.3 of
- * 003_4a2c49557ae8b2d0.md): latents split into active ones (σ² ≪ 1) and
- * passive ones (μ ≈ 0, σ² ≈ 1), where the KL term reduces to
+ * Checks of the polarized regime (Zietlow2022 §3.2.2, Definition 1): latents
+ * split into active ones (σ² ≪ 1) and passive ones (μ ≈ 0, σ² ≈ 1), where the KL term reduces to
  * ½Σ_active(μ² − log σ² − 1) (3.5) and the thesis's orthogonality argument
  * holds. {@linkcode polarizedKl} measures how far the exact KL is from that
  * approximation (Δ_KL, 3.38); {@linkcode polarizedFraction} turns a Δ_KL

@@ -1,6 +1,6 @@
 /**
  * Pose-estimation errors of Mathis et al.'s out-of-domain study
- * (001_6f3482ea4494d2ce.md §4.3, §2.4): the pixel error divided by a
+ * (Schneider2023 Ch. 5): the pixel error divided by a
  * per-frame unit (the nose–eye "head segment" length), and PCK@0.3 — a
  * keypoint is correct when its error is below 0.3 units.
  *

@@ -1,6 +1,6 @@
 /**
- * The scores of the in-domain generalization benchmark (Paper B of
- * 000_306f4209a39c5a17.md §4.2): R² of regressed factors against the
+ * The scores of the in-domain generalization benchmark (Schott2022): R² of
+ * regressed factors against the
  * normalized ground truth, the OOD-factor/ID-factor R² on D_one-ood, the
  * "towards the mean" ratio (Eq. 2) and the correlation of OOD-factor errors
  * between models (Fig. 17).
@@ -56,7 +56,7 @@ export interface R2Scores {
  * indices `factors` `[n, k]` (row-major, 0..sizes[j]−1): per factor
  * R²_j = 1 − MSE_j / σ²_j with y_j = index / (sizes[j] − 1) and σ²_j the
  * full-grid variance ({@linkcode gridVariance}); the score is their mean,
- * not clipped at 0 (Paper B's tables are unclipped).
+ * not clipped at 0 (Schott2022's tables are unclipped).
  */
 export function r2Scores(pred: Matrix, factors: Int32Array, sizes: readonly number[]): R2Scores {
   const k = checkInputs(pred, factors, sizes);
@@ -155,7 +155,7 @@ function meanOf(values: (number | null)[]): number | null {
 }
 
 /**
- * Modularity of the errors on D_one-ood (Paper B §5.2, Fig. 5) and the
+ * Modularity of the errors on D_one-ood (Schott2022 §5.2, Fig. 5) and the
  * "towards the mean" ratio (Eq. 2, §5.3) for predictions `pred` `[n, k]` of
  * the factor tuples `factors` `[n, k]`; rows outside D_one-ood of `split`
  * (see {@linkcode oodFactor}) are ignored. R² uses the full-grid variance
@@ -217,7 +217,7 @@ export interface ErrorCorrelations {
 }
 
 /**
- * How alike two models fail (Paper B Fig. 17): over the rows of `factors`
+ * How alike two models fail (Schott2022 Fig. 17): over the rows of `factors`
  * `[n, k]` in D_one-ood of `split`, the error f_j − y_j of each model on the
  * row's OOD factor j, pooled over factors; Pearson ρ between the models'
  * errors and of each model's error with y_j. Needs at least 2 such rows.

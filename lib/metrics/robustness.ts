@@ -1,5 +1,5 @@
 /**
- * Robustness metrics of test-time adaptation (001_6f3482ea4494d2ce.md §2.1, §3, App. A): mCE
+ * Robustness metrics of test-time adaptation (Schneider2023 Ch. 2–3, App. A): mCE
  * relative to a reference model, the expected calibration error, and the distances between
  * source and target BatchNorm statistics (diagonal Gaussians, one value per channel) that App. A
  * correlates with the error: W₂² (eq. A.1), the source-normalised W̃₂² (eq. A.3) and the Jeffrey

@@ -1,6 +1,6 @@
 /**
- * The analyses of a study of many trained models (Locatello et al. 2019,
- * 002_e32ada0b3d473046.md §5.3–5.6): Spearman rank correlation between
+ * The analyses of a study of many trained models (Locatello2019
+ * §5.2–5.5): Spearman rank correlation between
  * metrics across models (Fig. 6), per-setting medians (Figs. 2–3, 7–8), the
  * share of each metric's variance due to the hyperparameter setting vs the
  * seed, and the Table 1 selection statistic.
@@ -181,7 +181,7 @@ export interface ProbeCodes {
 }
 
 /**
- * Each model's UDR score (Duan et al. 2020, as Paper A selects SlowVAE's γ
+ * Each model's UDR score (Duan et al. 2020, as Klindt2021 selects SlowVAE's γ
  * and λ): the median of its pairwise UDR with every other seed of the same
  * setting, on the same probe images. A setting with one seed gets NaN.
  */

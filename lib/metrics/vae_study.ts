@@ -1,6 +1,6 @@
 /**
  * The analyses of a study of VAE-family models as Locatello et al. 2019
- * report them (002_e32ada0b3d473046.md §5.2–5.6): reconstruction and TC per
+ * report them (Locatello2019 §5.1–5.5): reconstruction and TC per
  * setting, metric rank correlations, unsupervised scores against metrics,
  * variance shares and the Table 1 selection statistic, as flat metrics plus
  * tables.
@@ -20,7 +20,7 @@ export const STUDY_METRICS = [
   "sap",
 ] as const;
 
-/** Scores that need no labels, which §5.6 (Fig. 9) tests as selection criteria. */
+/** Scores that need no labels, which Locatello2019 §5.5 (Fig. 9) tests as selection criteria. */
 export const UNSUPERVISED_SCORES = ["reconstruction", "kl", "elbo", "tc_sampled"] as const;
 
 /** The study's analyses of its finished models, as flat metrics plus tables. */

@@ -1,10 +1,10 @@
 /**
- * Analysis by synthesis (ABS, Schott et al. 2019; 000_306f4209a39c5a17.md §2.8, App. A.7): a
+ * Analysis by synthesis (ABS, Schott2019 §3–4, App. A.7): a
  * classifier over one generative model per class (the class VAEs of `abs_vae.ts`) whose class
  * scores are the negative optimised ELBOs ℓ*_c(x) = min_z (‖x − G_c(z)‖² + ½‖z‖²)/784, found by
  * the best of P fixed prototypes followed by Adam steps in the 8-d latent space
  * (AnalysisBySynthesis `inference.py`, `loss_functions.py`, `sampling.py`). Also the certified
- * L2 radius (§2.8, re-derived) and the Binary ABS variant; the calibrated softmax and the class
+ * L2 radius (Eq. 8, re-derived) and the Binary ABS variant; the calibrated softmax and the class
  * scales are in `abs_calibration.ts`.
  *
  * Gradients of the logits are our extension: by the envelope theorem,
@@ -375,7 +375,7 @@ export class Abs {
   }
 
   /**
-   * Certified L2 radius per image (report §2.8, Eq. 8 re-derived with σ² = ½):
+   * Certified L2 radius per image (Schott2019 Eq. 8 re-derived with σ² = ½):
    * ε_x = min_{c≠y} max{0, (d_c² − r² − ½‖z*_y‖²)/(2(d_c + r))}, r = ‖G_y(z*_y) − x‖,
    * d_c = min_z ‖G_c(z) − x‖ over the same ball, found by the prototypes and the same Adam steps
    * on the reconstruction term alone. Needs unit class scales and non-binary inputs, for which

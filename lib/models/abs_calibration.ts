@@ -1,5 +1,5 @@
 /**
- * Calibration of the ABS classifier's scores (Schott et al. 2019; 000_306f4209a39c5a17.md §2.8,
+ * Calibration of the ABS classifier's scores (Schott2019 §3–4,
  * App. A.7): the calibrated softmax (`utils.confidence_softmax`) with its fitted α and η, and the
  * per-class loss scales γ of Binary ABS. Host-side float64 over logits or losses `[n, classes]`.
  *
@@ -117,7 +117,7 @@ function scaledAccuracy(losses: ArrayLike<number>, labels: ArrayLike<number>, sc
 }
 
 /**
- * Binary ABS's class scales γ (§2.8, published [1, .96, 1.001, 1.06, .98, .96, 1.03, 1, 1, 1]):
+ * Binary ABS's class scales γ (Schott2019, published [1, .96, 1.001, 1.06, .98, .96, 1.03, 1, 1, 1]):
  * a coordinate-wise line search over `grid` maximising the training accuracy of argmin γ_c·ℓ*_c,
  * class 0 fixed at 1 (only ratios matter), ties to the value nearest 1. `losses` are ℓ*
  * `[n, classes]` of the (binarized) training images; returns `[classes]`.

@@ -1,5 +1,5 @@
 /**
- * The class VAEs of analysis by synthesis (ABS, Schott et al. 2019; 000_306f4209a39c5a17.md §2.8,
+ * The class VAEs of analysis by synthesis (ABS, Schott2019 §3–4,
  * App. A.7): one VAE per MNIST class with an 8-d Gaussian latent, a valid-convolution encoder
  * and a transposed-convolution decoder with BatchNorm and ELU, trained on the Gaussian-likelihood
  * ELBO with β annealed (AnalysisBySynthesis `nets.py`, `train.py`). The classifier over them is

@@ -1,6 +1,6 @@
 /**
  * The small MNIST CNN of `small_cnn.ts` with a normalisation layer after each convolution,
- * before its ReLU (001_6f3482ea4494d2ce.md §2.1–2.3): BatchNorm with the test-time modes of BN
+ * before its ReLU (Schneider2023 Ch. 2–4): BatchNorm with the test-time modes of BN
  * adaptation (source statistics, the batch's own, a source prior mixed with the statistics of
  * each run of n images, given statistics), GroupNorm (8 groups) or none. Input `[batch, 28, 28, 1]`.
  *

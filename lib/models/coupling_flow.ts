@@ -1,7 +1,7 @@
 /**
  * Volume-preserving normalizing flow x ↦ z made of additive coupling blocks
- * (NICE, Dinh et al. 2015), the SlowFlow encoder of Paper A App. F.1.2
- * (000_306f4209a39c5a17.md §2.2): 6 blocks, each a 2-layer MLP.
+ * (NICE, Dinh et al. 2015), the SlowFlow encoder of Klindt2021 App. F.1.2:
+ * 6 blocks, each a 2-layer MLP.
  *
  * Block k permutes the coordinates with a fixed random permutation,
  * optionally applies a learned linear map W = (I + L)(I + U) with strictly

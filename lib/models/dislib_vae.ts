@@ -1,6 +1,6 @@
 /**
- * The encoders and decoders of disentanglement_lib (002_e32ada0b3d473046.md
- * §2.4, Table 2): a convolutional pair for 64×64 images (4×4 kernels, stride
+ * The encoders and decoders of disentanglement_lib (Locatello2019
+ * Table 2): a convolutional pair for 64×64 images (4×4 kernels, stride
  * 2, "same" padding, 64 → 32 → 16 → 8 → 4), a 32×32 variant with one
  * stride-2 stage fewer, and the β-VAE paper's fully connected pair.
  * Glorot-uniform kernels and zero biases, as TensorFlow's defaults.

@@ -1,11 +1,10 @@
 /**
- * Fully invertible RevNet classifiers (fiRevNet, Jacobsen et al. 2019,
- * "Excessive Invariance Causes Adversarial Vulnerability"; report
- * 004_a2e2a3876a23345e.md §2.2–2.3): a bijection z = F(x) whose first C
- * outputs z_s are the logits and whose remaining d − C outputs z_n are
- * everything the classifier ignores. Because F is exactly invertible,
- * swapping z_n between inputs gives logit metamers: images with the same
- * logits as one input and, for an excessively invariant classifier, the
+ * Fully invertible RevNet classifiers (fiRevNet, Jacobsen2019,
+ * "Excessive Invariance Causes Adversarial Vulnerability", §2.2, App. B):
+ * a bijection z = F(x) whose first C outputs z_s are the logits and whose
+ * remaining d − C outputs z_n are everything the classifier ignores.
+ * Because F is exactly invertible, swapping z_n between inputs gives logit
+ * metamers: images with the same logits as one input and, for an excessively invariant classifier, the
  * appearance of another.
  *
  * - {@linkcode DenseFiRevNet}: the spheres network of App. B.1 (additive
@@ -105,7 +104,7 @@ export interface DenseFiRevNetOptions {
   classes: number;
   /** Additive coupling blocks (App. B.1: 4). */
   blocks: number;
-  /** Hidden width of each bottleneck (report §7.3: 128). */
+  /** Hidden width of each bottleneck (not given by Jacobsen2019; ours: 128). */
   hidden: number;
   /** Hidden layers per bottleneck (default 2: d/2 → h → h → d/2). */
   hiddenLayers?: number;
@@ -474,7 +473,7 @@ function checkPair(xA: tf.Tensor, xB: tf.Tensor): void {
 }
 
 /**
- * Logit metamers F⁻¹(z_s(A), z_n(B)) of paired inputs (report §2.3): each
+ * Logit metamers F⁻¹(z_s(A), z_n(B)) of paired inputs (Jacobsen2019 §2.2): each
  * has exactly the logits of its xA and the nuisance variables of its xB.
  * xA, xB: equal shapes, the net's input layout.
  */

@@ -1,7 +1,7 @@
 /**
  * Exactly invertible layers with their log-determinants: the building blocks
- * of fully invertible classifiers (fiRevNet, Jacobsen et al. 2019; report
- * 004_a2e2a3876a23345e.md §2.2) and of Glow/RealNVP-style flows.
+ * of fully invertible classifiers (fiRevNet, Jacobsen2019 §2.2,
+ * App. B) and of Glow/RealNVP-style flows.
  *
  * Every layer acts on the last (channel) axis of `[batch, features]` or
  * `[batch, height, width, channels]` (NHWC) tensors, so one implementation

@@ -1,6 +1,6 @@
 /**
  * The MNIST classifier of Madry et al. (2018; MadryLab/mnist_challenge
- * `model.py`), used by Paper C's MNIST experiments (App. B): conv 5×5 32 "same"
+ * `model.py`), used by Rusak2020's MNIST experiments (App. B): conv 5×5 32 "same"
  * ReLU, max-pool 2, conv 5×5 64 "same" ReLU, max-pool 2, dense 1024 ReLU,
  * dense 10 (logits). Input `[batch, 28, 28, 1]` in [0, 1]; 3,274,634 parameters.
  *

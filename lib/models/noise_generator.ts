@@ -1,5 +1,5 @@
 /**
- * The adversarial noise generator of ANT (Rusak et al. 2020, Paper C §3.2,
+ * The adversarial noise generator of ANT (Rusak2020 §3.2,
  * App. A; bethgelab/game-of-noise `Networks/generators.py`): Gaussian noise z
  * of the image's shape through 1×1 convolutions C→20→20→20→C with ReLU between,
  * plus z (one residual). 1×1 kernels keep the noise independent across pixels

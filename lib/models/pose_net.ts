@@ -1,5 +1,5 @@
 /**
- * A DeepLabCut-style keypoint network at toy scale (001_6f3482ea4494d2ce.md §2.4, §8 "§5 Pose"):
+ * A DeepLabCut-style keypoint network at toy scale (Schneider2023 Ch. 5):
  * a BatchNorm conv backbone of four stages (16, 32, 64, 64 channels, stride 2 except the last,
  * which keeps stride 1 as DeepLabCut changes ResNet's last stride, output stride 8) and a 3×3
  * transposed convolution of stride 2 that predicts, at stride 4, one score-map logit and two

@@ -1,6 +1,6 @@
 /**
  * The supervised regressors of the in-domain generalization benchmark
- * (Schott et al., Paper B of 000_306f4209a39c5a17.md, App. H.3–H.4) and the
+ * (Schott2022 App. H.3–H.4) and the
  * readout MLP on a frozen encoder: each maps images `[batch, size, size,
  * channels]` in [0, 1] to factor predictions `[batch, outputs]`, and is
  * trained with the per-batch MSE Σ_j ‖y_j − f(x_j)‖² / b.

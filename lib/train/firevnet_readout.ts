@@ -1,6 +1,6 @@
 /**
- * What a trained fiRevNet's representation holds about the label (Jacobsen et
- * al. 2019, 004_a2e2a3876a23345e.md §5.1 App. B.1, §5.3 Table 2): the error
+ * What a trained fiRevNet's representation holds about the label (Jacobsen2019
+ * §2.2, App. B.1, Table 2): the error
  * of its logits z_s, and that of a fresh post-hoc classifier on its frozen
  * nuisances z_n, on the training rows and on held-out rows. The net is a
  * bijection, so z_n keeps whatever the logits ignore.

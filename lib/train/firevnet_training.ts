@@ -1,6 +1,6 @@
 /**
- * Training and evaluating a dense fiRevNet classifier (Jacobsen et al. 2019,
- * 004_a2e2a3876a23345e.md §2.2–2.5): the logits are z_s of a bijection, so
+ * Training and evaluating a dense fiRevNet classifier (Jacobsen2019 §2.2,
+ * §3, App. B): the logits are z_s of a bijection, so
  * everything the classifier ignores stays in z_n. One phase trains the net
  * with plain cross-entropy or with iCE (its nuisance classifier D_nc updated
  * after each encoder step on that step's z_n); afterwards a fresh post-hoc

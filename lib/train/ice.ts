@@ -1,5 +1,5 @@
 /**
- * The independence cross-entropy (iCE) of 004_a2e2a3876a23345e.md Def. 7 and
+ * The independence cross-entropy (iCE) of Jacobsen2019 Def. 7 and
  * App. B.2, as the reference `train.py` of jhjacobsen/fully-invertible-revnet
  * trains it: a bijection's output is split into logits z_s and nuisances z_n;
  * a nuisance classifier D_nc learns to read y off stop-grad z_n, and the

@@ -1,6 +1,6 @@
 /**
  * Decoder Jacobians J_i = ∂Dec(z)/∂z at many latent points, the input of the
- * distance to orthogonality (Zietlow 2022, §2.5 of the report): by automatic
+ * distance to orthogonality (Zietlow2022 §3.2.6): by automatic
  * differentiation when the decoder has few outputs, by central differences
  * along the d latent axes otherwise (2d decoder passes per chunk instead of
  * one backward pass per output, which matters for images).

@@ -1,5 +1,5 @@
 /**
- * Noise training against common corruptions (Rusak et al. 2020, Paper C
+ * Noise training against common corruptions (Rusak2020
  * §3.1–3.2; bethgelab/game-of-noise `utils.py`, `evaluation_utils.py`):
  * Gaussian noise training (GNT) perturbs the last half of each batch with
  * clipped Gaussian noise; adversarial noise training (ANT) learns the noise
@@ -296,7 +296,7 @@ function checkRescaleInputs(
 // ---------------------------------------------------------------------------------------------
 // Adversarial noise training
 
-/** Settings of ANT (defaults: game-of-noise `DefaultArguments`, Paper C App. B). */
+/** Settings of ANT (defaults: game-of-noise `DefaultArguments`, Rusak2020 App. B). */
 export interface AntOptions {
   /** Image channels C. */
   channels: number;

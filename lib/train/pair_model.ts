@@ -1,6 +1,6 @@
 /**
  * Training of one model on pairs of temporally adjacent images
- * (000_306f4209a39c5a17.md §2.1–2.3): SlowVAE, PM-VAE, Ada-GVAE/-MLVAE and
+ * (Klindt2021 §3, App. E): SlowVAE, PM-VAE, Ada-GVAE/-MLVAE and
  * PCL on the pairs a source gives, and the β-VAE baseline on i.i.d. images
  * from the same source, all with the Locatello et al. encoder/decoder.
  *

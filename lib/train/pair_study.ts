@@ -2,7 +2,7 @@
  * The driver of studies of pair-trained models (slowvae-dsprites,
  * slowvae-kitti): trains a plan of models × seeds, scores each, encodes the
  * shared probe images for UDR, resumes at model granularity, and summarises
- * each model over seeds (mean and s.d., as Paper A's tables).
+ * each model over seeds (mean and s.d., as Klindt2021's tables).
  *
  * @module
  */
@@ -64,7 +64,7 @@ export function pairModelConfig(
 
 /**
  * Pairs of images of a ground-truth dataset whose factors move by the given
- * transition sampler (Paper A App. D: LAP, UNI); "iid" draws single frames.
+ * transition sampler (Klindt2021 App. D: LAP, UNI); "iid" draws single frames.
  */
 export function groundTruthPairSource(
   dataset: GroundTruthDataset,
@@ -235,7 +235,7 @@ export function seedSummary(models: readonly StudyModel[]): Record<string, numbe
 
 /**
  * UDR of every model among its setting's seeds, and model selection by UDR
- * beside selection by a supervised metric (Paper A §2.1 selects γ, λ by UDR).
+ * beside selection by a supervised metric (Klindt2021 §5.1 selects γ, λ by UDR).
  */
 export function udrSelection(models: StudyModel[], probes: ProbeCodes[], supervised: string) {
   const scores = udrPerModel(models, probes);

@@ -1,6 +1,6 @@
 /**
  * Permutation-contrastive learning (PCL, Hyvärinen & Morioka 2017; the
- * baseline of Paper A, 000_306f4209a39c5a17.md §2.3): a logistic regression
+ * baseline of Klindt2021): a logistic regression
  * tells true consecutive pairs (h(x_t), h(x_{t−1})) from pairs whose second
  * element is shuffled; the features h are the learned representation.
  *

@@ -1,6 +1,6 @@
 /**
  * DeepLabCut's training targets, loss and argmax decoding for single-animal
- * pose estimation (001_6f3482ea4494d2ce.md §2.4, §4.3; §8 "pose-ood").
+ * pose estimation (Schneider2023 Ch. 5).
  *
  * Follows DeepLabCut's TensorFlow code:
  * - targets: `compute_target_part_scoremap` (datasets/pose_deterministic.py,

@@ -1,5 +1,5 @@
 /**
- * Training and evaluation of the toy DeepLabCut network (001_6f3482ea4494d2ce.md §2.4, §4.3):
+ * Training and evaluation of the toy DeepLabCut network (Schneider2023 Ch. 5):
  * backbone pretraining on a procedural classification task, pose training (score maps and
  * location refinement, Adam, batch 8, cosine decay), prediction with given BatchNorm
  * statistics, and BN adaptation's statistics of a set of frames. Both trainings checkpoint
@@ -253,7 +253,7 @@ export async function predictKeypoints(
 }
 
 /**
- * BN adaptation's statistics of a set of frames (001 §2.4, Horse-C: "BN statistics are
+ * BN adaptation's statistics of a set of frames (Schneider2023 Ch. 5, Horse-C: "BN statistics are
  * re-estimated separately for each horse identity and each corruption"): the full per-channel
  * statistics of every norm layer over all `n` images (App. A's estimate, layer after layer). A
  * set of at most `batch` images is one forward pass that normalises every layer by its own

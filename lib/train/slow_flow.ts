@@ -1,5 +1,5 @@
 /**
- * The SlowFlow objective (Paper A Eq. 23, 000_306f4209a39c5a17.md §2.2):
+ * The SlowFlow objective (Klindt2021 Eq. 23, App. B, F.1.2):
  * the exact negative log-likelihood of a pair (x_{t−1}, x_t) under a flow
  * z = f(x) with a standard normal marginal for z_{t−1} and a Laplace(λ)
  * transition prior p(z_t | z_{t−1}) = Π (λ/2) exp(−λ|z_t − z_{t−1}|).
@@ -19,7 +19,7 @@ export type SlowFlowTerms = {
 /**
  * NLL of pairs given their latents `z0 = f(x_{t−1})`, `z1 = f(x_t)` (each
  * `[batch, dim]`) and the flow's log|det J| at each (`[batch]`). The model is
- * agnostic to time direction (Paper A App. E), so the Gaussian marginal term
+ * agnostic to time direction (Klindt2021 App. E), so the Gaussian marginal term
  * averages both directions; the Laplace term is symmetric already. `lambda`
  * may be a trainable scalar (maximum-likelihood rate).
  */

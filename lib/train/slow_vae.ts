@@ -1,14 +1,14 @@
 /**
- * Objectives on pairs of images (x_{t−1}, x_t) from Paper A
- * (000_306f4209a39c5a17.md §2.1, §2.3): SlowVAE with its Gaussian marginal
+ * Objectives on pairs of images (x_{t−1}, x_t) from Klindt2021
+ * (§3, App. A, E): SlowVAE with its Gaussian marginal
  * and Laplace transition prior, and the baselines trained on the same pairs
  * — PM-VAE (the α = 2 ablation), Ada-GVAE and Ada-MLVAE (Locatello et al.
  * 2020) and PCL on the encoder's mean.
  *
- * The weighting of the terms follows the reference code (the report's [ext]
- * notes): a batch of n pairs is 2n images, the reconstruction and every
- * per-image term are means over the 2n images, the pair terms are means over
- * the n pairs. All terms are in nats, summed over latents.
+ * The weighting of the terms follows the authors' reference code: a batch
+ * of n pairs is 2n images, the reconstruction and every per-image term are
+ * means over the 2n images, the pair terms are means over the n pairs.
+ * All terms are in nats, summed over latents.
  *
  * @module
  */
@@ -25,8 +25,6 @@ export interface PairObjective extends Registered {
   weights: readonly ("beta" | "gamma" | "rate")[];
 }
 
-const PAPER_A = "000_306f4209a39c5a17.md";
-
 /** Pair objectives, SlowVAE first. */
 export const PAIR_OBJECTIVES = defineRegistry(
   "pair objective",
@@ -34,31 +32,31 @@ export const PAIR_OBJECTIVES = defineRegistry(
     {
       name: "slow_vae",
       description: "SlowVAE: Gaussian marginal and sparse (Laplace) transition prior",
-      source: `${PAPER_A} §2.1`,
+      source: "Klindt2021 §3, App. A",
       weights: ["beta", "gamma", "rate"],
     },
     {
       name: "pm_vae",
       description: "PM-VAE: the Gaussian (α = 2) transition ablation, KL between the pair's posteriors",
-      source: `${PAPER_A} §2.3, App. F.3`,
+      source: "Klindt2021 App. F.3",
       weights: ["beta", "gamma"],
     },
     {
       name: "ada_gvae",
       description: "Ada-GVAE: posteriors of dimensions the pair shares averaged (Locatello et al. 2020)",
-      source: `${PAPER_A} §2.3`,
+      source: "Klindt2021",
       weights: ["beta"],
     },
     {
       name: "ada_mlvae",
       description: "Ada-MLVAE: shared dimensions merged as a product of the pair's posteriors",
-      source: `${PAPER_A} §2.3`,
+      source: "Klindt2021",
       weights: ["beta"],
     },
     {
       name: "pcl",
       description: "PCL: logistic regression of real against shuffled pairs on the encoder's mean",
-      source: `${PAPER_A} §2.3`,
+      source: "Klindt2021",
       weights: [],
     },
   ] as const satisfies readonly PairObjective[],
@@ -69,7 +67,7 @@ export const PAIR_METHODS = PAIR_OBJECTIVES.names;
 export type PairMethod = typeof PAIR_METHODS[number];
 
 /**
- * Cross-entropy H(N(μ̃, σ²), Laplace(0, rate)) per element, Paper A Eq. 22:
+ * Cross-entropy H(N(μ̃, σ²), Laplace(0, rate)) per element, Klindt2021 Eq. 22:
  * −log(λ/2) + λ E|X| with X ~ N(μ̃, σ²) and the folded-normal mean
  * E|X| = σ√(2/π) exp(−μ̃²/2σ²) + μ̃ erf(μ̃/(σ√2)) (Eq. 21, using 1 − 2Φ(u) = −erf(u/√2)).
  * `meanDiff` is μ̃ = μ(x_t) − z_{t−1}, `logVar` is log σ²(x_t); same shapes.
@@ -114,7 +112,7 @@ export interface SlowTransition {
 }
 
 /**
- * The transition terms of Paper A Eq. 4 in closed form, both time
+ * The transition terms of Klindt2021 Eq. 4 in closed form, both time
  * directions (App. E): H(q_0, p(·|μ1)) + H(q_1, p(·|μ0)) − H(q). The
  * conditioning sample z_{t−1} is the other image's mean, and gradients flow
  * through it, as in the reference code.
@@ -271,7 +269,7 @@ export function pairLoss(
 }
 
 /**
- * PCL on images (Paper A §2.3): h = μ(x), real pairs (h(x_t), h(x_{t−1}))
+ * PCL on images (Klindt2021): h = μ(x), real pairs (h(x_t), h(x_{t−1}))
  * against pairs with x_{t−1} shuffled, through the shared {@linkcode PclHead}
  * (its quadratic weights are learned, see pcl.ts).
  */

@@ -1,6 +1,6 @@
 /**
  * Unsupervised encoders and readouts on the training part of a benchmark
- * split (Schott et al. 2022, Paper B of 000_306f4209a39c5a17.md §2.5, App.
+ * split (Schott2022 §3, App.
  * H.3): the β-VAE on i.i.d. training images, SlowVAE and PCL on LAP pairs
  * and Ada-GVAE on pairs differing in one factor, each pair redrawn until both
  * frames are training points; then the readout MLP on the frozen encoder's
@@ -116,7 +116,7 @@ export function trainPairsOf(
   return { first: { values: first, n }, second: { values: second, n } };
 }
 
-/** The pair transitions of the unsupervised encoders: LAP (Paper A App. D.2) or one uniformly changed factor. */
+/** The pair transitions of the unsupervised encoders: LAP (Klindt2021 App. D.2) or one uniformly changed factor. */
 export type SplitTransitions = "lap" | "one_factor";
 
 /** Pairs of factor tuples of `dataset` over its whole grid, moved by the given transitions. */
@@ -153,7 +153,7 @@ export function trainPartPairSource(
   };
 }
 
-/** The unsupervised encoders of the benchmark (Paper B §3 item 1) and what each trains on. */
+/** The unsupervised encoders of the benchmark (Schott2022 §3 item 1) and what each trains on. */
 export const SPLIT_ENCODERS = {
   beta_vae: { description: "β-VAE on i.i.d. training images (trainVae)", transitions: null },
   slow_vae: { description: "SlowVAE on LAP pairs of training images", transitions: "lap" },
@@ -199,7 +199,7 @@ export interface EncoderScores {
 /**
  * Trains encoder `name` on the training part of `split` and scores it at
  * every curve point and at the end with {@linkcode curveScores} on training
- * images (MCC, MIG, DCI, SAP, modularity; Paper B selects models by DCI on
+ * images (MCC, MIG, DCI, SAP, modularity; Schott2022 selects models by DCI on
  * the training split). The β-VAE runs through trainVae, the pair models
  * through trainPairModel. Returns the encoder, the last logged terms and
  * scores (keyed without `label`), the scores at each point in step order,

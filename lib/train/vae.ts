@@ -1,6 +1,6 @@
 /**
  * Training one VAE-family model of Locatello et al. 2019
- * (002_e32ada0b3d473046.md §2: objectives, Table 2 architecture, Table 4a
+ * (Locatello2019 §2.3: objectives, Table 2 architecture, Table 4a
  * optimizer) on a ground-truth dataset: its config keys, and the training
  * loop with checkpoints, media and resume, which keeps the trained encoder
  * in the run. Objectives that are means over examples can train data-parallel

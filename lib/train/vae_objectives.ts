@@ -1,6 +1,6 @@
 /**
  * The six unsupervised objectives compared by Locatello et al. 2019
- * (002_e32ada0b3d473046.md §2.2, §2.5): one shared VAE loss — Bernoulli
+ * (Locatello2019 §2.3, Tables 4b–4c): one shared VAE loss — Bernoulli
  * reconstruction plus KL to N(0, I) — and per method a regularizer, as in
  * disentanglement_lib. All terms are batch means in nats.
  *
@@ -125,7 +125,7 @@ export interface VaeObjective extends Registered {
   regularizer(input: RegularizerInput): tf.Scalar;
 }
 
-const LOCATELLO = "002_e32ada0b3d473046.md §2.3, Table 3";
+const LOCATELLO = "Locatello2019 Table 3";
 
 /** The six objectives, in disentanglement_lib's sweep order, each with its Table 3 grid. */
 export const VAE_OBJECTIVES = defineRegistry(

@@ -8,7 +8,7 @@ import { bnCnn } from "../../lib/models/bn_cnn.ts";
 
 await selectBackend("wasm");
 
-// Float64 references, written from the equations (001_6f3482ea4494d2ce.md eqs. 3.1–3.5).
+// Float64 references, written from the equations (Schneider2023 eqs. 3.1–3.5).
 type Rows = number[][];
 
 function softmax64(row: number[], tau = 1): number[] {

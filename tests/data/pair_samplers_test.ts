@@ -151,7 +151,7 @@ Deno.test("LAP keeps categorical factors fixed and, unless keepNoChange, every p
     assertEquals(pairs.second.values[r * 6 + 1], pairs.first.values[r * 6 + 1]);
   }
   assert(changedCounts(pairs, 6).every((c) => c >= 1));
-  // λ = 1 moves most factors most of the time (Paper A Fig. 8), so no-change pairs exist but are rare.
+  // λ = 1 moves most factors most of the time (Klindt2021 Fig. 8), so no-change pairs exist but are rare.
   const kept = changedCounts(lapPairs(SPRITES, n, new Rng(6), { keepNoChange: true }), 6);
   const unchanged = kept.filter((c) => c === 0).length;
   assert(unchanged > 0 && unchanged < n * 0.05, `${unchanged} unchanged pairs`);
@@ -202,7 +202,7 @@ Deno.test("genLaplace: E|x − loc| = s·Γ(2/α)/Γ(1/α) within 2% over 200,00
   assertAlmostEquals(abs, 3, 0.03);
 });
 
-Deno.test("the natural-transition constants are those of Paper A Tables 11–13", () => {
+Deno.test("the natural-transition constants are those of Klindt2021 Tables 11–13", () => {
   assertEquals(NATURAL_TRANSITIONS.youtube, {
     area: { alpha: 0.444, loc: 0, scale: 5.04 },
     x: { alpha: 0.515, loc: 0, scale: 0.257 },

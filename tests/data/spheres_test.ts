@@ -58,7 +58,7 @@ Deno.test("the closed form of Eq. 5's outer error matches scipy.stats.beta.sf, 1
   for (const { dim, r1, r2, outer_error } of REFERENCE.cases) {
     assertAlmostEquals(outerErrorClosedForm(dim, r1, r2) / outer_error, 1, 1e-10);
   }
-  // The report's §3.1 table.
+  // The clean-error table to four places (ours).
   const quoted: [number, number][] = [[2, 0.3707], [3, 0.1648], [5, 0.0385], [10, 0.0014]];
   for (const [dim, value] of quoted) assertAlmostEquals(outerErrorClosedForm(dim), value, 5e-5);
 });

@@ -13,7 +13,7 @@ import {
   SPLIT_SIZES,
 } from "../../lib/data/splits.ts";
 
-/** Train counts worked out by hand from Paper B Tables 2–3 (the grid minus or within the listed values). */
+/** Train counts worked out by hand from Schott2022 Tables 2–3 (the grid minus or within the listed values). */
 const TRAIN_COUNTS = {
   dsprites: {
     // shape 3 · scale 6−2 · orientation 40−8 · x 32−7 · y 32−7, for both interpolation and extrapolation.

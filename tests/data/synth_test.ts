@@ -1,7 +1,7 @@
 /**
  * The synthetic data of the thesis's Ch. 3: the rotation against SciPy, the
  * Synth-Lin covariance, the Jacobians against central differences, and the
- * preference scores of report §7.3–7.4 against a grid integration.
+ * our preference scores against a grid integration.
  */
 import { assert, assertAlmostEquals, assertEquals, assertThrows } from "../assert.ts";
 import { UsageError } from "../../lib/core/errors.ts";

@@ -138,7 +138,7 @@ browserTest(
     const run = newRun("ica-toy");
     run.writeSummary({
       experiment: "ica-toy",
-      source: "Paper A",
+      source: "Klindt2021",
       run_id: run.info.id,
       preset: "smoke",
       seed: 0,

@@ -8,7 +8,7 @@ import { freezeGenerator, generatorInputSide, noiseGenerator } from "../../lib/m
 await selectBackend("wasm");
 
 Deno.test("noiseGenerator: parameter counts of App. A (1x1: 901 for C = 1, 983 for C = 3; 3x3 adds 8·20·20)", () => {
-  // Per layer k·k·cin·cout + cout: 1x1 C=3: 80 + 420 + 420 + 63 = 983 (Paper C Table 2); 3x3's second layer 3620.
+  // Per layer k·k·cin·cout + cout: 1x1 C=3: 80 + 420 + 420 + 63 = 983 (Rusak2020 Table 2); 3x3's second layer 3620.
   const expected = { "1x1": { 1: 901, 3: 983 }, "3x3": { 1: 4101, 3: 4183 } } as const;
   for (const kind of ["1x1", "3x3"] as const) {
     for (const channels of [1, 3] as const) {

@@ -1,5 +1,5 @@
 /**
- * PoseNet (lib/models/pose_net.ts; 001_6f3482ea4494d2ce.md §2.4, §8 "§5 Pose") against torch modules in float64
+ * PoseNet (lib/models/pose_net.ts; Schneider2023 Ch. 5) against torch modules in float64
  * (tests/models/fixtures/pose_net.py → pose_net.json) on weights both sides generate bit for bit: forward in
  * "source" and "train" mode, the running statistics after a train forward, "fixed" mode on the source statistics,
  * and the staged full statistics of BN adaptation against a float64 convolution written here.
