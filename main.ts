@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkFolder, checkOutputFile, checkRunsRoot, closest, parseCommandLine } from "./lib/core/cli.ts";
 import { defaultRunsRoot, runFromCli, USAGE_EXIT_CODE } from "./lib/core/experiment.ts";
-import { curvesFileName, scorecardMarkdown, scoreResults } from "./lib/core/scorecard.ts";
+import { scorecardMarkdown, scoreResults } from "./lib/core/scorecard.ts";
 import {
   mergedResults,
   type ReferenceResult,
@@ -16,8 +16,7 @@ import {
   RESULTS_FOLDER,
   writeResult,
 } from "./lib/core/reference_results.ts";
-import { summaryCurvesSvg } from "./lib/core/curves.ts";
-import { writeSection } from "./lib/core/readme.ts";
+import { expectedDocs, staleDocs, writeDocs } from "./lib/core/docs_files.ts";
 import { EXPERIMENTS, findExperiment } from "./experiments/mod.ts";
 import { encodePng } from "./lib/core/png.ts";
 import { Rng } from "./lib/core/rng.ts";
@@ -46,8 +45,6 @@ import { genEvalCommand } from "./lib/metrics/gen_eval.ts";
 import { auditExperiment, auditMarkdown } from "./lib/core/audit.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
-/** Where `scorecard --write` draws each run's target curves, relative to README.md. */
-const CURVES_FOLDER = "docs/curves";
 
 const KEEPING = EXPERIMENTS.filter((e) => e.load).map((e) => e.name).join(", ");
 
@@ -68,8 +65,10 @@ commands:
   scorecard [--runs dir] [--keep run-dir] [--write]
                                every target and claim judged with today's targets on the kept results
                                (data/results; seeds of a configuration together) and the run store's latest
-                               runs; --keep adds a completed run to the kept results; --write puts the kept
-                               results' table into README.md
+                               runs; --keep adds a completed run to the kept results; --write then runs docs
+  docs [--check]               docs/ from the registry and the kept results: a page per experiment
+                               (docs/experiments/), docs/scorecard.md with its curves, docs/papers.md, and
+                               README.md's short scorecard; --check lists the stale files and exits 1
   eval --codes c.npy --factors f.npy [--metrics ${CODES_METRICS.join(",")}] [--out result.json]
                                disentanglement metrics of any representation: codes float [n, d],
                                factors integer [n, k]; rows [0, 0.8 n) train, the rest test
@@ -158,7 +157,7 @@ async function demo(args: string[]): Promise<void> {
   console.log(
     `dashboard: deno task serve, then open http://127.0.0.1:8787/#/run/${experiment.name}/${dir.split("/").at(-1)}`,
   );
-  console.log(`scorecard: deno task scorecard --write updates README.md`);
+  console.log(`scorecard: deno task scorecard; deno task docs updates docs/ and README.md's short scorecard`);
 }
 
 /** The file that defines each registered experiment, by its `name:` line. */
@@ -208,8 +207,8 @@ function staleness(): (result: ReferenceResult) => boolean {
  * `scorecard [--runs dir] [--keep run-dir] [--write]`: verdicts recomputed with
  * today's targets from the kept results (data/results), where a run store's
  * runs of the same seed replace them; `--keep` adds a completed run to the kept
- * results; `--write` puts the kept results' scorecard (and nothing of the local
- * store) into README.md.
+ * results; `--write` then writes docs/ from the kept results (and nothing of
+ * the local store), as `docs` does.
  */
 function scorecard(args: string[]): void {
   const { flags } = parseCommandLine(args);
@@ -244,30 +243,34 @@ function scorecard(args: string[]): void {
   }
   const lookup = (name: string) => findExperiment(name);
   const isStale = staleness();
-  if (flags.has("write")) {
-    const { results, skipped } = mergedResults(resultsFolder, null);
-    if (skipped.length) usageError(`kept results that do not parse: ${skipped.join("; ")}`);
-    const groups = scoreResults(results, lookup, isStale);
-    const path = join(ROOT, "README.md");
-    const folder = join(ROOT, CURVES_FOLDER);
-    Deno.mkdirSync(folder, { recursive: true });
-    const drawn = new Set<string>();
-    for (const group of groups) {
-      const svg = summaryCurvesSvg(group);
-      if (!svg) continue;
-      Deno.writeTextFileSync(join(folder, curvesFileName(group)), svg);
-      drawn.add(curvesFileName(group));
-    }
-    // The folder holds exactly the drawings the table links to.
-    for (const entry of Deno.readDirSync(folder)) {
-      if (entry.name.endsWith(".svg") && !drawn.has(entry.name)) Deno.removeSync(join(folder, entry.name));
-    }
-    writeSection(path, "scorecard", scorecardMarkdown(groups, { folder: CURVES_FOLDER, drawn }));
-    console.error(`updated the scorecard in ${path} and its curves in ${folder}`);
-  }
+  if (flags.has("write")) docs([]);
   const { results, skipped } = mergedResults(resultsFolder, typeof runs === "string" ? runs : defaultRunsRoot());
   for (const line of skipped) console.error(`skipped ${line}`);
   console.log(scorecardMarkdown(scoreResults(results, lookup, isStale)));
+}
+
+/**
+ * `docs [--check]`: the generated pages of docs/ (and README.md's short
+ * scorecard) from the registry and the kept results; `--check` writes
+ * nothing and exits 1 naming the stale files.
+ */
+function docs(args: string[]): void {
+  const { flags, positionals } = parseCommandLine(args);
+  for (const key of flags.keys()) if (key !== "check") usageError(`unknown option --${key} for docs; valid: --check`);
+  if (positionals.length) usageError(`docs takes no argument ("${positionals[0]}")`);
+  const expected = expectedDocs(ROOT, EXPERIMENTS);
+  if (flags.has("check")) {
+    const stale = staleDocs(ROOT, expected);
+    if (stale.length === 0) console.error(`docs/ is current (${expected.size} generated files)`);
+    else {
+      console.error(`stale generated files (run deno task docs):\n${stale.map((p) => `  ${p}`).join("\n")}`);
+      Deno.exitCode = 1;
+    }
+    return;
+  }
+  const written = writeDocs(ROOT, expected);
+  for (const path of written) console.error(`${expected.has(path) ? "wrote" : "removed"} ${path}`);
+  console.error(`${written.length} of ${expected.size} generated files changed`);
 }
 
 /** `audit [names]`: the null-model gate of the named experiments (all by default); exit code 1 when a target fails. */
@@ -468,7 +471,7 @@ async function evaluate(args: string[]): Promise<void> {
 export async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   const wantsHelp = rest.includes("--help") || rest.includes("-h");
-  if (["list", "scorecard", "audit", "datasets", "eval", "export-codes"].includes(command) && wantsHelp) {
+  if (["list", "scorecard", "docs", "audit", "datasets", "eval", "export-codes"].includes(command) && wantsHelp) {
     console.log(HELP);
     return;
   }
@@ -485,6 +488,8 @@ export async function main(args: string[]): Promise<void> {
       return await demo(rest);
     case "scorecard":
       return scorecard(rest);
+    case "docs":
+      return docs(rest);
     case "audit":
       return audit(rest);
     case "datasets":
@@ -520,6 +525,7 @@ export async function main(args: string[]): Promise<void> {
             "sweep",
             "demo",
             "scorecard",
+            "docs",
             "audit",
             "datasets",
             "eval",

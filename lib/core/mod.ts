@@ -12,6 +12,8 @@ export * from "./claims.ts";
 export * from "./cli.ts";
 export * from "./config.ts";
 export * from "./curves.ts";
+export * from "./docs_files.ts";
+export * from "./docs_pages.ts";
 export * from "./errors.ts";
 export * from "./experiment.ts";
 export * from "./gradients.ts";

@@ -201,12 +201,15 @@ export function scorecardHeadline(groups: readonly ScoredGroup[]): string {
   ].join(" ");
 }
 
-const format = (value: number | null) => value === null ? "—" : Number(value.toFixed(3)).toString();
+/** A number as the scorecard prints it: at most 3 decimals, "—" when absent. */
+export const formatValue = (value: number | null) => value === null ? "—" : Number(value.toFixed(3)).toString();
 
 /** "0.61", or "0.61 [0.55, 0.67], 3 seeds" with an interval. */
 export function oursText(t: Pick<ScoredTarget, "ours" | "interval" | "n">): string {
-  if (t.interval) return `${format(t.ours)} [${format(t.interval[0])}, ${format(t.interval[1])}], ${t.n} seeds`;
-  return t.n > 1 ? `${format(t.ours)}, ${t.n} seeds` : format(t.ours);
+  if (t.interval) {
+    return `${formatValue(t.ours)} [${formatValue(t.interval[0])}, ${formatValue(t.interval[1])}], ${t.n} seeds`;
+  }
+  return t.n > 1 ? `${formatValue(t.ours)}, ${t.n} seeds` : formatValue(t.ours);
 }
 
 /** "abs-mnist (quick, seed 0, ca94db3)" or "(quick, seeds 0–2, --steps 10, …; older than the code)". */
@@ -216,19 +219,22 @@ export function groupLabel(g: ScoredGroup): string {
   return `${g.experiment} (${parts.join(", ")}${g.stale ? "; older than the code" : ""})`;
 }
 
-/** Markdown rows of one group: its targets, then its claims, then its problem. */
-export function groupRows(g: ScoredGroup): string[] {
+/**
+ * Markdown rows of one group: its targets, then its claims, then its problem;
+ * `cite` rewrites a source cell (to link its citation keys).
+ */
+export function groupRows(g: ScoredGroup, cite: (source: string) => string = (s) => s): string[] {
   // A "|" inside a cell (|cos|, a list of choices) would end the cell: Markdown needs it escaped.
   const cell = (text: string) => text.replaceAll("|", "\\|");
   const at = cell(groupLabel(g));
   return [
     ...g.targets.map((t) =>
-      `| ${at} | ${t.kind} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${oursText(t)} | ${
+      `| ${at} | ${t.kind} | ${cite(cell(t.source))} | ${cell(t.metric)} | ${formatValue(t.paper)} | ${oursText(t)} | ${
         cell(comparisonText(t))
       } | ${curveCell(t)} | ${t.verdict} |`
     ),
     ...g.claims.map((c) =>
-      `| ${at} | claim | ${cell(c.source)} | ${cell(c.text)} | holds | ${cell(c.note ?? "")} | | | ${c.verdict} |`
+      `| ${at} | claim | ${cite(cell(c.source))} | ${cell(c.text)} | holds | ${cell(c.note ?? "")} | | | ${c.verdict} |`
     ),
     ...(g.problem ? [`| ${at} | | | ${cell(g.problem)} | | | | | not measured |`] : []),
   ];
@@ -240,9 +246,14 @@ export const curvesFileName = (g: Pick<ScoredGroup, "experiment" | "preset">) =>
 /**
  * The scorecard as Markdown: the headline, the table, what each preset
  * cannot show, and, with `curves`, an image of each group's target curves
- * from the folder `curves.folder` (relative to the Markdown file).
+ * from the folder `curves.folder` (relative to the Markdown file); `cite`
+ * rewrites each source cell (see {@linkcode groupRows}).
  */
-export function scorecardMarkdown(groups: readonly ScoredGroup[], curves?: { folder: string; drawn: Set<string> }) {
+export function scorecardMarkdown(
+  groups: readonly ScoredGroup[],
+  curves?: { folder: string; drawn: ReadonlySet<string> },
+  cite?: (source: string) => string,
+) {
   const header = [
     "| experiment | class | source | metric or finding | published | ours | reproduced when | curve | verdict |",
     "|---|---|---|---|---|---|---|---|---|",
@@ -258,7 +269,7 @@ export function scorecardMarkdown(groups: readonly ScoredGroup[], curves?: { fol
     scorecardHeadline(groups),
     "",
     ...header,
-    ...groups.flatMap(groupRows),
+    ...groups.flatMap((g) => groupRows(g, cite)),
     ...(limits.length > 0 ? ["", "What each preset cannot show, and why:", "", ...limits] : []),
     ...(images.length > 0
       ? ["", "Learning curves of each target (blue; dot: the final value), published value dashed red:", "", ...images]
@@ -279,9 +290,9 @@ export function summaryMarkdown(summary: SummaryView): string {
     "| experiment | class | source | metric or finding | published | ours | reproduced when | curve | verdict |",
     "|---|---|---|---|---|---|---|---|---|",
     ...summary.targets.map((t) =>
-      `| ${at} | ${t.kind ?? ""} | ${cell(t.source)} | ${cell(t.metric)} | ${format(t.paper)} | ${format(t.ours)} | ${
-        cell(comparisonText(t))
-      } | ${curveCell(t)} | ${t.verdict} |`
+      `| ${at} | ${t.kind ?? ""} | ${cell(t.source)} | ${cell(t.metric)} | ${formatValue(t.paper)} | ${
+        formatValue(t.ours)
+      } | ${cell(comparisonText(t))} | ${curveCell(t)} | ${t.verdict} |`
     ),
     ...summary.claims.map((c) =>
       `| ${at} | claim | ${cell(c.source)} | ${cell(c.text)} | holds | | | | ${c.verdict} |`
@@ -304,7 +315,7 @@ export function resultTablesMarkdown(details: unknown): string {
   const tables = (details as { results?: unknown } | null)?.results;
   if (!Array.isArray(tables)) return "";
   const cell = (v: unknown) =>
-    typeof v === "number" ? format(v) : v === null || v === undefined ? "—" : String(v).replaceAll("|", "\\|");
+    typeof v === "number" ? formatValue(v) : v === null || v === undefined ? "—" : String(v).replaceAll("|", "\\|");
   return tables.flatMap((table: ResultTable) => {
     if (!table.rows?.length) return [];
     const keys = [...new Set(table.rows.flatMap((row) => Object.keys(row)))];
