@@ -18,7 +18,7 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose,workers] [--json path] [--write-readme]
+ *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose,workers] [--json path] [--write-docs]
  *
  * @module
  */
@@ -44,7 +44,7 @@ import { TTA_WORKLOADS } from "./groups/tta.ts";
 import { ENCODER_INFERENCE_WORKLOAD, VAE_WORKLOADS } from "./groups/vae.ts";
 import { VAE_PCA_WORKLOADS } from "./groups/vae_pca.ts";
 import { DATA_PARALLEL_SHARDS, WORKERS_WORKLOADS } from "./groups/workers.ts";
-import { README_PATH, speedSection, writeSpeedTable } from "./readme_table.ts";
+import { PERFORMANCE_PAGE, speedSection, writeSpeedTable } from "./readme_table.ts";
 
 const OPTIONS = {
   backend: choice("auto", ["auto", "wasm", "cpu", "webgpu", "all"], "backends to time; all = every one available"),
@@ -115,15 +115,15 @@ async function machineInfo(): Promise<BenchReport["machine"]> {
 
 async function main(args: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(args);
-  const jsonPath = flags.get("json"), writeReadme = flags.get("write-readme");
+  const jsonPath = flags.get("json"), writeDocs = flags.get("write-docs");
   flags.delete("json");
-  flags.delete("write-readme");
+  flags.delete("write-docs");
   if (flags.has("help")) {
     console.log(
       "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N] [--steps N] " +
         "[--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit] [--torch_malloc keep|default] " +
         "[--profile] [--corruptions] [--corruption_images N] [--mnist_c_images N] [--only group] [--json path] " +
-        "[--write-readme]\n" +
+        "[--write-docs]\n" +
         `models: ${MODEL_NAMES.join(", ")} (default: all but ant-step, which --corruptions adds, and the groups')\n` +
         `groups: ${Object.entries(BENCH_GROUPS).map(([name, group]) => `${name} = ${group.join(", ")}`).join("; ")}`,
     );
@@ -133,13 +133,13 @@ async function main(args: string[]): Promise<void> {
   try {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (jsonPath === true) throw new UsageError("--json needs a path");
-    if (writeReadme !== undefined && writeReadme !== true) throw new UsageError("--write-readme takes no value");
-    cfg = resolveConfig(OPTIONS, {}, flags, ["json", "write-readme"]);
+    if (writeDocs !== undefined && writeDocs !== true) throw new UsageError("--write-docs takes no value");
+    cfg = resolveConfig(OPTIONS, {}, flags, ["json", "write-docs"]);
     if (cfg.only.length && flags.has("models")) {
       throw new UsageError("give --models or --only, not both: --only times its groups' entries instead");
     }
-    if (cfg.only.length && writeReadme) {
-      throw new UsageError("--write-readme rewrites the whole speed table, which --only would cut to its groups");
+    if (cfg.only.length && writeDocs) {
+      throw new UsageError("--write-docs rewrites the whole speed table, which --only would cut to its groups");
     }
   } catch (error) {
     if (error instanceof UsageError) exitWithUsageError(error.message);
@@ -267,15 +267,15 @@ async function main(args: string[]): Promise<void> {
   // --only times its groups and nothing else.
   if (!cfg.only.length) report.datasets = datasetThroughput(convStep?.ms_per_step.median ?? null);
   report.machine.load_end = loadavg();
-  // The same tables README.md shows, so what the terminal says is what the README will say.
+  // The same tables docs/performance.md shows, so what the terminal says is what the page will say.
   console.log(`\n${speedSection(report)}`);
   if (typeof jsonPath === "string") {
     Deno.writeTextFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n");
     console.error(`wrote ${jsonPath}`);
   }
-  if (writeReadme) {
-    writeSpeedTable(report, README_PATH);
-    console.error(`wrote the speed table of ${README_PATH}`);
+  if (writeDocs) {
+    writeSpeedTable(report, PERFORMANCE_PAGE);
+    console.error(`wrote the speed table of ${PERFORMANCE_PAGE}`);
   }
   const failed: string[] = [
     ...report.results.filter((r) => r.check && !r.check.ok).map((r) => r.model),

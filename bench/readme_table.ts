@@ -1,5 +1,5 @@
 /**
- * README.md's speed table, written from a `deno task bench --json` report so
+ * The speed tables of docs/performance.md, written from a `deno task bench --json` report so
  * the numbers there are never typed by hand: the machine, its load average,
  * PyTorch's BLAS kernel, per model the step times and the median paired
  * ratio with its spread, the goals and result checks of the model entries that
@@ -14,7 +14,7 @@
  * same way into its own section (`--section bench-tta`, `bench-cebra`,
  * `bench-vae-pca`, `bench-firevnet`, `bench-pose`, `bench-workers`).
  *
- * usage: deno task bench-readme <bench.json> [--readme path] [--section name]
+ * usage: deno task bench-readme <bench.json> [--page path] [--section name]
  *
  * @module
  */
@@ -23,8 +23,8 @@ import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { writeSection } from "../lib/core/readme.ts";
 import type { BenchReport, CorruptionSection, ReferenceInfo } from "./harness/report.ts";
 
-/** The project's README. */
-export const README_PATH = fileURLToPath(new URL("../README.md", import.meta.url));
+/** The page whose bench sections the speed tables are written into. */
+export const PERFORMANCE_PAGE = fileURLToPath(new URL("../docs/performance.md", import.meta.url));
 
 const LABELS: Record<string, string> = {
   "conv-vae-64": "conv VAE 64×64",
@@ -161,7 +161,7 @@ export function numpyBlasDescription(report: BenchReport): string {
   return numpy.library ?? "none found";
 }
 
-/** The Markdown between the README's bench markers. */
+/** The Markdown between a bench section's markers of the performance page. */
 export function speedSection(report: BenchReport): string {
   const { machine: m, config: c, reference: ref } = report;
   const lines: string[] = [];
@@ -438,7 +438,7 @@ export function corruptionLines(section: CorruptionSection, report: BenchReport)
 }
 
 /**
- * Rewrites a speed table of the README at `path` from `report`, aligned as
+ * Rewrites a speed section of the Markdown page at `path` from `report`, aligned as
  * deno fmt aligns it: the CPU one (`bench`) or another machine's, e.g. a GPU's
  * WebGPU run (`bench-webgpu`).
  */
@@ -449,16 +449,16 @@ export function writeSpeedTable(report: BenchReport, path: string, section = "be
 
 if (import.meta.main) {
   const { flags, positionals } = parseCommandLine(Deno.args);
-  const unknown = [...flags.keys()].find((key) => !["help", "readme", "section"].includes(key));
-  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --readme, --section`);
+  const unknown = [...flags.keys()].find((key) => !["help", "page", "section"].includes(key));
+  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --page, --section`);
   if (flags.has("help") || positionals.length !== 1) {
     const usage =
-      "usage: deno task bench-readme <bench.json> [--readme path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-pose|bench-workers|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
+      "usage: deno task bench-readme <bench.json> [--page path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-pose|bench-workers|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
-    const readme = flags.get("readme");
-    if (readme === true) exitWithUsageError("--readme needs a path");
+    const page = flags.get("page");
+    if (page === true) exitWithUsageError("--page needs a path");
     const section = flags.get("section") ?? "bench";
     const sections = [
       "bench",
@@ -477,7 +477,7 @@ if (import.meta.main) {
       exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
     }
     const report = JSON.parse(Deno.readTextFileSync(positionals[0])) as BenchReport;
-    writeSpeedTable(report, readme ?? README_PATH, section as string);
-    console.log(`wrote the speed table of ${readme ?? README_PATH} from ${positionals[0]}`);
+    writeSpeedTable(report, page ?? PERFORMANCE_PAGE, section as string);
+    console.log(`wrote the speed table of ${page ?? PERFORMANCE_PAGE} from ${positionals[0]}`);
   }
 }

@@ -6,7 +6,7 @@
  * `sinfo` answers, and the file-only paths: `sweep status` of 1,000 tasks
  * and `sweep --dry-run` of 10,000.
  *
- * usage: deno task sweep-bench [--tasks 12] [--json path] [--write-readme]
+ * usage: deno task sweep-bench [--tasks 12] [--json path] [--write-docs]
  *
  * @module
  */
@@ -35,8 +35,8 @@ import { gitCommit } from "../lib/core/experiment.ts";
 import { writeSection } from "../lib/core/readme.ts";
 import { fileURLToPath } from "node:url";
 
-/** README.md of the project, whose `sweep-bench` section `--write-readme` rewrites. */
-const README = fileURLToPath(new URL("../README.md", import.meta.url));
+/** The sweeps guide, whose `sweep-bench` section `--write-docs` rewrites. */
+const SWEEPS_PAGE = fileURLToPath(new URL("../docs/sweeps.md", import.meta.url));
 
 const experiment = findExperiment("ica-toy")!;
 
@@ -207,8 +207,8 @@ async function dryRunOfTenThousand(): Promise<number> {
 async function main(args: string[]) {
   const { flags, positionals } = parseCommandLine(args);
   for (const key of flags.keys()) {
-    if (!["tasks", "json", "write-readme"].includes(key)) {
-      throw new UsageError(`unknown option --${key}; valid: --tasks, --json, --write-readme`);
+    if (!["tasks", "json", "write-docs"].includes(key)) {
+      throw new UsageError(`unknown option --${key}; valid: --tasks, --json, --write-docs`);
     }
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -261,7 +261,7 @@ async function main(args: string[]) {
     ["sweep status, 1,000 tasks", `${f(status)} s`, "≤ 1 s"],
     ["sweep --dry-run, 10,000 tasks (process)", `${f(dryRun)} s`, "≤ 2 s"],
   ];
-  if (flags.has("write-readme")) {
+  if (flags.has("write-docs")) {
     const commit = (await gitCommit())?.slice(0, 7) ?? "an unknown commit";
     const table = [
       "| measure | value | target |",
@@ -269,13 +269,13 @@ async function main(args: string[]) {
       ...rows.map((r) => `| ${r.join(" | ")} |`),
     ];
     writeSection(
-      README,
+      SWEEPS_PAGE,
       "sweep-bench",
-      `\`deno task sweep-bench --write-readme\` at commit ${commit}, ${count} ica-toy smoke tasks on ` +
+      `\`deno task sweep-bench --write-docs\` at commit ${commit}, ${count} ica-toy smoke tasks on ` +
         `${report.cores} cores (load average ${f(report.load_before)} before, ${f(report.load_after)} after):\n\n` +
         table.join("\n"),
     );
-    console.error(`written to ${README}`);
+    console.error(`written to ${SWEEPS_PAGE}`);
   }
   const width = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length), 8));
   console.log(
@@ -296,7 +296,7 @@ if (import.meta.main) {
     await main(Deno.args);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    console.error(`error: ${error.message}\nusage: deno task sweep-bench [--tasks 12] [--json path] [--write-readme]`);
+    console.error(`error: ${error.message}\nusage: deno task sweep-bench [--tasks 12] [--json path] [--write-docs]`);
     Deno.exitCode = 2;
   }
 }

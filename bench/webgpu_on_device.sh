@@ -4,8 +4,9 @@
 #   .gpu/  deno.xz (xz -6 of the deno binary), bench.js.xz (deno bundle bench/bench.ts, then xz), and the two
 #          tfjs-backend-wasm*.wasm.xz files of node_modules/@tensorflow/tfjs-backend-wasm/dist (a bundle finds them
 #          beside itself)
-# Writes $OUT/bench-webgpu.json (the README's model list), $OUT/bench-webgpu-tta.json (--only tta),
-# $OUT/bench-webgpu-cebra.json (--only cebra) and $OUT/bench-webgpu-firevnet.json (--only firevnet).
+# Writes $OUT/bench-webgpu.json (the model list of docs/performance.md's bench-webgpu section),
+# $OUT/bench-webgpu-tta.json (--only tta), $OUT/bench-webgpu-cebra.json (--only cebra) and
+# $OUT/bench-webgpu-firevnet.json (--only firevnet).
 set -e
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig

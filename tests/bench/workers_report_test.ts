@@ -1,7 +1,7 @@
 /**
  * The `workers` bench group's PyTorch-on-N-threads side and communication share: the rounds
  * alternate four sides ABCD DCBA, both PyTorch workers get the same build request, the ratios and shares are
- * summarised from the rounds, and the terminal line and the README table show them. Fake PyTorch workers answer
+ * summarised from the rounds, and the terminal line and the table of docs/performance.md show them. Fake PyTorch workers answer
  * with fixed times, so nothing here depends on how fast the machine is.
  *
  * @module
@@ -248,7 +248,7 @@ function report(results: ModelResult[], threaded: boolean): BenchReport {
   };
 }
 
-Deno.test("the README section has a data-parallel table with PyTorch on N threads and the communication share", () => {
+Deno.test("the performance page's section has a data-parallel table with PyTorch on N threads and the communication share", () => {
   const text = speedSection(report([workersResult()], true));
   assert(text.includes("ABBA; ABC CBA with a baseline step too; ABCD DCBA with PyTorch on more threads as well"));
   assert(text.includes("Data-parallel steps beside PyTorch on 1 thread and on 2 threads"), text);
