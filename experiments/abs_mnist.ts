@@ -226,6 +226,7 @@ const claims: Claim<Cfg>[] = [
 
 export const experiment = defineExperiment({
   name: "abs-mnist",
+  finding: "Analysis by synthesis needs larger adversarials than a CNN",
   description: "Analysis by synthesis (Schott2019): ABS vs CNN on MNIST under a foolbox-style attack suite, L2 bound",
   source: SOURCE,
   config,

@@ -170,6 +170,7 @@ const claims: Claim<Cfg>[] = [
 
 export const experiment = defineExperiment({
   name: "bn-adapt",
+  finding: "Test-time batch-norm statistics cut the corruption error",
   description: "BN adaptation on corrupted MNIST: source prior n × N, full statistics, mixed/clean controls, GN, W₂",
   source: SOURCE,
   config,

@@ -164,6 +164,7 @@ interface State {
 /** CCC-mini as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "ccc-mini",
+  finding: "Periodic resets (RDumb) beat continual adaptation on a long stream",
   description: "RDumb vs ETA, Tent, BN and the pretrained model on a continually changing corruption stream of digits",
   source: SOURCE,
   config,

@@ -203,6 +203,7 @@ const claims: Claim<Cfg>[] = [
 
 export const experiment = defineExperiment({
   name: "cebra-place-cells",
+  finding: "CEBRA embeddings decode position and rank behavioural hypotheses",
   description:
     "CEBRA on simulated rat place cells: decoding, goodness of fit, hypothesis tests, cross-rat consistency, multi-session",
   source: SOURCE,

@@ -215,6 +215,7 @@ function printTable(models: readonly ModelResult[], pca: { r2: number; r2_train:
 
 export const experiment = defineExperiment({
   name: "cebra-synthetic",
+  finding: "CEBRA-Behavior recovers a behavioural latent better than PCA",
   description: "CEBRA-Behavior vs PCA on the pi-VAE synthetic spikes: R² of the recovered 2-D latent (Fig. 7.1b)",
   source: SOURCE,
   config,

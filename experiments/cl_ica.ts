@@ -399,6 +399,7 @@ export const workerPhase: WorkerPhase<Cfg, CaseName, { r2: number; mcc: number }
 /** The cl-ica synthetic identifiability study (Tables 6.1–6.2) as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "cl-ica",
+  finding: "Contrastive learning inverts the data-generating process",
   description: "Contrastive learning inverts a random invertible MLP: R² and MCC of f∘g vs z (Tables 6.1–6.2)",
   source: SOURCE,
   config,

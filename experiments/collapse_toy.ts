@@ -123,6 +123,7 @@ const claims: Claim<Cfg>[] = [
 /** The collapse toy of RDumb App. C as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "collapse-toy",
+  finding: "Tent gains, then collapses, under strong noise",
   description:
     "Tent on a BN scale collapses a 2-D Gaussian classifier under strong noise (s² = 25), not weak (RDumb App. C)",
   source: SOURCE,

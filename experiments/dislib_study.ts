@@ -189,6 +189,7 @@ function dislibStudy(runCtx: RunContext, cfg: Cfg) {
 /** Many VAE-family models on one dataset, and the study's analyses of them. */
 export const experiment = defineExperiment({
   name: "dislib-study",
+  finding: "Seeds and hyperparameters matter more than the VAE objective",
   description: "Locatello et al. 2019 at small scale: methods × values × seeds, metric agreement, TC, selection",
   source: SOURCE,
   config,

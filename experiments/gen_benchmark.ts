@@ -299,6 +299,7 @@ const claims: Claim<Cfg>[] = [
 /** Regressors, oracles and unsupervised encoders with a readout on the four splits of Schott2022, scored by R². */
 export const experiment = defineExperiment({
   name: "gen-benchmark",
+  finding: "No model generalizes to unseen factor combinations or values",
   description:
     "In-domain generalization (Schott2022): regressors on random/composition/interpolation/extrapolation splits",
   source: SOURCE,

@@ -299,6 +299,7 @@ export const workerPhase: WorkerPhase<Cfg, IcaPhase, number> = async (ctx, cfg, 
 /** The nonlinear ICA toy of Klindt2021, SlowFlow vs PCL, as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "ica-toy",
+  finding: "SlowFlow keeps identifying the sources as mixing deepens; PCL degrades",
   description: "Nonlinear ICA of Laplace-AR sources: SlowFlow vs PCL, MCC per mixing depth L",
   source: SOURCE,
   config,

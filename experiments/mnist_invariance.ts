@@ -459,6 +459,7 @@ function resultTables(m: Record<string, number>, cfg: Cfg): ResultTable[] {
 /** The MNIST experiment as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "mnist-invariance",
+  finding: "Independence cross-entropy moves label information out of the nuisances",
   description: "CE vs iCE on a dense fiRevNet: logit and nuisance errors (Table 2), metamers, a shift stand-in",
   source: SOURCE,
   config,

@@ -244,6 +244,7 @@ const claims: Claim<Cfg>[] = [
 
 export const experiment = defineExperiment({
   name: "noise-train-mnist",
+  finding: "Gaussian and adversarial noise training raise corruption accuracy",
   description: "Gaussian and adversarial noise training (Rusak2020) on MNIST: MNIST-C, relative mCE, ε*, PGD/DDN",
   source: SOURCE,
   config,

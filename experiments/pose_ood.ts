@@ -200,6 +200,7 @@ const claims: Claim<Cfg>[] = [
 /** The pose experiment as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "pose-ood",
+  finding: "Pretraining makes pose estimation robust out of domain",
   description: "Pose estimation out of domain on procedural quadrupeds: pretrained vs scratch, BN adaptation",
   source: SOURCE,
   config,

@@ -424,6 +424,7 @@ export const workerPhase: WorkerPhase<Cfg, RegclPhase, PhaseMetrics> = async (ct
 /** RegCL attribution maps against the known generator (Table 8.1) as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "regcl-attribution",
+  finding: "A Jacobian penalty makes contrastive attribution maps identifiable",
   description:
     "RegCL: J_f⁺ attribution of hybrid contrastive encoders with a Jacobian penalty vs ground truth (Table 8.1)",
   source: SOURCE,

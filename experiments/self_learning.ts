@@ -175,6 +175,7 @@ const claims: Claim<Cfg>[] = [
 
 export const experiment = defineExperiment({
   name: "self-learning",
+  finding: "Entropy and robust pseudo-labelling beat BN adaptation",
   description: "Test-time self-learning (ENT, RPL, hard/soft PL) on BN affine parameters vs BN adaptation, " +
     "corrupted MNIST (Table 3.4)",
   source: SOURCE,

@@ -260,6 +260,7 @@ function dspritesStudy(ctx: RunContext, cfg: Cfg): PairStudySetup & { dataset: G
 /** SlowVAE and its baselines on dSprites pairs, over seeds. */
 export const experiment = defineExperiment({
   name: "slowvae-dsprites",
+  finding: "Sparse (Laplace) transitions let SlowVAE identify dSprites' factors",
   description: "SlowVAE (LAP, UNI) vs PM-VAE, Ada-GVAE, PCL and β-VAE on dSprites pairs (Klindt et al. 2021 Table 1)",
   source: SOURCE,
   config,

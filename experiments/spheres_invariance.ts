@@ -424,6 +424,7 @@ function resultTables(m: Record<string, number>, cfg: Cfg): ResultTable[] {
 /** The spheres experiment as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "spheres-invariance",
+  finding: "Excessive invariance: inputs of another class that the classifier cannot tell apart",
   description: "Excessive invariance on the adversarial spheres: Example 6's attack, a dense fiRevNet, metamers",
   source: SOURCE,
   config,

@@ -117,6 +117,7 @@ function collapseImage(map: CollapseMap, ratio: number, scale: number): Image {
 /** The two-point collapse phase diagram of ENT and PL (Fig. 3.2) as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "two-point",
+  finding: "Where entropy minimisation and pseudo-labels collapse, by temperature ratio",
   description: "Two-point model of self-learning: where ENT and PL collapse over (τt, τs), vs Prop. 1",
   source: SOURCE,
   config,

@@ -406,6 +406,7 @@ export const workerPhase: WorkerPhase<Cfg, CollapsePhase, Record<string, number>
 /** Klindt2021's VAE failure-mode toys as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "vae-collapse-toy",
+  finding: "SlowVAE collapses a low-variance latent that a linear SlowFlow recovers",
   description: "SlowVAE collapses a low-variance axis that a linear SlowFlow recovers; MCC vs dim(x) (Figs. 6–7)",
   source: SOURCE,
   config,

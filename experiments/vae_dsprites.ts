@@ -79,6 +79,7 @@ const CONFIG = { ...VAE_CONFIG, ...DATA_PARALLEL_CONFIG };
 /** One VAE-family model on a ground-truth dataset, trained and scored. */
 export const experiment = defineExperiment<typeof CONFIG, TrainedEncoder>({
   name: "vae-dsprites",
+  finding: "Six VAE objectives on dSprites, scored by the disentanglement metrics",
   description: "One VAE-family model (β-VAE, FactorVAE, DIP-VAE-I/II, β-TCVAE, AnnealedVAE) on dSprites, scored",
   source: SOURCE,
   config: CONFIG,

@@ -170,6 +170,7 @@ const claims: Claim<Cfg>[] = [
 /** The manipulation study as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "vae-manipulation",
+  finding: "A local change keeping every factor breaks β-VAE disentanglement",
   description: "A local change keeping every factor breaks a β-VAE's disentanglement; noise does not (Table 4.2)",
   source: SOURCE,
   config,

@@ -270,6 +270,7 @@ const DEVIATIONS = {
 /** The vae-pca study as a latentlab experiment. */
 export const experiment = defineExperiment({
   name: "vae-pca",
+  finding: "VAEs pursue PCA directions, by accident of the objective",
   description: "VAEs pursue PCA directions: DtO and DS of β-VAE, AE, β-VAE_Σ on Synth-Lin/Non-Lin (Tables 3.2–3.4)",
   source: SOURCE,
   config,

@@ -29,7 +29,7 @@ export interface DocExperiment extends ScoredExperiment {
   description: string;
   source: string;
   presets: Record<string, unknown>;
-  /** The finding in at most {@linkcode FINDING_WORDS} words, where the experiment states one (else from the description). */
+  /** The published finding in at most {@linkcode FINDING_WORDS} words (else the description stands in). */
   finding?: string;
 }
 
@@ -89,81 +89,29 @@ export function groupCommand(g: Pick<ScoredGroup, "experiment" | "preset" | "see
   return [`deno task run ${g.experiment} --preset ${g.preset}`, ...seed, ...g.overrides].join(" ");
 }
 
-/** Top-level clauses of a description (outside brackets), split at `separators` followed by a space. */
-function clauses(text: string, separators: string): string[] {
-  const out: string[] = [];
-  let depth = 0, start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === "(" || c === "[") depth++;
-    else if ((c === ")" || c === "]") && depth > 0) depth--;
-    else if (depth === 0 && separators.includes(c) && text[i + 1] === " ") {
-      out.push(text.slice(start, i + 1));
-      start = i + 2;
-    }
-  }
-  return [...out, text.slice(start)];
-}
-
-const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0).length;
-
-/** `text` without the parenthetical remarks (preceded by a space) that `drop` selects. */
-const withoutParentheses = (text: string, drop: (inner: string) => boolean) =>
-  text.replace(/\s+\(([^()]*)\)/g, (all, inner: string) => drop(inner) ? "" : all).trim();
-
-/**
- * The finding in at most `max` words, for README's table: the experiment's
- * own `finding` where it states one; else its description without citations
- * in parentheses ("(Table 2)", "(Paper B)"), and where that is too long, its
- * head before the first ": " or "; ", or the description without any
- * parenthetical remark, or its longest run of clauses up to a comma that
- * keeps at least half the words, or its first `max` words.
- */
-export function shortFinding(e: Pick<DocExperiment, "description" | "finding">, max = FINDING_WORDS): string {
-  if (e.finding !== undefined) return e.finding;
-  const text = withoutParentheses(e.description, (inner) => /\d|Paper|et al\.|Table|Fig\.|App\.|Prop\.|§/.test(inner));
-  if (words(text) <= max) return text;
-  const head = clauses(text, ":;")[0].slice(0, -1);
-  if (words(head) >= 3 && words(head) <= max) return head;
-  const plain = withoutParentheses(text, () => true);
-  if (words(plain) <= max) return plain;
-  const parts = clauses(plain, ",");
-  const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join(" ")).map((p) => p.replace(/,$/, ""));
-  const fitting = prefixes.filter((p) => words(p) <= max && words(p) >= max / 2).at(-1);
-  return fitting ?? `${plain.split(/\s+/).slice(0, max).join(" ")} …`;
-}
+/** The finding for README's table: the experiment's own, else its description. */
+export const shortFinding = (e: Pick<DocExperiment, "description" | "finding">): string => e.finding ?? e.description;
 
 /** The groups of one experiment, most complete preset first (paper, long, quick, smoke), then as scored. */
 function experimentGroups(groups: readonly ScoredGroup[], name: string): ScoredGroup[] {
   return groups.filter((g) => g.experiment === name).sort((a, b) => presetRank(b.preset) - presetRank(a.preset));
 }
 
-/** "like-for-like 3 reproduced · 1 not; analogue 2 of 4; claims 2 of 3 hold": one group's verdicts by class. */
-export function verdictSummary(g: ScoredGroup): string {
-  const like = g.targets.filter((t) => t.kind === "like-for-like");
-  const analogues = g.targets.filter((t) => t.kind === "analogue");
-  const parts: string[] = [];
-  if (like.length > 0) {
-    const n = verdictCounts(like.map((t) => t.verdict));
-    const named: [number, string][] = [
-      [n.reproduced, "reproduced"],
-      [n["still rising"], "still rising"],
-      [n["not reproduced"], "not"],
-      [n["not measured"], "not measured"],
-    ];
-    parts.push(`like-for-like ${named.filter(([k]) => k > 0).map(([k, v]) => `${k} ${v}`).join(" · ")}`);
-  }
-  if (analogues.length > 0) {
-    parts.push(`analogue ${analogues.filter((t) => t.verdict === "reproduced").length} of ${analogues.length}`);
-  }
-  if (g.claims.length > 0) {
-    const n = verdictCounts(g.claims.map((c) => c.verdict));
-    const measured = g.claims.length - n["not measured"];
-    const held = measured > 0 ? [`${n.reproduced} of ${measured} hold`] : [];
-    const unmeasured = n["not measured"] > 0 ? [`${n["not measured"]} not measured`] : [];
-    parts.push(`claims ${[...held, ...unmeasured].join(" · ")}`);
-  }
-  return parts.length > 0 ? parts.join("; ") : "nothing measured";
+/** "1 of 10", "1 of 18 (1 rising)", "": how many of `targets` reproduced. */
+function reproducedOf(targets: ScoredGroup["targets"]): string {
+  if (targets.length === 0) return "";
+  const rising = targets.filter((t) => t.verdict === "still rising").length;
+  const reproduced = targets.filter((t) => t.verdict === "reproduced").length;
+  return `${reproduced} of ${targets.length}${rising > 0 ? ` (${rising} rising)` : ""}`;
+}
+
+/** "2 of 6 (2 unmeasured)": how many measured claims hold, and how many were not measured. */
+function claimsHeld(claims: ScoredGroup["claims"]): string {
+  if (claims.length === 0) return "";
+  const n = verdictCounts(claims.map((c) => c.verdict));
+  const measured = claims.length - n["not measured"];
+  const unmeasured = n["not measured"] > 0 ? ` (${n["not measured"]} unmeasured)` : "";
+  return measured > 0 ? `${n.reproduced} of ${measured}${unmeasured}` : `none measured${unmeasured}`;
 }
 
 /** README.md's short scorecard: one row per experiment, linked to its page. */
@@ -171,18 +119,20 @@ export function readmeScorecard(experiments: readonly DocExperiment[], groups: r
   const rows = experiments.map((e) => {
     const [best] = experimentGroups(groups, e.name);
     const link = `[${e.name}](${DOCS_PATHS.experiments}/${e.name}.md)`;
-    return `| ${link} | ${cell(shortFinding(e))} | ${best ? best.preset : "none"} | ${
-      best ? verdictSummary(best) : "no kept result"
-    } |`;
+    const byKind = (kind: string) => best ? reproducedOf(best.targets.filter((t) => t.kind === kind)) : "";
+    return `| ${link} | ${cell(shortFinding(e))} | ${best ? best.preset : "none"} | ${byKind("like-for-like")} | ${
+      byKind("analogue")
+    } | ${best ? claimsHeld(best.claims) : ""} |`;
   });
   return [
-    `One row per experiment: what it shows, and the verdicts of its most complete kept run (paper, then long, then ` +
-    `quick) by class. A like-for-like target measures the document's own quantity; an analogue measures it on a ` +
-    `stand-in (another dataset, model or scale) and is counted apart. Every target and claim of every kept run: ` +
-    `[${DOCS_PATHS.scorecard}](${DOCS_PATHS.scorecard}). Written by \`deno task docs\` from ${RESULTS_FOLDER}.`,
+    `One row per experiment, each also a task (\`deno task <name>\`): the published finding, and its most complete ` +
+    `kept run (paper, then long, then quick) with the targets reproduced by class and the claims that hold. A ` +
+    `like-for-like target measures the document's own quantity; an analogue measures it on a stand-in (another ` +
+    `dataset, model or scale) and is counted apart. Every target and claim: [${DOCS_PATHS.scorecard}](${DOCS_PATHS.scorecard}). ` +
+    `Written by \`deno task docs\` from ${RESULTS_FOLDER}.`,
     "",
-    "| experiment | finding | kept run | verdicts |",
-    "|---|---|---|---|",
+    "| experiment | finding | run | like-for-like | analogue | claims hold |",
+    "|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
 }
@@ -299,6 +249,7 @@ export function experimentPage(
   return [
     `# ${e.name}`,
     "",
+    ...(e.finding === undefined ? [] : [`**${sentence(e.finding)}**`, ""]),
     sentence(e.description),
     "",
     sentence(`Source: ${cite(e.source)}`),

@@ -91,7 +91,9 @@ export interface Experiment<S extends ConfigSpec, T = never> {
   name: string;
   /** One line saying what it reproduces. */
   description: string;
-  /** Document file name and table/section its method and targets come from. */
+  /** The published finding in plain words, at most 12 (README's table and the experiment's page). */
+  finding?: string;
+  /** Bibliography key (lib/core/papers.ts) and the document's own section/table its method and targets come from. */
   source: string;
   /** Its config parameters with their defaults. */
   config: S;

@@ -55,7 +55,7 @@ export const PAPERS: readonly Paper[] = [
     year: "2019 (ICML); the document is the preliminary arXiv preprint 1811.12359 of late 2018",
     venue: "arXiv 1811.12359; ICML 2019",
     numbering: "The preprint's own sections, tables and figures",
-    reportMarker: "Locatello",
+    reportMarker: "Challenging Common Assumptions",
   },
   {
     key: "Zietlow2022",

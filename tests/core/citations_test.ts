@@ -67,5 +67,6 @@ Deno.test("no file names a technical report by its file name; citations use the 
 });
 
 Deno.test("the papers reprinted in Schott's thesis are cited by their keys, not by their labels in the thesis", () => {
-  assertEquals(offenders(REPRINT_LABEL, new Set([BIBLIOGRAPHY])), []);
+  // The bibliography and the page written from it define the labels.
+  assertEquals(offenders(REPRINT_LABEL, new Set([BIBLIOGRAPHY, "docs/papers.md"])), []);
 });
