@@ -272,7 +272,7 @@ function withoutSeconds(details: unknown): unknown {
  */
 export const SMOKE_GROUPS: readonly (readonly string[])[] = [
   ["gen-benchmark", "vae-dsprites", "dislib-study", "slowvae-dsprites", "slowvae-kitti", "vae-collapse-toy"],
-  ["abs-mnist", "noise-train-mnist", "bn-adapt", "self-learning", "ccc-mini", "two-point", "collapse-toy"],
+  ["abs-mnist", "bn-adapt", "ccc-mini", "two-point", "collapse-toy"],
   ["cebra-synthetic", "cebra-place-cells", "regcl-attribution", "cl-ica", "ica-toy", "pose-ood"],
-  ["vae-pca", "vae-manipulation", "spheres-invariance", "mnist-invariance"],
+  ["noise-train-mnist", "self-learning", "vae-pca", "vae-manipulation", "spheres-invariance", "mnist-invariance"],
 ];

