@@ -25,9 +25,11 @@ export class Browser {
   #nextId = 1;
   #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   #profile: string;
+  #stderrDrained: Promise<void>;
 
-  private constructor(process: Deno.ChildProcess, socket: WebSocket, profile: string) {
+  private constructor(process: Deno.ChildProcess, socket: WebSocket, profile: string, stderrDrained: Promise<void>) {
     this.#process = process;
+    this.#stderrDrained = stderrDrained;
     this.#socket = socket;
     this.#profile = profile;
     socket.onmessage = (event) => {
@@ -45,35 +47,11 @@ export class Browser {
    * runs in every document the page loads, before the document's own scripts.
    */
   static async launch(binary: string, url: string, options: { initScript?: string } = {}): Promise<Browser> {
-    const profile = await Deno.makeTempDir();
-    const process = new Deno.Command(binary, {
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        `--user-data-dir=${profile}`,
-        "--remote-debugging-port=0",
-        "--window-size=1400,1000",
-        "about:blank",
-      ],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const portFile = join(profile, "DevToolsActivePort");
-    let port = "";
-    for (let i = 0; i < 200 && !port; i++) {
-      try {
-        port = Deno.readTextFileSync(portFile).split("\n")[0];
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-    if (!port) throw new Error("Chromium did not open its DevTools port");
+    let started = await startChromium(binary);
+    // A Chromium that dies before it listens (seen once under heavy load) is started once more.
+    if ("failure" in started) started = await startChromium(binary);
+    if ("failure" in started) throw new Error(`Chromium did not open its DevTools port: ${started.failure}`);
+    const { process, profile, port, stderrDrained } = started;
     let target: { type: string; webSocketDebuggerUrl: string } | undefined;
     for (let i = 0; i < 100 && !target; i++) {
       const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
@@ -86,7 +64,7 @@ export class Browser {
       socket.onopen = resolve;
       socket.onerror = reject;
     });
-    const browser = new Browser(process, socket, profile);
+    const browser = new Browser(process, socket, profile, stderrDrained);
     if (options.initScript) {
       await browser.send("Page.enable");
       await browser.send("Page.addScriptToEvaluateOnNewDocument", { source: options.initScript });
@@ -164,6 +142,7 @@ export class Browser {
       // already gone
     }
     await this.#process.status;
+    await this.#stderrDrained;
     await Deno.remove(this.#profile, { recursive: true }).catch(() => {});
   }
 }
@@ -194,4 +173,60 @@ function untilTruthy(expression: string, timeoutMs: number): string {
   document.addEventListener("latentlab:drawn", check);
   check();
 })`;
+}
+
+/** Chromium's DevTools port is waited for this long at most; a loaded machine starts it slowly. */
+const DEVTOOLS_PORT_WAIT_MS = 120_000;
+
+/** Starts headless Chromium on a fresh profile: its process, profile and DevTools port, or why it failed. */
+async function startChromium(
+  binary: string,
+): Promise<
+  { process: Deno.ChildProcess; profile: string; port: string; stderrDrained: Promise<void> } | { failure: string }
+> {
+  const profile = await Deno.makeTempDir();
+  const process = new Deno.Command(binary, {
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      `--user-data-dir=${profile}`,
+      "--remote-debugging-port=0",
+      "--window-size=1400,1000",
+      "about:blank",
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  // Drained as it comes so that Chromium never blocks on a full pipe; the tail explains a failed start.
+  let stderrTail = "";
+  const drained = process.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (stderrTail = (stderrTail + chunk).slice(-2000)) }),
+  ).catch(() => {});
+  let exited: Deno.CommandStatus | null = null;
+  process.status.then((status) => exited = status);
+  const portFile = join(profile, "DevToolsActivePort");
+  const end = Date.now() + DEVTOOLS_PORT_WAIT_MS;
+  while (exited === null && Date.now() < end) {
+    try {
+      const port = Deno.readTextFileSync(portFile).split("\n")[0];
+      if (port) return { process, profile, port, stderrDrained: drained };
+    } catch {
+      // not written yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (exited === null) process.kill("SIGKILL");
+  await process.status;
+  await drained;
+  await Deno.remove(profile, { recursive: true }).catch(() => {});
+  const how = exited === null
+    ? `no port after ${DEVTOOLS_PORT_WAIT_MS / 1000} s`
+    : `it exited with code ${(exited as Deno.CommandStatus).code}`;
+  return { failure: `${how}; its stderr ends: ${stderrTail.trim().slice(-600) || "(empty)"}` };
 }
