@@ -1,8 +1,10 @@
 /** Runs a script of this project as a user would: as a child process, or in process, with its own run store. */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
+import { UsageError } from "../../lib/core/errors.ts";
+import { type AnyExperiment, parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
@@ -81,4 +83,37 @@ export async function killResumeAndStraight(
   const straight = await runScript(script, other, args);
   if (straight.code !== 0) throw new Error(`the uninterrupted run exited with ${straight.code}: ${straight.stderr}`);
   return { resumed: dir, straight: listRuns(other)[0].dir };
+}
+
+/**
+ * Asserts that each bad command line `[...prefix, ...args]` of `experiment` is a UsageError from parseInvocation
+ * (before any work) whose message includes its text; that the first, run as `script` in a child process, exits 2
+ * with that text on stderr and no stack trace; and that nothing was written under the run store. The other cases
+ * are checked in process: a child costs a second of loading TF.js and the experiments.
+ */
+export async function assertRefusesBadInput(
+  experiment: AnyExperiment,
+  script: string,
+  cases: [args: string[], message: string][],
+  prefix: string[] = [],
+): Promise<void> {
+  const root = Deno.makeTempDirSync();
+  for (const [args, message] of cases) {
+    const line = [...prefix, ...args].join(" ");
+    let error: unknown = undefined;
+    try {
+      parseInvocation(experiment, [...prefix, ...args, "--runs", root]);
+    } catch (thrown) {
+      error = thrown;
+    }
+    assert(error instanceof UsageError, `${line}: expected a UsageError, got ${error}`);
+    assert(error.message.includes(message), `${line}: "${error.message}" lacks "${message}"`);
+  }
+  const [args, message] = cases[0];
+  const line = [...prefix, ...args];
+  const { code, stderr } = await runScript(script, root, line);
+  assertEquals(code, 2, `${line.join(" ")}: ${stderr}`);
+  assert(stderr.includes(message), `${line.join(" ")}: "${stderr}" lacks "${message}"`);
+  assert(!stderr.includes("    at "), `${line.join(" ")}: a stack trace`);
+  assertEquals([...Deno.readDirSync(root)], []);
 }
