@@ -8,7 +8,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
-import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
+import { assertRefusesBadInput, killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
+import { experiment } from "../../experiments/cl_ica.ts";
 
 const SCRIPT = projectPath("experiments/cl_ica.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
@@ -55,19 +56,11 @@ Deno.test("a killed cl-ica run resumes from its checkpoint to the numbers of an 
   assert(!compared.includes("clica/sphere_vmf1/r2") && compared.includes("clica/box_normal_unbounded/r2"));
 });
 
-Deno.test("cl-ica refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  for (
-    const [args, message] of [
-      [["--cases", "box_laplace_cube"], "box_laplace_box"],
-      [["--n", "1"], "n"],
-      [["--lr", "0"], "lr must be > 0"],
-      [["--batch", "1"], "batch"],
-    ] as [string[], string][]
-  ) {
-    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
-    assertEquals(code, 2, stderr);
-    assert(stderr.includes(message), stderr);
-  }
-  assertEquals(listRuns(root).length, 0);
+Deno.test("cl-ica refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
+    [["--cases", "box_laplace_cube"], "box_laplace_box"],
+    [["--n", "1"], "n"],
+    [["--lr", "0"], "lr must be > 0"],
+    [["--batch", "1"], "batch"],
+  ], ["--preset", "smoke"]);
 });

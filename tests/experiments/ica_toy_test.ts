@@ -11,7 +11,8 @@ import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { lastBeat } from "../../lib/core/run_lock.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
-import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
+import { assertRefusesBadInput, projectPath, runInProcess, scriptCommand } from "./cli.ts";
+import { experiment } from "../../experiments/ica_toy.ts";
 
 const SCRIPT = projectPath("experiments/ica_toy.ts");
 const decoder = new TextDecoder();
@@ -84,9 +85,8 @@ Deno.test("ica-toy gives identical metrics for the same seed and different ones 
   assert(a["mcc/slowflow/L2"] !== c["mcc/slowflow/L2"]);
 });
 
-Deno.test("ica-toy refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  const cases: [string[], string][] = [
+Deno.test("ica-toy refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
     [["--bogus", "1"], "--bogus"],
     [["--stpes", "10"], "did you mean --steps?"],
     [["--steps", "0"], "steps must be an integer ≥ 1"],
@@ -96,13 +96,7 @@ Deno.test("ica-toy refuses bad input with exit code 2 before writing anything", 
     [["--preset", "long"], "ica-toy has no long preset; allowed: smoke, quick, paper"],
     [["--backend", "tpu"], "one of auto, webgpu, wasm, cpu"],
     [["--resume", "/nonexistent/run"], "not a run directory"],
-  ];
-  for (const [args, message] of cases) {
-    const { code, stderr } = await run(root, args);
-    assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
-    assert(stderr.includes(message), `${args.join(" ")}: "${stderr}" lacks "${message}"`);
-  }
-  assertEquals([...Deno.readDirSync(root)], []);
+  ]);
 });
 
 Deno.test("a run killed with SIGKILL leaves parseable metrics and reads as crashed", async () => {

@@ -2,13 +2,12 @@
  * The mnist-invariance experiment: its claims read the run's keys, and bad
  * input is refused before anything is written.
  */
-import { assert, assertEquals } from "../assert.ts";
+import { assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { listRuns } from "../../lib/core/run_reader.ts";
-import { projectPath, runScript } from "./cli.ts";
+import { assertRefusesBadInput, projectPath } from "./cli.ts";
+import { experiment } from "../../experiments/mnist_invariance.ts";
 
 const SCRIPT = projectPath("experiments/mnist_invariance.ts");
-const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
 
 Deno.test("mnist-invariance's claims read Table 2's keys: on par logits, CE's nuisance as good, iCE's worse", () => {
   const claims = findExperiment("mnist-invariance")!.claims;
@@ -27,25 +26,17 @@ Deno.test("mnist-invariance's claims read Table 2's keys: on par logits, CE's nu
   assertEquals(claims[2].holds({ ...metrics, "mnist/ice/nuisance_test_err": 0.95 }, {}), false);
 });
 
-Deno.test("mnist-invariance refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  for (
-    const [args, message] of [
-      [["--train_digits", "60001"], "train_digits must be an integer ≥ 20 and ≤ 60_000"],
-      [["--test_digits", "10001"], "test_digits must be an integer ≥ 10 and ≤ 10_000"],
-      [["--lambda_n", "-1"], "lambda_n"],
-      [["--lambda_m", "-0.5"], "lambda_m"],
-      [["--blocks", "0"], "blocks"],
-      [["--hidden", "0"], "hidden"],
-      [["--datasets", "shift-color"], "shift-color"],
-      [["--objectives", "nll"], "nll"],
-      [["--ice_variant", "flipped"], "flipped"],
-      [["--pool", "3"], "pool"],
-    ] as [string[], string][]
-  ) {
-    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
-    assertEquals(code, 2, `${args}: ${stderr}`);
-    assert(stderr.includes(message), `${args}: ${stderr}`);
-  }
-  assertEquals(listRuns(root).length, 0);
+Deno.test("mnist-invariance refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
+    [["--train_digits", "60001"], "train_digits must be an integer ≥ 20 and ≤ 60_000"],
+    [["--test_digits", "10001"], "test_digits must be an integer ≥ 10 and ≤ 10_000"],
+    [["--lambda_n", "-1"], "lambda_n"],
+    [["--lambda_m", "-0.5"], "lambda_m"],
+    [["--blocks", "0"], "blocks"],
+    [["--hidden", "0"], "hidden"],
+    [["--datasets", "shift-color"], "shift-color"],
+    [["--objectives", "nll"], "nll"],
+    [["--ice_variant", "flipped"], "flipped"],
+    [["--pool", "3"], "pool"],
+  ], ["--preset", "smoke"]);
 });

@@ -5,11 +5,10 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { listRuns } from "../../lib/core/run_reader.ts";
-import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
+import { assertRefusesBadInput, killResumeAndStraight, projectPath, summaryOf } from "./cli.ts";
+import { experiment } from "../../experiments/pose_ood.ts";
 
 const SCRIPT = projectPath("experiments/pose_ood.ts");
-const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
 
 Deno.test("pose-ood's claims read the run's keys, each with its margin: within < OOD, the D.9 pattern, pretrained < scratch", () => {
   const claims = findExperiment("pose-ood")!.claims;
@@ -50,25 +49,17 @@ Deno.test("a killed pose-ood run resumes inside the pretrained net's training to
   assert(details.cannotReproduce.some((line) => line.startsWith("Table 5.1")), JSON.stringify(details));
 });
 
-Deno.test("pose-ood refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  for (
-    const [args, message] of [
-      [["--models", "imagenet"], "imagenet"],
-      [["--models", ""], "models"],
-      [["--corruptions", "rain"], "rain"],
-      [["--severities", "6"], "severities"],
-      [["--fractions", "0"], "(0, 1]"],
-      [["--fractions", "1.5"], "fractions"],
-      [["--fractions", "1"], "within-domain test frames"],
-      [["--train_identities", "6"], "fewer than identities"],
-      [["--pck_threshold", "0"], "pck_threshold must be > 0"],
-      [["--batch", "0"], "batch"],
-    ] as [string[], string][]
-  ) {
-    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
-    assertEquals(code, 2, `${args}: ${stderr}`);
-    assert(stderr.includes(message), `${args}: ${stderr}`);
-  }
-  assertEquals(listRuns(root).length, 0);
+Deno.test("pose-ood refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
+    [["--models", "imagenet"], "imagenet"],
+    [["--models", ""], "models"],
+    [["--corruptions", "rain"], "rain"],
+    [["--severities", "6"], "severities"],
+    [["--fractions", "0"], "(0, 1]"],
+    [["--fractions", "1.5"], "fractions"],
+    [["--fractions", "1"], "within-domain test frames"],
+    [["--train_identities", "6"], "fewer than identities"],
+    [["--pck_threshold", "0"], "pck_threshold must be > 0"],
+    [["--batch", "0"], "batch"],
+  ], ["--preset", "smoke"]);
 });

@@ -5,7 +5,8 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
-import { projectPath, runScript, summaryOf } from "./cli.ts";
+import { assertRefusesBadInput, projectPath, runScript, summaryOf } from "./cli.ts";
+import { experiment } from "../../experiments/spheres_invariance.ts";
 
 const SCRIPT = projectPath("experiments/spheres_invariance.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
@@ -28,23 +29,15 @@ Deno.test("spheres-invariance --parts analytic: Eq. 5 perfect, then chance after
   assert(m["firevnet/logit_val_acc"] === undefined);
 });
 
-Deno.test("spheres-invariance refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  for (
-    const [args, message] of [
-      [["--dim", "1"], "dim"],
-      [["--r1", "0"], "0 < r1 < r2"],
-      [["--r1", "10", "--r2", "10"], "0 < r1 < r2"],
-      [["--blocks", "0"], "blocks"],
-      [["--hidden", "0"], "hidden"],
-      [["--train", "1001"], "train must be even"],
-      [["--parts", "spectra"], "spectra"],
-      [["--dim", "2", "--parts", "firevnet"], "dim ≥ 3"],
-    ] as [string[], string][]
-  ) {
-    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
-    assertEquals(code, 2, `${args}: ${stderr}`);
-    assert(stderr.includes(message), `${args}: ${stderr}`);
-  }
-  assertEquals(listRuns(root).length, 0);
+Deno.test("spheres-invariance refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
+    [["--dim", "1"], "dim"],
+    [["--r1", "0"], "0 < r1 < r2"],
+    [["--r1", "10", "--r2", "10"], "0 < r1 < r2"],
+    [["--blocks", "0"], "blocks"],
+    [["--hidden", "0"], "hidden"],
+    [["--train", "1001"], "train must be even"],
+    [["--parts", "spectra"], "spectra"],
+    [["--dim", "2", "--parts", "firevnet"], "dim ≥ 3"],
+  ], ["--preset", "smoke"]);
 });

@@ -3,17 +3,13 @@
  * run shows the collapse direction of Fig. 6, and bad input is refused.
  */
 import { join } from "node:path";
-import { projectPath, runInProcess, scriptCommand } from "./cli.ts";
+import { assertRefusesBadInput, projectPath, runInProcess } from "./cli.ts";
+import { experiment } from "../../experiments/vae_collapse_toy.ts";
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
 
 const SCRIPT = projectPath("experiments/vae_collapse_toy.ts");
-
-async function run(root: string, args: string[]) {
-  const out = await scriptCommand(SCRIPT, root, args).output();
-  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
-}
 
 Deno.test("vae-collapse-toy: SlowVAE's minor axis collapses at κ = 0.2, not at κ = 1; SlowFlow recovers both", async () => {
   const root = Deno.makeTempDirSync();
@@ -50,18 +46,10 @@ Deno.test("vae-collapse-toy: SlowVAE's minor axis collapses at κ = 0.2, not at 
   assertEquals(media.length, 4);
 });
 
-Deno.test("vae-collapse-toy refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  for (
-    const [args, message] of [
-      [["--kappas", "0,1"], "kappas must be a comma-separated list of numbers ≥ 0.01"],
-      [["--part", "c"], "one of both, a, b"],
-      [["--x_dims", "10"], "x_dims must be"],
-    ] as [string[], string][]
-  ) {
-    const { code, stderr } = await run(root, args);
-    assertEquals(code, 2, `${args.join(" ")}: ${stderr}`);
-    assert(stderr.includes(message), `${args.join(" ")}: "${stderr}" lacks "${message}"`);
-  }
-  assertEquals([...Deno.readDirSync(root)], []);
+Deno.test("vae-collapse-toy refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
+    [["--kappas", "0,1"], "kappas must be a comma-separated list of numbers ≥ 0.01"],
+    [["--part", "c"], "one of both, a, b"],
+    [["--x_dims", "10"], "x_dims must be"],
+  ]);
 });

@@ -10,7 +10,8 @@ import { readRunInfo } from "../../lib/core/run_files.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
+import { assertRefusesBadInput, killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
+import { experiment } from "../../experiments/vae_manipulation.ts";
 
 const SCRIPT = projectPath("experiments/vae_manipulation.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
@@ -47,28 +48,20 @@ Deno.test("a killed vae-manipulation run resumes from its checkpoint to the numb
   assertEquals(summaryOf(resumed).metrics, summaryOf(straight).metrics);
 });
 
-Deno.test("vae-manipulation refuses bad input with exit code 2 before writing anything", async () => {
-  const root = Deno.makeTempDirSync();
-  for (
-    const [args, message] of [
-      [["--eps", "0"], "eps must be in (0, 0.5]"],
-      [["--eps", "0.6"], "eps"],
-      [["--eps_shapes3d", "0.7"], "eps_shapes3d"],
-      [["--omega", "0"], "omega must be > 0"],
-      [["--ratio", "0.5"], "ratio"],
-      [["--beta", "-0.1"], "beta"],
-      [["--synth_latents", "65"], "synth_latents"],
-      [["--datasets", "mnist"], "mnist"],
-      [["--datasets", ""], "datasets"],
-      [["--dto_points", "500"], "dto_points 500 exceeds the test split (200)"],
-      [["--references", "2", "--restarts", "3"], "need ≥ 4 restarts"],
-    ] as [string[], string][]
-  ) {
-    const { code, stderr } = await run(root, ["--preset", "smoke", ...args]);
-    assertEquals(code, 2, `${args}: ${stderr}`);
-    assert(stderr.includes(message), stderr);
-  }
-  assertEquals(listRuns(root).length, 0);
+Deno.test("vae-manipulation refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
+  await assertRefusesBadInput(experiment, SCRIPT, [
+    [["--eps", "0"], "eps must be in (0, 0.5]"],
+    [["--eps", "0.6"], "eps"],
+    [["--eps_shapes3d", "0.7"], "eps_shapes3d"],
+    [["--omega", "0"], "omega must be > 0"],
+    [["--ratio", "0.5"], "ratio"],
+    [["--beta", "-0.1"], "beta"],
+    [["--synth_latents", "65"], "synth_latents"],
+    [["--datasets", "mnist"], "mnist"],
+    [["--datasets", ""], "datasets"],
+    [["--dto_points", "500"], "dto_points 500 exceeds the test split (200)"],
+    [["--references", "2", "--restarts", "3"], "need ≥ 4 restarts"],
+  ], ["--preset", "smoke"]);
 });
 
 Deno.test("vae-manipulation's synth claim reads the run's keys: it holds, fails, or is undefined below a 0.5 wiggle fit", () => {
