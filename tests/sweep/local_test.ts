@@ -5,14 +5,19 @@
  * interrupted and the next invocation resumes its run.
  */
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
-import { main } from "../../main.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
-import { listRuns, type RunListing } from "../../lib/core/run_reader.ts";
-import { findExperiment } from "../../experiments/mod.ts";
-import { checkSweepSpec, expandSweep } from "../../lib/sweep/spec.ts";
+import { listRuns, readSummary, type RunListing } from "../../lib/core/run_reader.ts";
+import { checkSweepSpec, expandSweep, importExperiment } from "../../lib/sweep/spec.ts";
 import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
+import { sweepInProcess } from "./in_process.ts";
+
+// Module fixtures, not trained experiments: these tests are about the worker pool, signals and the run store, so a
+// task costs little more than its process's start.
+const FAILING = fileURLToPath(new URL("./fixtures/failing_experiment.ts", import.meta.url));
+const RESUMABLE = fileURLToPath(new URL("./fixtures/resumable_experiment.ts", import.meta.url));
 
 const root = Deno.makeTempDirSync({ prefix: "latentlab-sweep-local-" });
 globalThis.addEventListener("unload", () => Deno.removeSync(root, { recursive: true }));
@@ -33,20 +38,8 @@ async function sweep(args: string[]) {
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 }
 
-/** `main.ts sweep ...args --runs <root>` in this process: what it printed on stdout. */
-async function sweepInProcess(args: string[]): Promise<string> {
-  const printed: string[] = [];
-  const { log, error } = console;
-  console.log = (line: string) => void printed.push(line);
-  console.error = () => {};
-  try {
-    await main(["sweep", ...args, "--runs", root]);
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
-  return printed.join("\n");
-}
+/** `main.ts sweep ...args --runs <root>` in this process (what is checked is its outcome, not the process). */
+const inProcess = (args: string[]) => sweepInProcess([...args, "--runs", root]);
 
 function specFile(name: string, spec: unknown): string {
   const path = join(root, `${name}.json`);
@@ -56,34 +49,41 @@ function specFile(name: string, spec: unknown): string {
 
 const runsOf = (id: string): RunListing[] => listRuns(root).filter((r) => r.info.sweep?.id === id);
 
-Deno.test("4 smoke tasks on 2 workers: 4 tagged runs; a second invocation launches none; status and --json", async () => {
-  const spec = specFile("four", {
-    experiment: "ica-toy",
-    preset: "smoke",
-    base: { layers: [1] },
-    grid: { dim: [4, 6] },
-    seeds: 2,
-  });
+/** The sweep's run once its checkpoint is written: there the fixture waits to be stopped. */
+async function checkpointedRun(id: string): Promise<RunListing> {
+  // Bounds only a start that never comes: a busy machine delays the checkpoint without failing the test.
+  for (const start = Date.now(); Date.now() - start < 120_000;) {
+    const run = runsOf(id)[0];
+    const checkpoints = run ? [...Deno.readDirSync(join(run.dir, "checkpoints"))] : [];
+    if (run && checkpoints.some((e) => e.name.startsWith("step-"))) return run;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no checkpoint of sweep ${id} after 120 s`);
+}
+
+Deno.test("3 smoke tasks on 2 workers: 3 tagged runs; a second invocation launches none; status and --json", async () => {
+  // Three tasks on two workers: one worker takes a second task.
+  const spec = specFile("three", { experiment: FAILING, preset: "smoke", grid: { sleep_s: [0, 0.05, 0.1] } });
   const first = await sweep([spec, "--workers", "2"]);
   assertEquals(first.code, 0, first.stderr);
   const lines = first.stdout.trim().split("\n");
-  const id = /^sweep (ica-toy-[0-9a-f]{8}):/.exec(lines[0])?.[1];
+  const id = /^sweep (failing-toy-[0-9a-f]{8}):/.exec(lines[0])?.[1];
   assert(id, first.stdout);
   assertEquals(lines, [
-    `sweep ${id}: 4 tasks, 0 completed, 0 active, 4 launched`,
-    `sweep ${id}: 4 tasks, 4 completed, 0 active`,
+    `sweep ${id}: 3 tasks, 0 completed, 0 active, 3 launched`,
+    `sweep ${id}: 3 tasks, 3 completed, 0 active`,
   ]);
-  assert(first.stderr.includes("4 tasks on 2 workers"), first.stderr);
+  assert(first.stderr.includes("3 tasks on 2 workers"), first.stderr);
 
   const dir = join(root, "_sweeps", id);
   const { tasks } = readSweep(dir);
   const runs = runsOf(id);
-  assertEquals(runs.length, 4);
+  assertEquals(runs.length, 3);
   assert(runs.every((r) => r.status === "completed"));
   assertEquals(runs.map((r) => r.info.sweep!.key).sort(), tasks.map((t) => t.key).sort());
-  assertEquals(runs.map((r) => r.info.sweep!.index).sort(), [0, 1, 2, 3]);
+  assertEquals(runs.map((r) => r.info.sweep!.index).sort(), [0, 1, 2]);
   // The sweep folder is not a run: listRuns passes over _sweeps.
-  assertEquals(listRuns(root).length, 4);
+  assertEquals(listRuns(root).length, 3);
   for (const task of tasks) {
     const record = readTaskRecord(dir, task.key)!;
     assertEquals([record.status, record.attempts, record.exit_code], ["completed", 1, 0]);
@@ -91,37 +91,25 @@ Deno.test("4 smoke tasks on 2 workers: 4 tagged runs; a second invocation launch
     assert(Deno.readTextFileSync(record.err!).includes("→"), "the task's stderr is in its log");
   }
 
-  const again = await sweep([spec]);
+  const again = await inProcess([spec]);
   assertEquals(again.code, 0, again.stderr);
-  assertEquals(again.stdout.trim().split("\n")[0], `sweep ${id}: 4 tasks, 4 completed, 0 active, 0 launched`);
-  assertEquals(runsOf(id).length, 4);
+  assertEquals(again.stdout.trim().split("\n")[0], `sweep ${id}: 3 tasks, 3 completed, 0 active, 0 launched`);
+  assertEquals(runsOf(id).length, 3);
 
-  assertEquals(await sweepInProcess(["status", id]), `sweep ${id}: 4 tasks, 4 completed, 0 active`);
-  const json = JSON.parse(await sweepInProcess(["status", id, "--json"]));
-  assertEquals([json.id, json.total, json.counts.completed, json.varied], [id, 4, 4, ["dim"]]);
-  assertEquals(json.tasks.map((t: { index: number }) => t.index), [0, 1, 2, 3]);
+  assertEquals((await inProcess(["status", id])).stdout, `sweep ${id}: 3 tasks, 3 completed, 0 active`);
+  const json = JSON.parse((await inProcess(["status", id, "--json"])).stdout);
+  assertEquals([json.id, json.total, json.counts.completed, json.varied], [id, 3, 3, ["sleep_s"]]);
+  assertEquals(json.tasks.map((t: { index: number }) => t.index), [0, 1, 2]);
   assert(json.tasks.every((t: { run: string; status: string }) => t.status === "completed" && t.run.startsWith(root)));
-  const list = await sweepInProcess(["list"]);
-  assert(list.includes(`${id}  ica-toy (smoke)`) && list.includes("4 tasks: 4 completed"), list);
+  const list = (await inProcess(["list"])).stdout;
+  assert(list.includes(`${id}  failing-toy (smoke)`) && list.includes("3 tasks: 3 completed"), list);
 });
 
 Deno.test("SIGTERM to a task's process: its run is interrupted, and the next invocation resumes it", async () => {
-  const spec = specFile("resumable", {
-    experiment: "ica-toy",
-    preset: "smoke",
-    name: "resumable",
-    base: { layers: [1], method: "slowflow", steps: 150, eval_every: 0 },
-  });
+  const spec = specFile("resumable", { experiment: RESUMABLE, preset: "smoke", name: "resumable" });
   const child = sweepCommand([spec]).spawn();
-  // Stopped once its first checkpoint is written, so that the resume continues from it.
-  let run: RunListing | undefined;
-  for (const start = Date.now(); Date.now() - start < 60_000;) {
-    run = runsOf("resumable")[0];
-    const checkpoints = run ? [...Deno.readDirSync(join(run.dir, "checkpoints"))] : [];
-    if (checkpoints.some((e) => e.name.startsWith("step-"))) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert(run, "the task's run appeared");
+  // Stopped once its checkpoint is written, so that the resume continues from it.
+  const run = await checkpointedRun("resumable");
   Deno.kill(readRunInfo(run.dir).pid, "SIGTERM");
   const out = await child.output();
   const stdout = new TextDecoder().decode(out.stdout);
@@ -129,7 +117,8 @@ Deno.test("SIGTERM to a task's process: its run is interrupted, and the next inv
   assert(stdout.includes("sweep resumable: 1 tasks, 0 completed, 0 active, 1 interrupted"), stdout);
   assertEquals(readRunInfo(run.dir).status, "interrupted");
 
-  const resumed = await sweep([spec]);
+  // The sweep that resumes it runs in this process; its task is still a process of its own.
+  const resumed = await inProcess([spec]);
   assertEquals(resumed.code, 0, resumed.stderr);
   assertEquals(resumed.stdout.trim().split("\n"), [
     "sweep resumable: 1 tasks, 0 completed, 0 active, 1 launched",
@@ -137,21 +126,21 @@ Deno.test("SIGTERM to a task's process: its run is interrupted, and the next inv
   ]);
   const info = readRunInfo(run.dir);
   assertEquals(info.status, "completed");
-  assertEquals(info.resumes?.length, 1);
-  assert(info.resumes![0].step >= 10, `resumed at step ${info.resumes![0].step}`);
+  assertEquals(info.resumes?.map((r) => r.step), [10], "resumed at the checkpoint of step 10");
+  assertEquals(readSummary(run.dir)?.metrics.resumed_from, 10, "the run went on from its checkpoint");
   assertEquals(runsOf("resumable").map((r) => r.dir), [run.dir]);
   const record = readTaskRecord(join(root, "_sweeps", "resumable"), info.sweep!.key)!;
   assertEquals([record.attempts, record.resumed, record.status], [2, run.dir, "completed"]);
 });
 
 Deno.test("run-task runs its array element's task in process: SIGTERM interrupts it, the next element resumes it", async () => {
-  const experiment = findExperiment("ica-toy")!;
+  const experiment = await importExperiment(RESUMABLE);
   const spec = checkSweepSpec({
-    experiment: "ica-toy",
+    experiment: RESUMABLE,
     preset: "smoke",
     name: "array",
     // Not the setting of the test above: a task key names a setting, and a completed run of it is not run again.
-    base: { layers: [1], method: "slowflow", steps: 160, eval_every: 0 },
+    base: { steps: 21 },
     seeds: 2,
   });
   const tasks = expandSweep(spec, experiment);
@@ -159,7 +148,7 @@ Deno.test("run-task runs its array element's task in process: SIGTERM interrupts
     id: "array",
     spec,
     tasks,
-    experimentName: "ica-toy",
+    experimentName: experiment.name,
     runsRoot: root,
     executor: "slurm",
   });
@@ -175,14 +164,7 @@ Deno.test("run-task runs its array element's task in process: SIGTERM interrupts
       stderr: "piped",
     });
   const child = runTask().spawn();
-  let run: RunListing | undefined;
-  for (const start = Date.now(); Date.now() - start < 60_000;) {
-    run = runsOf("array")[0];
-    const checkpoints = run ? [...Deno.readDirSync(join(run.dir, "checkpoints"))] : [];
-    if (checkpoints.some((e) => e.name.startsWith("step-"))) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert(run, "the task's run appeared");
+  const run = await checkpointedRun("array");
   assertEquals(readRunInfo(run.dir).pid, child.pid, "the task runs in the run-task process");
   assertEquals(readRunInfo(run.dir).sweep, { id: "array", key: tasks[0].key, index: 0 });
   child.kill("SIGTERM");
@@ -200,8 +182,9 @@ Deno.test("run-task runs its array element's task in process: SIGTERM interrupts
   record = readTaskRecord(planned.dir, tasks[0].key)!;
   assertEquals([record.status, record.resumed, record.attempts, record.exit_code], ["completed", run.dir, 2, 0]);
 
-  const again = await runTask().output();
-  assertEquals(again.code, 0);
-  assert(new TextDecoder().decode(again.stderr).includes("already completed"));
+  // Left as it is, so nothing runs: this process will do.
+  const again = await sweepInProcess(["run-task", planned.dir, "sub-0", "1"]);
+  assertEquals(again.code, 0, again.stderr);
+  assert(again.stderr.includes("already completed"), again.stderr);
   assertEquals(runsOf("array").length, 1);
 });
