@@ -45,6 +45,7 @@ const DTYPES: Record<string, Ctor> = {
 
 /** Error for an unreadable or unsupported `.npy` payload. */
 export class NpyError extends Error {
+  /** Tells a malformed `.npy` file from other errors. */
   override name = "NpyError";
 }
 
