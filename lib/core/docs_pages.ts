@@ -28,7 +28,7 @@ import { comparisonText } from "./targets.ts";
 export interface DocExperiment extends ScoredExperiment {
   /** One-line summary of what the experiment reproduces. */
   description: string;
-  /** The source document and the tables or figures it reproduces. */
+  /** Bibliography key and the document's section or table its method and targets come from. */
   source: string;
   /** Preset name → the config values it sets, listed on the experiment's page. */
   presets: Record<string, unknown>;

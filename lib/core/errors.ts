@@ -3,7 +3,7 @@
  * message without a stack trace and exits with code 2.
  */
 export class UsageError extends Error {
-  /** Marks the error for the CLI, which prints its message without a stack trace. */
+  /** Printed in place of "Error" in traces and logs. */
   override name = "UsageError";
 }
 
@@ -12,6 +12,6 @@ export class UsageError extends Error {
  * already marked interrupted and continues with `--resume`.
  */
 export class RunInterrupted extends Error {
-  /** Tells a stopped run from a failed one. */
+  /** Printed in place of "Error" in traces and logs. */
   override name = "RunInterrupted";
 }

@@ -174,7 +174,7 @@ export interface RunSummary {
   experiment: string;
   /** The experiment's one-line description. */
   description: string;
-  /** The source document the experiment reproduces. */
+  /** Bibliography key and the document's section or table the experiment comes from. */
   source: string;
   /** The run's id (its directory name). */
   run_id: string;
@@ -182,7 +182,7 @@ export interface RunSummary {
   preset: string;
   /** The run's seed. */
   seed: number;
-  /** The TF.js backend the run ended on. */
+  /** The TF.js backend the run ran on (its last invocation's, when resumed). */
   backend: string;
   /** Seconds from the run's creation to its end (time between resumes included). */
   wall_time_s: number;
@@ -229,9 +229,9 @@ export interface MediaEntry {
   step: number;
   /** Path of the PNG file under media/. */
   path: string;
-  /** Pixels. */
+  /** Image width in pixels. */
   width: number;
-  /** Pixels. */
+  /** Image height in pixels. */
   height: number;
 }
 

@@ -88,7 +88,7 @@ export interface ScoredGroup {
   commits: string[];
   /** Whether a run is older than the experiment's code (its commit predates the last change of the code). */
   stale: boolean;
-  /** Where each run came from (a kept result file or a run of the store), distinct. */
+  /** Each run's provenance (its run id, or what it was recovered from), distinct. */
   provenance: string[];
   /** Mean seconds per run, null when a run's time is unknown. */
   wall_time_s: number | null;
