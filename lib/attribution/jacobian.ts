@@ -16,6 +16,7 @@ import * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
+import type { Scalar, Tensor1D, Tensor2D } from "../core/tf_types.ts";
 import { cholesky, choleskySolve, symmetricEigen } from "../ml/linalg.ts";
 import { rocAuc } from "../ml/roc_auc.ts";
 
@@ -31,9 +32,9 @@ export const DEFAULT_LEAKY_SLOPE = 0.01;
 /** One dense layer y = σ(x·W + b). */
 export interface DenseLayer {
   /** Weights `[in, out]`. */
-  w: tf.Tensor2D;
+  w: Tensor2D;
   /** Bias `[out]`. */
-  b: tf.Tensor1D;
+  b: Tensor1D;
   /** σ: GELU (erf form), identity, 5·tanh(·/5) or leaky ReLU. */
   activation: DenseActivation;
   /** Negative slope for "leaky_relu", default {@linkcode DEFAULT_LEAKY_SLOPE}. */
@@ -79,7 +80,7 @@ function derivativeTf(a: tf.Tensor, layer: DenseLayer): tf.Tensor {
 }
 
 /** The network's output `[n, out]` for `x` `[n, in]` (TF, differentiable). */
-export function mlpForward(layers: DenseLayer[], x: tf.Tensor2D): tf.Tensor2D {
+export function mlpForward(layers: DenseLayer[], x: Tensor2D): Tensor2D {
   checkLayers(layers, x.shape[1]);
   return tf.tidy(() => {
     let h: tf.Tensor = x;
@@ -130,10 +131,10 @@ export interface JacobianPenaltyOptions {
  */
 export function jacobianPenalty(
   layers: DenseLayer[],
-  x: tf.Tensor2D,
+  x: Tensor2D,
   rng: Rng,
   options: JacobianPenaltyOptions = {},
-): tf.Scalar {
+): Scalar {
   const projections = options.projections ?? "random";
   if (projections !== "random" && projections !== "exact") {
     throw new UsageError(`jacobianPenalty: projections must be "random" or "exact", got ${projections}`);

@@ -11,11 +11,15 @@ import { comparisonText, nullGateProblems, targetVerdict } from "./targets.ts";
 
 /** One target as the audit shows it. */
 export interface AuditRow {
+  /** The experiment's registered name. */
   experiment: string;
+  /** The target's key in the run's final metrics. */
   metric: string;
+  /** Like-for-like or analogue; "(none)" when the target states no class. */
   kind: TargetKind;
   /** "0.823 ± 0.05" etc. */
   reproducedWhen: string;
+  /** Where the tolerance comes from, as the target states it ("" when it does not). */
   toleranceSource: string;
   /** Each null model with the verdict it would get. */
   nulls: { model: string; value: number; verdict: string }[];

@@ -37,10 +37,15 @@ export interface BackendInfo {
 
 /** A WebGPU adapter as `GPUAdapter.info` reports it; browsers and Deno fill different fields. */
 export interface AdapterInfo {
+  /** Whether the adapter is a software fallback (a CPU rasteriser such as SwiftShader). */
   isFallbackAdapter?: boolean;
+  /** GPU vendor, e.g. "nvidia". */
   vendor?: string;
+  /** GPU family, e.g. "hopper". */
   architecture?: string;
+  /** Device name or id, where the implementation gives one. */
   device?: string;
+  /** Human-readable adapter description, where the implementation gives one. */
   description?: string;
 }
 

@@ -12,6 +12,7 @@ import { UsageError } from "./errors.ts";
 
 /** Positional arguments and `--key value` flags of one command line. */
 export interface ParsedArgs {
+  /** Arguments that are not flags or flag values, in order. */
   positionals: string[];
   /** Flag name → raw value; a flag given without a value maps to `true`. */
   flags: Map<string, string | true>;

@@ -17,6 +17,7 @@ export type CurvePoints = [number, number][];
 export interface TargetCurve {
   /** The logged metric it was read from (`*` stands for any characters but "/", e.g. a seed). */
   metric: string;
+  /** The curve's (step, value) points. */
   points: CurvePoints;
   /** The least-squares trend of the last third of the steps (null with fewer than three points). */
   trend?: CurveTrend | null;
@@ -30,7 +31,9 @@ export interface TargetCurve {
  * the curve's own noise), and where the line reaches at twice the steps run.
  */
 export interface CurveTrend {
+  /** The line's slope, in metric units per step. */
   slope: number;
+  /** The slope's standard error, from the residuals about the line. */
   slope_se: number;
   /** The step the projection is for: twice the last step. */
   projected_at: number;
@@ -40,16 +43,23 @@ export interface CurveTrend {
 
 /** A logged metric's steps `x` and values `y`, in step order (as the run store's metrics reader keeps them). */
 export interface StepSeries {
+  /** Steps, ascending. */
   x: readonly number[];
+  /** The metric's value at each step of `x`. */
   y: readonly number[];
 }
 
 /** What the table cells and drawings of curves need of a summary's target. */
 export interface CurvedTarget {
+  /** Key in the run's final metrics. */
   metric: string;
+  /** The published value. */
   paper: number;
+  /** The run's final value, null when not measured. */
   ours: number | null;
+  /** The target's verdict. */
   verdict: string;
+  /** The learning curve, when the run logged one. */
   curve?: TargetCurve | null;
 }
 
@@ -151,11 +161,15 @@ export function curveCell(target: Pick<CurvedTarget, "curve">): string {
 
 /** One panel of {@linkcode curvesSvg}. */
 export interface CurvePanel {
+  /** The panel's heading (usually the metric). */
   title: string;
+  /** The learning curve drawn in blue. */
   points: CurvePoints;
+  /** The published value, drawn as a dashed line. */
   paper: number;
   /** The final measured value, marked at the last step (it may use more samples than the curve's points). */
   ours: number | null;
+  /** Shown under the title. */
   verdict: string;
 }
 

@@ -26,8 +26,11 @@ import { comparisonText } from "./targets.ts";
 
 /** What the pages read of an experiment (an `Experiment` of lib/core/experiment.ts fits). */
 export interface DocExperiment extends ScoredExperiment {
+  /** One-line summary of what the experiment reproduces. */
   description: string;
+  /** Bibliography key and the document's section or table its method and targets come from. */
   source: string;
+  /** Preset name → the config values it sets, listed on the experiment's page. */
   presets: Record<string, unknown>;
   /** The published finding in at most {@linkcode FINDING_WORDS} words (else the description stands in). */
   finding?: string;
@@ -53,7 +56,9 @@ export const README_SECTION = "scorecard";
 
 /** The generated files by path relative to the project root, and README.md's short scorecard section. */
 export interface RenderedDocs {
+  /** Path relative to the project root → Markdown or SVG text. */
   files: Map<string, string>;
+  /** The Markdown between README.md's scorecard markers. */
   readmeSection: string;
 }
 

@@ -3,6 +3,7 @@
  * message without a stack trace and exits with code 2.
  */
 export class UsageError extends Error {
+  /** Printed in place of "Error" in traces and logs. */
   override name = "UsageError";
 }
 
@@ -11,5 +12,6 @@ export class UsageError extends Error {
  * already marked interrupted and continues with `--resume`.
  */
 export class RunInterrupted extends Error {
+  /** Printed in place of "Error" in traces and logs. */
   override name = "RunInterrupted";
 }

@@ -31,6 +31,7 @@ import { targetCurve } from "./curves.ts";
 // Targets and claims are defined beside their verdicts; experiments import them from here.
 export type { Claim, NullModel, Target, TargetKind } from "./targets.ts";
 import { Rng } from "./rng.ts";
+import type { Tensor } from "./tf_types.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
 import type { RunSummary } from "./run_layout.ts";
 import { readRunInfo } from "./run_files.ts";
@@ -47,19 +48,24 @@ export type PresetName = typeof PRESETS[number];
 
 /** What a run reports back: final scalar metrics, plus any structured detail. */
 export interface RunResult {
+  /** Final scalar metrics by key; targets and claims read these. */
   metrics: Record<string, number>;
+  /** Structured results (tables, per-seed values) written into summary.json as they are. */
   details?: unknown;
 }
 
 /** Arrays to checkpoint: tensors (read back asynchronously) or typed arrays. */
-export type CheckpointArrays = Record<string, tf.Tensor | { data: Float32Array | Int32Array; shape: number[] }>;
+export type CheckpointArrays = Record<string, Tensor | { data: Float32Array | Int32Array; shape: number[] }>;
 
 /** What an experiment's `run` receives besides its config. */
 export interface RunContext {
   /** Generator seeded by `--seed`; streams that must survive `--resume` go into checkpoint state. */
   rng: Rng;
+  /** The run's seed (`--seed`, default 0). */
   seed: number;
+  /** The preset the config started from. */
   preset: PresetName;
+  /** The backend the run is on, as recorded in run.json. */
   backend: BackendInfo;
   /** The run directory. */
   dir: string;
@@ -211,9 +217,13 @@ export async function gitCommit(): Promise<string | null> {
 
 /** A validated request to run an experiment: its config, preset, seed, backend and where results go. */
 export interface Invocation<S extends ConfigSpec> {
+  /** The resolved config: preset values with the command line's overrides. */
   cfg: ConfigOf<S>;
+  /** The preset the config started from. */
   preset: PresetName;
+  /** The run's seed. */
   seed: number;
+  /** The requested backend preference. */
   backend: BackendChoice;
   /** Run store root of a new run (unused on resume). */
   root: string;
@@ -314,7 +324,9 @@ export function parseInvocation<S extends ConfigSpec>(
 }
 
 /** Arrays with every tensor read into its data, as the run store writes them. */
-export async function tensorArrays(arrays: CheckpointArrays) {
+export async function tensorArrays(
+  arrays: CheckpointArrays,
+): Promise<Record<string, { data: Float32Array | Int32Array; shape: number[] }>> {
   const out: Record<string, { data: Float32Array | Int32Array; shape: number[] }> = {};
   for (const [key, value] of Object.entries(arrays)) {
     out[key] = value instanceof tf.Tensor

@@ -115,6 +115,7 @@ export function column(data: ArrayLike<number>, rows: number, cols: number, c: n
  * Throws a RangeError for a row outside 0..n−1.
  */
 export function gatherRows(data: Float32Array, cols: number, index: ArrayLike<number>, offset?: number): Float32Array;
+/** Any other array-like input: the rows as a `Float64Array`. */
 export function gatherRows(
   data: ArrayLike<number>,
   cols: number,
@@ -206,6 +207,7 @@ export function correlationMatrix(a: Matrix, b: Matrix, method: CorrelationMetho
 
 /** The result of {@linkcode meanSd}, in the units of the values (variance in squared units). */
 export interface MeanSd {
+  /** Arithmetic mean. */
   mean: number;
   /** Σ (x − mean)² / (n − ddof). */
   variance: number;

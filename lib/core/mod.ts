@@ -17,6 +17,8 @@ export * from "./docs_pages.ts";
 export * from "./errors.ts";
 export * from "./experiment.ts";
 export * from "./gradients.ts";
+// The ensembles of lib/models multiply member by member through this kernel.
+export { memberProduct } from "./kernels/member_mat_mul.ts";
 export * from "./matrix.ts";
 export * from "./npy.ts";
 export * from "./papers.ts";
@@ -39,3 +41,4 @@ export * from "./scorecard.ts";
 export * from "./shell.ts";
 export * from "./special_functions.ts";
 export * from "./targets.ts";
+export * from "./tf_types.ts";

@@ -45,6 +45,7 @@ const DTYPES: Record<string, Ctor> = {
 
 /** Error for an unreadable or unsupported `.npy` payload. */
 export class NpyError extends Error {
+  /** Printed in place of "Error" in traces and logs. */
   override name = "NpyError";
 }
 

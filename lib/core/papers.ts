@@ -10,10 +10,13 @@
 export interface Paper {
   /** Author + year where the document prints a year; the key cited everywhere. */
   key: string;
+  /** As the document prints them (surnames, "et al." for many). */
   authors: string;
+  /** Full title. */
   title: string;
   /** What the year rests on when the document does not print one. */
   year: string;
+  /** Journal, conference or institution (for a thesis). */
   venue: string;
   /** A source document the toolkit was built from, or a paper reprinted inside one (its key). */
   reprintedIn?: string;

@@ -7,9 +7,13 @@ import { encode } from "fast-png";
 
 /** An 8-bit image: row-major pixels, `channels` interleaved (1 grey, 3 RGB, 4 RGBA). */
 export interface Image {
+  /** Pixels per row. */
   width: number;
+  /** Rows. */
   height: number;
+  /** Interleaved channels per pixel: 1 grey, 3 RGB, 4 RGBA. */
   channels: 1 | 3 | 4;
+  /** `height × width × channels` bytes, row-major, 0–255. */
   data: Uint8Array;
 }
 

@@ -28,7 +28,9 @@ export function formatDuration(seconds: number): string {
 
 /** Step progress of one phase of work. */
 export class Progress {
+  /** The phase's name, printed before the count. */
   readonly label: string;
+  /** Steps in the phase. */
   readonly total: number;
   #start = performance.now();
   #lastDraw = 0;
@@ -37,6 +39,7 @@ export class Progress {
   #tty: boolean;
   #write: (text: string) => void;
 
+  /** A progress line for `total` steps of the phase `label`. */
   constructor(label: string, total: number, options: ProgressOptions = {}) {
     this.label = label;
     this.total = total;

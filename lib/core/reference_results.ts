@@ -17,8 +17,11 @@ import { configOverrides, listRuns, readConfig, readSummary } from "./run_reader
 
 /** One kept run. */
 export interface ReferenceResult {
+  /** The experiment's registered name. */
   experiment: string;
+  /** The preset the run started from. */
   preset: string;
+  /** The run's seed. */
   seed: number;
   /** Config keys the command line set beyond the preset (`--steps 100`); [] for the preset as defined. */
   overrides: string[];
@@ -28,7 +31,9 @@ export interface ReferenceResult {
   commit: string | null;
   /** Host and backend the run was made on. */
   machine: string | null;
+  /** The TF.js backend the run used ("webgpu", "wasm", "cpu"), null when unknown. */
   backend: string | null;
+  /** Seconds the run took, null when unknown. */
   wall_time_s: number | null;
   /** When the run was made (ISO 8601), null when unknown. */
   created: string | null;
@@ -85,7 +90,10 @@ export function resultOfSummary(
 }
 
 /** The file of a result under `folder`: overrides make a name of their own so that they never replace the preset's. */
-export function resultPath(folder: string, r: Pick<ReferenceResult, "experiment" | "preset" | "seed" | "overrides">) {
+export function resultPath(
+  folder: string,
+  r: Pick<ReferenceResult, "experiment" | "preset" | "seed" | "overrides">,
+): string {
   const suffix = r.overrides.length
     ? `-${r.overrides.join("_").replace(/[^A-Za-z0-9.=_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 80)}`
     : "";
@@ -179,7 +187,10 @@ export function runStoreResults(root: string): ReferenceResult[] {
  * the kept results alone; `keptFolder` null: the store alone), and the kept
  * files that could not be read.
  */
-export function mergedResults(keptFolder: string | null, runsRoot: string | null) {
+export function mergedResults(
+  keptFolder: string | null,
+  runsRoot: string | null,
+): { results: ReferenceResult[]; skipped: string[] } {
   const kept = keptFolder === null ? { results: [], skipped: [] } : readResults(keptFolder);
   const local = runsRoot === null ? [] : runStoreResults(runsRoot);
   const seedKey = (r: ReferenceResult) => [r.experiment, r.preset, r.overrides.join(" "), r.seed].join("\u0000");

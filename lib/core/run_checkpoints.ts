@@ -11,8 +11,11 @@ import { isObject, isString, removeIfPresent } from "./run_files.ts";
 
 /** A checkpoint as loaded back: its step, arrays and JSON state. */
 export interface LoadedCheckpoint {
+  /** The training step the checkpoint was taken at. */
   step: number;
+  /** Name → array, as saved. */
   arrays: Record<string, NpyArray>;
+  /** The JSON state saved beside the arrays (e.g. `Rng.state()`, optimiser counters). */
   state: unknown;
 }
 

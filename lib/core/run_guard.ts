@@ -48,9 +48,13 @@ export function signalExitCode(): number {
 
 /** What the guard worker is started with. */
 export interface GuardRequest {
+  /** Shared `Int32Array` cell: 0 to run on, a signal's exit code (or a stop request) to stop. */
   flag: SharedArrayBuffer;
+  /** The lock file whose mtime is the run's heartbeat. */
   lockPath: string;
+  /** Milliseconds between touches of the lock file. */
   beatMs: number;
+  /** Whether SIGINT/SIGTERM set the flag (false where the caller handles signals itself). */
   signals: boolean;
 }
 

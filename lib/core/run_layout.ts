@@ -134,17 +134,25 @@ export function effectiveStatus(info: RunInfo, now = Date.now(), beat = Date.par
 
 /** One target of summary.json: the published number beside ours. */
 export interface SummaryTarget {
+  /** Key in the run's final metrics. */
   metric: string;
+  /** The published value. */
   paper: number;
+  /** Where it is published: document and table. */
   source: string;
+  /** Allowed distance from `paper` for "reproduced". */
   tolerance: number;
+  /** Match within tolerance, or at least as good in this direction. */
   direction: TargetDirection;
+  /** The run's final value, null when not measured. */
   ours: number | null;
+  /** The verdict the run got when it ended. */
   verdict: Verdict;
   /** "like-for-like" or "analogue" (absent in summaries written before targets had a class). */
   kind?: "like-for-like" | "analogue";
   /** What trivial models score here, as the target stated when the run ended. */
   nulls?: { value: number; model: string }[];
+  /** Where the tolerance comes from, as the target stated it when the run ended. */
   tolerance_source?: string;
   /** The metric's learning curve during training, when the run logged it. */
   curve?: TargetCurve | null;
@@ -152,24 +160,39 @@ export interface SummaryTarget {
 
 /** One claim of summary.json. */
 export interface SummaryClaim {
+  /** The finding, in words. */
   text: string;
+  /** Where it is published. */
   source: string;
+  /** Whether it held on the run's final metrics. */
   verdict: Verdict;
 }
 
 /** The contents of summary.json, written once when a run completes. */
 export interface RunSummary {
+  /** The experiment's registered name. */
   experiment: string;
+  /** The experiment's one-line description. */
   description: string;
+  /** Bibliography key and the document's section or table the experiment comes from. */
   source: string;
+  /** The run's id (its directory name). */
   run_id: string;
+  /** The preset the run started from. */
   preset: string;
+  /** The run's seed. */
   seed: number;
+  /** The TF.js backend the run ran on (its last invocation's, when resumed). */
   backend: string;
+  /** Seconds from the run's creation to its end (time between resumes included). */
   wall_time_s: number;
+  /** Final scalar metrics by key. */
   metrics: Record<string, number>;
+  /** Each published target beside the run's value. */
   targets: SummaryTarget[];
+  /** Each claim with its verdict. */
   claims: SummaryClaim[];
+  /** The run's structured results (`RunResult.details`), as it returned them. */
   details: unknown;
   /** What the run's preset cannot show, and why (the experiment's `presetLimits`). */
   preset_limits?: string | null;
@@ -187,8 +210,11 @@ export type SummaryView = RunSummary & {
 
 /** A person's notes on a run (notes.json beside run.json, never in it): text, tags, and whether it is archived (hidden). */
 export interface RunNotes {
+  /** Free text. */
   note: string;
+  /** Labels for filtering runs, distinct. */
   tags: string[];
+  /** Whether the run is hidden from listings by default. */
   archived: boolean;
 }
 
@@ -197,10 +223,15 @@ export const NOTE_LIMITS = { noteChars: 20_000, tags: 50, tagChars: 64 };
 
 /** One entry of media/media.jsonl: an image of `name` at `step`, at `path` under media/. */
 export interface MediaEntry {
+  /** The image's name (also its file name stem). */
   name: string;
+  /** The training step it shows. */
   step: number;
+  /** Path of the PNG file under media/. */
   path: string;
+  /** Image width in pixels. */
   width: number;
+  /** Image height in pixels. */
   height: number;
 }
 
@@ -209,14 +240,20 @@ export type MetricsRow = { step: number; time: number } & Record<string, number>
 
 /** One metric of a run in step order, as parallel arrays: x (step), t (seconds since creation), y (value). */
 export interface Series {
+  /** Steps, ascending. */
   x: number[];
+  /** Seconds since the run was created, at each step. */
   t: number[];
+  /** The metric's value at each step. */
   y: number[];
 }
 
 /** Value at the highest step, minimum and maximum of one metric. */
 export interface Reducers {
+  /** The value at the highest step. */
   last: number;
+  /** The smallest value. */
   min: number;
+  /** The largest value. */
   max: number;
 }

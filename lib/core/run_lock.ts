@@ -12,8 +12,11 @@ import { readRunInfo, removeIfPresent } from "./run_files.ts";
 
 /** Who writes a run: the holder of its `lock` file (the file's mtime is the writer's heartbeat too). */
 export interface RunLock {
+  /** The writer's process id. */
   pid: number;
+  /** The writer's host name (a pid means nothing on another host). */
   host: string;
+  /** When the writer took the lock (ISO 8601). */
   since: string;
 }
 

@@ -406,7 +406,9 @@ export class MetricsReader {
 
 /** Rows per step and the count of skipped lines, a torn last line included (see {@linkcode MetricsReader}). */
 export interface MetricsRead {
+  /** One row per step, in step order. */
   rows: MetricsRow[];
+  /** Lines that could not be parsed. */
   skipped: number;
 }
 

@@ -20,19 +20,29 @@ const CHECKPOINTS_KEPT = 2;
 
 /** Options for creating a run directory. */
 export interface NewRunOptions {
+  /** Run store root; the run goes to `<root>/<experiment>/<run id>`. */
   root: string;
+  /** The experiment's registered name. */
   experiment: string;
+  /** The command line, recorded in run.json. */
   argv: string[];
+  /** The run's seed. */
   seed: number;
+  /** The preset the config started from. */
   preset: string;
+  /** What the run records about its backend (a `BackendInfo`), as JSON. */
   backend: unknown;
+  /** The resolved config, written to config.json. */
   config: Record<string, unknown>;
+  /** Package → version (deno, tfjs, …), recorded in run.json. */
   versions: Record<string, string>;
+  /** The project's commit, null outside a git checkout. */
   gitCommit: string | null;
 }
 
 /** Writes one run's files. */
 export class RunWriter {
+  /** The run directory. */
   readonly dir: string;
   #info: RunInfo;
   #metrics: Deno.FsFile;

@@ -22,22 +22,35 @@ import type { SummaryView } from "./run_layout.ts";
 
 /** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
 export interface ScoredExperiment {
+  /** The experiment's registered name. */
   name: string;
+  /** Its published targets, as registered today. */
   targets: readonly Target[];
+  /** Its qualitative claims, as registered today. */
   claims: readonly Claim[];
+  /** Preset name → what that preset cannot show, and why. */
   presetLimits?: Partial<Record<string, string>>;
 }
 
 /** One target of a scored configuration. */
 export interface ScoredTarget {
+  /** Key in the run's final metrics. */
   metric: string;
+  /** Where it is published: document and table. */
   source: string;
+  /** The published value. */
   paper: number;
+  /** Allowed distance from `paper` for "reproduced". */
   tolerance: number;
+  /** Match within tolerance, or at least as good in this direction. */
   direction: TargetDirection;
+  /** Whether the run measures the document's quantity or a stand-in for it. */
   kind: "like-for-like" | "analogue";
+  /** For an analogue, what stands in for what; null when not stated. */
   standIn: string | null;
+  /** Where the tolerance comes from. */
   toleranceSource: string;
+  /** The verdict over the group's seeds. */
   verdict: Verdict;
   /** Seeds that measured it. */
   n: number;
@@ -51,8 +64,11 @@ export interface ScoredTarget {
 
 /** One claim of a scored configuration. */
 export interface ScoredClaim {
+  /** The finding, in words. */
   text: string;
+  /** Where it is published. */
   source: string;
+  /** The verdict over the group's seeds. */
   verdict: Verdict;
   /** "holds in 2 of 3 seeds", or how the verdict was reached when not judged again. */
   note: string | null;
@@ -60,17 +76,25 @@ export interface ScoredClaim {
 
 /** An experiment's preset (and config overrides) over its seeds, judged with the targets of today. */
 export interface ScoredGroup {
+  /** The experiment's registered name. */
   experiment: string;
+  /** The preset the runs started from. */
   preset: string;
+  /** Config keys the command line set beyond the preset; [] for the preset as defined. */
   overrides: string[];
+  /** The seed of each of the group's runs. */
   seeds: number[];
   /** Short commits of the runs. */
   commits: string[];
   /** Whether a run is older than the experiment's code (its commit predates the last change of the code). */
   stale: boolean;
+  /** Each run's provenance (its run id, or what it was recovered from), distinct. */
   provenance: string[];
+  /** Mean seconds per run, null when a run's time is unknown. */
   wall_time_s: number | null;
+  /** Each target with its verdict over the seeds. */
   targets: ScoredTarget[];
+  /** Each claim with its verdict over the seeds. */
   claims: ScoredClaim[];
   /** What the preset cannot show, and why. */
   limits: string | null;
@@ -202,7 +226,7 @@ export function scorecardHeadline(groups: readonly ScoredGroup[]): string {
 }
 
 /** A number as the scorecard prints it: at most 3 decimals, "—" when absent. */
-export const formatValue = (value: number | null) => value === null ? "—" : Number(value.toFixed(3)).toString();
+export const formatValue = (value: number | null): string => value === null ? "—" : Number(value.toFixed(3)).toString();
 
 /** "0.61", or "0.61 [0.55, 0.67], 3 seeds" with an interval. */
 export function oursText(t: Pick<ScoredTarget, "ours" | "interval" | "n">): string {
@@ -241,7 +265,8 @@ export function groupRows(g: ScoredGroup, cite: (source: string) => string = (s)
 }
 
 /** File name of a group's curve drawing under the curves folder. */
-export const curvesFileName = (g: Pick<ScoredGroup, "experiment" | "preset">) => `${g.experiment}-${g.preset}.svg`;
+export const curvesFileName = (g: Pick<ScoredGroup, "experiment" | "preset">): string =>
+  `${g.experiment}-${g.preset}.svg`;
 
 /**
  * The scorecard as Markdown: the headline, the table, what each preset
@@ -253,7 +278,7 @@ export function scorecardMarkdown(
   groups: readonly ScoredGroup[],
   curves?: { folder: string; drawn: ReadonlySet<string> },
   cite?: (source: string) => string,
-) {
+): string {
   const header = [
     "| experiment | class | source | metric or finding | published | ours | reproduced when | curve | verdict |",
     "|---|---|---|---|---|---|---|---|---|",
@@ -303,7 +328,9 @@ export function summaryMarkdown(summary: SummaryView): string {
 
 /** A run's own result tables (`details.results`): a title and rows of equal keys, printed after its verdicts. */
 export interface ResultTable {
+  /** Printed as a heading above the table. */
   title: string;
+  /** The table's rows: column name → cell (null prints "—"). */
   rows: Record<string, string | number | null>[];
 }
 

@@ -68,6 +68,7 @@ export interface Target<C = any> {
 
 /** A trivial model's score on a target's metric, and what that model is. */
 export interface NullModel {
+  /** The model's score on the target's metric. */
   value: number;
   /** e.g. "chance (10 classes)", "mean predictor (R² 0)", "untrained network, step 0". */
   model: string;
@@ -83,7 +84,9 @@ export type TargetKind = "like-for-like" | "analogue";
 /** A qualitative finding of the source, checked on the final metrics and the run's config. */
 // deno-lint-ignore no-explicit-any
 export interface Claim<C = any> {
+  /** The finding, in words. */
   text: string;
+  /** Where it is published: document and section, table or figure. */
   source: string;
   /** True when the finding holds, false when not, undefined when the run did not measure it. */
   holds: (metrics: Record<string, number>, cfg: C) => boolean | undefined;
@@ -91,8 +94,11 @@ export interface Claim<C = any> {
 
 /** What a verdict needs of a target. */
 export interface Comparison {
+  /** The published value. */
   paper: number;
+  /** Allowed distance from `paper` for "reproduced". */
   tolerance: number;
+  /** Match within tolerance, or at least as good in this direction. */
   direction: TargetDirection;
 }
 
@@ -157,6 +163,7 @@ export function stillRising(
 
 /** A target's verdict over the seeds of one configuration. */
 export interface SeedsVerdict {
+  /** The verdict over the seeds (see {@linkcode seedsVerdict}). */
   verdict: Verdict;
   /** Seeds measured. */
   n: number;
@@ -203,8 +210,11 @@ export function seedsVerdict(
 
 /** What the null-model gate needs of a target. */
 export interface GatedTarget extends Comparison {
+  /** Key in the run's final metrics (names the target in the problems). */
   metric: string;
+  /** What trivial models score on the metric. */
   nulls: { value: number; model: string }[];
+  /** Where the tolerance comes from ("" when not stated, which is a problem). */
   toleranceSource: string;
 }
 

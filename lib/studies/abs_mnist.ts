@@ -40,7 +40,7 @@ import { absCnn, absCnnModel, absCnnTraining } from "../models/abs_cnn.ts";
 import { nearestNeighbor } from "../models/nearest_neighbor.ts";
 import { trainClassifier } from "../train/classifier.ts";
 import type { WorkerPhase } from "../train/parallel_phases.ts";
-import type { PhaseArrays } from "../train/phases.ts";
+import type { PhaseArrays, PhaseOutcome } from "../train/phases.ts";
 
 /** The models of Table 1's columns that this study trains and attacks. */
 export const MODEL_NAMES = ["cnn", "abs", "binary_cnn", "binary_abs", "nn"] as const;
@@ -52,42 +52,78 @@ export const IMAGE_SHAPE: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1]
 export const NORMS: readonly AttackDistance[] = ["l2", "linf", "l0"];
 /** Table 1's ε per norm, as the accuracy metrics name it (`acc_l2_1.5`). */
 export const EPSILON_LABEL = { l2: "1.5", linf: "0.3", l0: "12" } as const;
-export const isAbs = (model: ModelName) => model === "abs" || model === "binary_abs";
+/** Whether the model is ABS or Binary ABS, which need the class VAEs. */
+export const isAbs = (model: ModelName): boolean => model === "abs" || model === "binary_abs";
 const isCnn = (model: ModelName) => model === "cnn" || model === "binary_cnn";
 
 /** The config keys the study reads (experiments/abs_mnist.ts declares them, with their meaning). */
 export interface AbsMnistSettings {
+  /** Models trained and attacked. */
   models: readonly ModelName[];
+  /** Training digits: all 60,000 of the official training file, or a seeded stratified subset. */
   train_digits: number;
+  /** Test digits: all 10,000 of the official test file (a seeded stratified subset for smoke runs only). */
   test_digits: number;
+  /** Epochs of each class VAE (App. A.7 does not give them; β anneals over the first 50). */
   vae_epochs: number;
+  /** Images per class-VAE step. */
   vae_batch: number;
+  /** Adam learning rate of the class VAEs (App. A.7 does not give it). */
   vae_lr: number;
+  /** Epochs over which the KL weight falls linearly from 10 to 1 (App. A.7: 50). */
   beta_epochs: number;
+  /** Epochs of the CNNs (App. A.7 does not give them). */
   cnn_epochs: number;
+  /** Images per CNN step. */
   cnn_batch: number;
+  /** Adam learning rate of the CNNs. */
   cnn_lr: number;
+  /** Latent prototypes per class VAE, the start of ABS's inference (Schott2019: 8,000). */
   prototypes: number;
+  /** Adam steps on each class's latent after the best prototype (Schott2019: 50). */
   inference_steps: number;
+  /** Adam learning rate of ABS's latent search (reference get_ABS: 0.05). */
   inference_lr: number;
+  /** Test digits the clean accuracy is measured on (the first of the test part). */
   clean_digits: number;
+  /** Training digits α and the Binary ABS class scales are fit on. */
   calibration_digits: number;
+  /** Test digits attacked (the first of the test part). */
   attack_digits: number;
+  /** Digits attacked together; finished ones are appended to attacks.jsonl. */
   attack_batch: number;
+  /** ε bisections that turn a fixed-ε attack (FGSM, BIM, PGD) into a minimal one. */
   bisection_steps: number;
+  /** Steps of the L2 and L∞ BIM (foolbox: 10). */
   bim_steps: number;
+  /** Steps of the L∞ PGD (foolbox: 40). */
   pgd_steps: number;
+  /** DeepFool steps (foolbox: 50). */
   deepfool_steps: number;
+  /** C&W binary search steps over c (foolbox: 9). */
   cw_binary_steps: number;
+  /** C&W Adam steps per binary search step (foolbox: 10,000). */
   cw_steps: number;
+  /** Boundary Attack steps (foolbox: 25,000). */
   boundary_steps: number;
+  /** Models the Boundary Attack runs on (its queries are costly on ABS). */
   boundary_models: readonly ModelName[];
+  /** Grid scales of the noise and transfer line searches before their bisection. */
   line_search_steps: number;
+  /** Salt&Pepper noise steps (foolbox: 1,000). */
   sp_steps: number;
+  /** Pointwise Attack restarts (Table 1: 10×). */
   pointwise_restarts: number;
+  /**
+   * Passes of Pointwise's per-pixel L2 bisection after its resets (foolbox repeats them until one improves nothing; 0:
+   * none, its result then counts for L0 only as it is).
+   */
   pointwise_bisection: number;
+  /** Noise images each model's distal descent starts from (target class 1, as the reference). */
   distal_starts: number;
+  /** SGD steps of the distal descent at most (reference scripts/attacks.py: 10,000). */
   distal_steps: number;
+  /** Training steps between logged losses. */
   log_every: number;
 }
 
@@ -99,7 +135,8 @@ export type TrainPhase = { kind: "vae"; digit: number } | { kind: "cnn"; binary:
 /** A phase's last logged losses. */
 export type TrainResult = Record<string, number>;
 
-export const phaseName = (phase: TrainPhase) =>
+/** A phase's name, also its arrays' key prefix: `vae3`, `cnn` or `binary_cnn`. */
+export const phaseName = (phase: TrainPhase): string =>
   phase.kind === "vae" ? `vae${phase.digit}` : phase.binary ? "binary_cnn" : "cnn";
 
 /** The training phases a config needs: the class VAEs if any ABS is attacked, each CNN asked for. */
@@ -197,30 +234,46 @@ export async function trainPhase(ctx: RunContext, cfg: AbsMnistSettings, phase: 
 }
 
 /** A training phase as a worker runs it (lib/train/parallel_phases.ts). */
-export const workerPhase: WorkerPhase<AbsMnistSettings, TrainPhase, TrainResult> = (ctx, cfg, phase) =>
-  trainPhase(ctx, cfg, phase);
+export const workerPhase: WorkerPhase<AbsMnistSettings, TrainPhase, TrainResult> = (
+  ctx,
+  cfg,
+  phase,
+): Promise<PhaseOutcome<TrainResult>> => trainPhase(ctx, cfg, phase);
 
 /** This module's URL: phase workers import its {@linkcode workerPhase}. */
-export const WORKER_MODULE = import.meta.url;
+export const WORKER_MODULE: string = import.meta.url;
 
 // ---------------------------------------------------------------------------------------------
 // The models under attack.
 
 /** A model as the attacks see it, with its calibrated softmax. */
 export interface AttackedModel {
+  /** Table 1's column. */
   name: ModelName;
+  /** The model as the attacks query it. */
   model: AttackModel;
   /** Binary models: adversarial pixels reset to the clean value or the threshold where the decision holds. */
   binary: boolean;
+  /** The ABS model itself for ABS and Binary ABS (latent descent and the L2 lower bound need it). */
   abs?: Abs;
+  /**
+   * α of the calibrated softmax (e^{α·logit_c} + η)/(Σ e^{α·logit} + C·η): the cross-entropy minimum on the calibration
+   * digits.
+   */
   alpha: number;
+  /** η of the calibrated softmax: the median confidence on the clean test digits is 0.9 (0 when already below). */
   eta: number;
   /** Accuracy on the first `clean_digits` test digits. */
   clean: number;
 }
 
 /** Rebuilds the trained models from the phases' arrays and calibrates them on training digits. */
-export async function buildModels(cfg: AbsMnistSettings, mnist: Mnist, arrays: PhaseArrays, seed: number) {
+export async function buildModels(
+  cfg: AbsMnistSettings,
+  mnist: Mnist,
+  arrays: PhaseArrays,
+  seed: number,
+): Promise<{ models: AttackedModel[]; cnn: AttackModel | null; dispose(): void }> {
   const { train } = mnist;
   const owned: { dispose(): void }[] = [];
   const npy = (prefix: string) =>
@@ -286,11 +339,13 @@ export async function buildModels(cfg: AbsMnistSettings, mnist: Mnist, arrays: P
 // ---------------------------------------------------------------------------------------------
 // The attack suite: per model the attacks of Table 1 that apply, with this config's budgets.
 
+/** One attack of a model's plan, under the metric name it reports. */
 export interface PlannedAttack {
   /** Metric name: `cnn/<label>/median_l2`. */
   label: string;
   /** Norms its adversarial counts under: its own, and L2 for Pointwise (Table 1 lists it in both). */
   norms: AttackDistance[];
+  /** The attack, with this config's budget. */
   attack: Attack;
 }
 
@@ -345,8 +400,11 @@ function attackPlan(cfg: AbsMnistSettings, model: AttackedModel, cnn: AttackMode
 
 /** One attacked digit's line of attacks.jsonl; ∞ (no adversarial found) is written as null. */
 export interface DigitRecord {
+  /** Position of the digit in the test part. */
   index: number;
+  /** Its true class, 0–9. */
   label: number;
+  /** Model → whether it classified the clean digit correctly, each attack's distance and the best per norm. */
   models: Record<string, {
     clean_correct: boolean;
     attacks: Record<string, number | null>;
@@ -358,9 +416,11 @@ export interface DigitRecord {
 }
 
 const finiteOrNull = (v: number) => Number.isFinite(v) ? v : null;
-export const finite = (m: Record<string, number>) =>
+/** The entries of `m` that are finite (JSON metrics cannot hold ∞). */
+export const finite = (m: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(m).filter(([, v]) => Number.isFinite(v)));
-export const fromJson = (v: number | null) => v ?? Infinity;
+/** A distance read back from attacks.jsonl: null (no adversarial found) is ∞. */
+export const fromJson = (v: number | null): number => v ?? Infinity;
 
 /**
  * The digits attacks.jsonl holds already. A line torn by a crash, and
@@ -514,7 +574,9 @@ export function attackMetrics(
 
 /** The attacked digits of a run: per digit and model its distances, with the wall time of this invocation. */
 export interface AttackedDigits {
+  /** Every attacked digit, the ones of earlier invocations included, in test order. */
   records: DigitRecord[];
+  /** Per model (in the order of `models`), its planned attacks. */
   plans: PlannedAttack[][];
   /** Seconds per model and attack in this invocation: a resumed run counts only its own digits. */
   seconds: Record<string, number>;
@@ -563,8 +625,35 @@ export async function attackAllDigits(
   return { records, plans, seconds };
 }
 
+/** The summary's details of the attacked digits (JSON: ∞ distances are null). */
+export interface AttackDetails {
+  /** Model → per attacked digit, its best distance under each norm (null: none found) and the L2 lower bound (ABS). */
+  per_digit: Record<string, {
+    index: number;
+    label: number;
+    best_l0: number | null;
+    best_l2: number | null;
+    best_linf: number | null;
+    lower_bound_l2?: number;
+  }[]>;
+  /** Model → its attacks as "label (attack; norms)". */
+  attacks: Record<string, string[]>;
+  /** `<model>/<attack>` → seconds spent in this invocation. */
+  attack_time: Record<string, { seconds: number }>;
+  /** Metric keys whose median is ∞ (at least half the digits resisted every attack). */
+  infinite_medians: string[];
+  /** Model → α and η of its calibrated softmax. */
+  calibration: Record<string, { alpha: number; eta: number }>;
+  /** The L2 accuracy–distortion curve: `epsilons`, and per model the accuracy at each ε. */
+  accuracy_l2_curve: Record<string, number[]>;
+}
+
 /** The details of the attacked digits: per digit the best distances, the attacks, their times and curves. */
-export function attackDetails(attacked: AttackedDigits, models: AttackedModel[], table: Record<string, number>) {
+export function attackDetails(
+  attacked: AttackedDigits,
+  models: AttackedModel[],
+  table: Record<string, number>,
+): AttackDetails {
   const { records, plans } = attacked;
   const names = models.map((m) => m.name);
   const grid = Array.from({ length: 61 }, (_, k) => k * 0.05);

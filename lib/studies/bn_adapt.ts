@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { RunContext } from "../core/experiment.ts";
+import type { RunContext, RunResult } from "../core/experiment.ts";
 import { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
 import { fullStats } from "../adapt/bn_adapt.ts";
@@ -36,6 +36,7 @@ import { loadMnist, MNIST_SIDE } from "../data/mnist.ts";
 import { w2, w2Normalized } from "../metrics/robustness.ts";
 import { type NormStats, sourceStats } from "../models/bn_cnn.ts";
 import { runPhasesOn, type WorkerPhase, workerPhaseOptions } from "../train/parallel_phases.ts";
+import type { PhaseOutcome } from "../train/phases.ts";
 
 const PIXELS = MNIST_SIDE * MNIST_SIDE;
 const IMAGE_SHAPE: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
@@ -348,7 +349,11 @@ async function runUnit(ctx: RunContext, cfg: Cfg, unit: Unit, models: Models): P
 }
 
 /** A phase as a worker runs it (lib/train/parallel_phases.ts): the models come from the cache. */
-export const workerPhase: WorkerPhase<Cfg, Unit, UnitResult> = async (ctx, cfg, unit) => {
+export const workerPhase: WorkerPhase<Cfg, Unit, UnitResult> = async (
+  ctx,
+  cfg,
+  unit,
+): Promise<PhaseOutcome<UnitResult>> => {
   const key = JSON.stringify([ctx.seed, trainingOf(ctx.seed, cfg)]);
   if (workerModels?.key !== key) {
     workerModels = { key, models: loadModels(ctx.seed, cfg).then((loaded) => loaded.models) };
@@ -468,7 +473,7 @@ function printTables(test: readonly Cell[], dev: readonly Cell[], m: Record<stri
  * The study's run: the source models (trained or read from the cache), every phase in this process or
  * `cfg.workers` at a time in workers, the running and final metrics, the printed tables and the summary's details.
  */
-export async function runBnAdapt(ctx: RunContext, cfg: Cfg) {
+export async function runBnAdapt(ctx: RunContext, cfg: Cfg): Promise<RunResult> {
   const units = planOf(cfg);
   // Trained here (or read from the cache) before any phase, so that workers only read the cache.
   const { models, loaded } = await loadModels(ctx.seed, cfg, { signal: ctx.stopRequested, log: ctx.log });

@@ -22,9 +22,11 @@ export type CccMethod = typeof CCC_METHODS[number];
 
 /** The config keys the stream's methods read (experiments/ccc_mini.ts declares them). */
 export interface CccSettings {
+  /** Methods to run on the stream, in this order. */
   methods: readonly CccMethod[];
   /** Stream batches every method sees, of `batch` images. */
   batches: number;
+  /** Images per batch (Schneider2023 Ch. 4: 64). */
   batch: number;
   /** Batches between logged points of each method's curve. */
   log_every: number;
@@ -32,18 +34,22 @@ export interface CccSettings {
   lr: number;
   /** RDumb's reset interval in batches. */
   reset_every: number;
+  /** ETA/RDumb entropy margin E0: thesis 0.4 ln C, code ln C / 2 − 1. */
   e0_rule: E0Rule;
+  /** ETA/RDumb redundancy filter ε, |cos(p, p̄)| < ε (thesis and rdumb.py: 0.05, set for 1,000 classes). */
   cosine_margin: number;
 }
 
 /** Metric key of a method's online accuracy. */
-export const onlineKey = (method: CccMethod) => `ccc/${method}/online_accuracy`;
+export const onlineKey = (method: CccMethod): string => `ccc/${method}/online_accuracy`;
 /** Metric key of a method's accuracy over the stream's last quarter. */
-export const lastQuarterKey = (method: CccMethod) => `ccc/${method}/last_quarter_accuracy`;
+export const lastQuarterKey = (method: CccMethod): string => `ccc/${method}/last_quarter_accuracy`;
 
 /** What a finished method leaves in the checkpoint state: correct predictions per batch, and its counters. */
 export interface MethodResult {
+  /** Per stream batch, how many of its images the method classified correctly. */
   correct: number[];
+  /** The method's own counters (e.g. RDumb's resets), logged as `ccc/<method>/<key>`. */
   extra: Record<string, number>;
 }
 
@@ -173,7 +179,11 @@ export function metricsOf(
 }
 
 /** What the stream of `batches` × `batch` images was: its pairs and the calibrated accuracy of its images. */
-export function streamSummary(stream: CccStream, images: number, speed: number) {
+export function streamSummary(
+  stream: CccStream,
+  images: number,
+  speed: number,
+): { points: number; segments: string[]; calibratedAccuracy: number } {
   const points = Math.ceil(images / speed);
   const segments: string[] = [];
   let calibrated = 0;
@@ -186,7 +196,20 @@ export function streamSummary(stream: CccStream, images: number, speed: number) 
 }
 
 /** Per pair: the path's start, its length and its mean calibrated accuracy. */
-export function pathSummary(stream: CccStream, calibration: CccCalibration) {
+export function pathSummary(
+  stream: CccStream,
+  calibration: CccCalibration,
+): Record<
+  string,
+  {
+    start_s1: number;
+    end_s2: number;
+    points: number;
+    mean_accuracy: number;
+    clean_accuracy: number;
+    lowest_accuracy: number;
+  }
+> {
   return Object.fromEntries(
     orderedPairs(calibration.corruptions).map(([c1, c2]) => {
       const path = stream.path(c1, c2);

@@ -7,7 +7,7 @@
  * @module
  */
 import { UsageError } from "../core/errors.ts";
-import type { RunContext } from "../core/experiment.ts";
+import type { RunContext, RunResult } from "../core/experiment.ts";
 import { gatherRows, type Matrix } from "../core/matrix.ts";
 import { Rng } from "../core/rng.ts";
 import type { CebraLabels, CebraOptions } from "../contrastive/cebra.ts";
@@ -27,11 +27,12 @@ import {
 } from "../data/place_cells.ts";
 import type { CebraArchitecture } from "../models/cebra_models.ts";
 import { consistencyDatasets, consistencyRuns, goodnessOfFit } from "../metrics/cebra_metrics.ts";
-import type { PhaseArrays } from "../train/phases.ts";
+import type { PhaseArrays, PhaseOutcome } from "../train/phases.ts";
 import { runPhasesOn, type WorkerPhase, workerPhaseOptions } from "../train/parallel_phases.ts";
 
 /** The models of a run: label sets of single-session fits, and the joint fit. */
 export const MODELS = ["behavior", "time", "shuffled", "position", "direction", "multi"] as const;
+/** One of {@linkcode MODELS}. */
 export type Model = typeof MODELS[number];
 
 /** The experiment's config as the study reads it (each key is documented where the experiment declares it). */
@@ -68,7 +69,7 @@ type Cfg = PlaceCellsConfig;
 const MIN_SPLIT_ROWS = 10;
 
 /** Whether the run trains `model`. */
-export const uses = (cfg: Pick<Cfg, "models">, model: Model) => cfg.models.includes(model);
+export const uses = (cfg: Pick<Cfg, "models">, model: Model): boolean => cfg.models.includes(model);
 
 /**
  * Median |error| (cm) of a decoder that always says the track's centre (= the mean position, by symmetry), in
@@ -344,7 +345,8 @@ function meanConsistency(embeddings: Matrix[], data: RatData[], cfg: Cfg): numbe
 }
 
 /** A model's phase as a worker runs it (lib/train/parallel_phases.ts). */
-export const workerPhase: WorkerPhase<Cfg, Unit, UnitResult> = (ctx, cfg, unit) => trainUnit(ctx, cfg, unit);
+export const workerPhase: WorkerPhase<Cfg, Unit, UnitResult> = (ctx, cfg, unit): Promise<PhaseOutcome<UnitResult>> =>
+  trainUnit(ctx, cfg, unit);
 
 /** A phase's relative cost (encoder passes), so the costliest start first. */
 function unitCost(cfg: Cfg, unit: Unit): number {
@@ -459,7 +461,7 @@ function printTable(metrics: Record<string, number>, cfg: Cfg): void {
  * The study's run: every model of the plan in this process or `cfg.workers` at a time in workers, then the
  * aggregates, the printed table and the summary's details.
  */
-export async function runPlaceCells(ctx: RunContext, cfg: Cfg) {
+export async function runPlaceCells(ctx: RunContext, cfg: Cfg): Promise<RunResult> {
   const data = ratsOf(ctx.seed, cfg);
   const plan = planOf(cfg);
   const { results, arrays } = await runPhasesOn<Cfg, Unit, UnitResult>(

@@ -7,16 +7,18 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import type { RunContext } from "../core/experiment.ts";
+import type { RunContext, RunResult } from "../core/experiment.ts";
 import { correlationMatrix, type Matrix } from "../core/matrix.ts";
 import { Rng } from "../core/rng.ts";
 import type { Factors, GroundTruthDataset } from "../data/ground_truth.ts";
 import { loadDataset } from "../data/registry.ts";
 import { makeSplit, sampleSplit, type Split, type SplitDataset } from "../data/splits.ts";
 import { errorCorrelations, oodAnalysis, r2Scores } from "../metrics/r2.ts";
+import type { StudyModel } from "../metrics/study.ts";
 import { mapInChunks } from "../models/vae.ts";
 import { MODEL_NOTES, readout, type Regressor, REGRESSOR_NAMES, REGRESSORS } from "../models/regressors.ts";
 import { planWorker, runModelPlan } from "../train/model_plan.ts";
+import type { WorkerPhase } from "../train/parallel_phases.ts";
 import { seedSummary } from "../train/pair_study.ts";
 import {
   type EncoderScores,
@@ -34,10 +36,15 @@ import {
 
 /** The oracles: the readout MLP on the ground-truth factors, or on their negatives (App. A). */
 export const ORACLES = ["oracle", "oracle_flip"] as const;
+/** Every model the benchmark can train: the supervised regressors, the oracles and the unsupervised encoders. */
 export const MODEL_NAMES = [...REGRESSOR_NAMES, ...ORACLES, ...SPLIT_ENCODER_NAMES] as const;
+/** The datasets: dSprites rotated on a quarter turn (App. E), dSprites and Shapes3D. */
 export const DATASETS = ["dsprites-rot", "dsprites", "shapes3d"] as const;
+/** One of {@linkcode DATASETS}. */
 export type DatasetName = typeof DATASETS[number];
+/** One of {@linkcode MODEL_NAMES}. */
 export type ModelName = typeof MODEL_NAMES[number];
+/** A split of the factor space: random, composition, interpolation or extrapolation. */
 export type SplitName = Split["name"];
 
 /** The experiment's config as the study reads it (each key is documented where the experiment declares it). */
@@ -78,7 +85,7 @@ export type GenBenchmarkConfig =
 type Cfg = GenBenchmarkConfig;
 
 /** The metric prefix of a dataset: `dsprites_rot/cnn/random/r2`. */
-export const datasetKey = (dataset: string) => dataset.replace("-", "_");
+export const datasetKey = (dataset: string): string => dataset.replace("-", "_");
 /** The split grid of a dataset: dsprites-rot keeps dSprites' indices (App. E, drawn on a quarter turn). */
 export const splitDataset = (dataset: string): SplitDataset => dataset === "shapes3d" ? "shapes3d" : "dsprites";
 
@@ -92,7 +99,7 @@ export const isEncoder = (model: string): model is SplitEncoderName => model in 
 export const MIN_CORRELATION_POINTS = 3;
 
 /** Encoders × splits × datasets × seeds of a config: the points of the DCI–R² correlation. */
-export const encoderEntries = (cfg: Cfg) =>
+export const encoderEntries = (cfg: Cfg): number =>
   cfg.models.filter(isEncoder).length * cfg.splits.length * encoderDatasets(cfg).length * cfg.encoder_seeds;
 
 /** The datasets the unsupervised encoders train on: `encoder_datasets` among `datasets`. */
@@ -327,7 +334,7 @@ function benchmark(ctx: RunContext, cfg: Cfg) {
 }
 
 /** Model `index` of the benchmark, as a worker trains it. */
-export const workerModel = planWorker((ctx: RunContext, cfg: Cfg) => {
+export const workerModel: WorkerPhase<Cfg, number, StudyModel> = planWorker((ctx: RunContext, cfg: Cfg) => {
   const { plan, run } = benchmark(ctx, cfg);
   return { plan, run };
 });
@@ -459,7 +466,7 @@ function dciR2Correlations(
  * The benchmark's run: every model of the plan, `cfg.workers` at a time (in workers through
  * {@linkcode workerModel}), then the final metrics and the details of the summary.
  */
-export async function runGenBenchmark(ctx: RunContext, cfg: Cfg) {
+export async function runGenBenchmark(ctx: RunContext, cfg: Cfg): Promise<RunResult> {
   const { datasetOf, plan, evaluationOf, run } = benchmark(ctx, cfg);
   const { models, arrays } = await runModelPlan(ctx, plan, (entry, index) => run(ctx, entry, index), {
     module: import.meta.url,

@@ -39,7 +39,7 @@ import {
   speckleNoiseBatch,
 } from "../train/noise_training.ts";
 import type { WorkerPhase } from "../train/parallel_phases.ts";
-import { phaseArray, type PhaseArrays } from "../train/phases.ts";
+import { phaseArray, type PhaseArrays, type PhaseOutcome } from "../train/phases.ts";
 
 const IMAGE_SHAPE: [number, number, number] = [MNIST_SIDE, MNIST_SIDE, 1];
 const PIXELS = MNIST_SIDE * MNIST_SIDE;
@@ -51,36 +51,63 @@ const SEVERITIES: readonly Severity[] = [1, 2, 3, 4, 5];
 
 /** The config keys the study reads (experiments/noise_training.ts declares them, with their meaning). */
 export interface NoiseTrainingSettings {
+  /** Fine-tuning regimes; gnt is one model per σ of `sigmas`. */
   regimes: readonly RegimeKind[];
+  /** σ of the single-σ GNT models (App. G, Fig. 3). */
   sigmas: readonly number[];
+  /** Classifier (Madry: App. B; small_cnn: 3.4× cheaper). */
   model: "small_cnn" | "madry_cnn";
+  /** Training digits: all 60,000 of the official training file, or a seeded stratified subset. */
   train_digits: number;
+  /** Test digits: all 10,000 of the official test file (a seeded stratified subset for smoke runs only). */
   test_digits: number;
+  /** Epochs on clean digits before any regime. */
   pretrain_epochs: number;
+  /** Fine-tuning epochs per regime (App. B: 500–600 until convergence). */
   epochs: number;
+  /** Images per classifier step (App. B: 300). */
   batch: number;
+  /** Classifier optimizer (App. B: SGD, momentum 0.9). */
   optimizer: "adam" | "sgd_momentum";
+  /** Classifier learning rate (App. B: 1e-3). */
   lr: number;
+  /** Share of each GNT/ANT batch left clean (Rusak2020 §3.1: half). */
   clean_fraction: number;
+  /** L2 size of ANT's noise after clipping (App. B, MNIST: 10). */
   ant_epsilon: number;
+  /** Share of an ANT batch from the current generator (Rusak2020: 30%). */
   ant_current_fraction: number;
+  /** Share per replayed saved generator (game-of-noise: 0.1). */
   ant_history_fraction: number;
+  /** Adam learning rate of the noise generator (App. B: 1e-4 … 1e-5). */
   generator_lr: number;
+  /** Classifier steps between generator restarts (0: once per epoch, as the reference). */
   restart_every: number;
+  /** Adam steps of a restarted generator vs the frozen classifier (reference ≤ 1,000). */
   restart_steps: number;
+  /** Test digits each MNIST-C corruption is applied to. */
   mnist_c_digits: number;
+  /** MNIST-C digits of the learning curve's points before the last (the last: all). */
   curve_digits: number;
+  /** Test digits each common corruption × severity is applied to. */
   common_digits: number;
+  /** Test digits ε* (Gaussian, uniform, adversarial noise) is measured on. */
   eps_digits: number;
+  /** Test digits PGD and DDN attack. */
   attack_digits: number;
+  /** Models PGD and DDN attack (App. F Table 7: vanilla, GNT σ0.5, ANT1x1). */
   attack_regimes: readonly string[];
+  /** PGD and DDN steps (App. F: 100). */
   attack_steps: number;
+  /** Classifier steps between logged losses. */
   log_every: number;
 }
 
 /** One fine-tuning regime as a phase: its name in metrics and how its batches are built. */
 export interface Regime {
+  /** The regime's name in metric keys: its kind, or `gnt_<σ>` for a single-σ GNT model. */
   name: string;
+  /** How its batches are noised. */
   kind: RegimeKind;
   /** GNT's σ (single-σ regimes). */
   sigma?: number;
@@ -205,8 +232,10 @@ async function plainArrays(classifier: Classifier, prefix: string): Promise<Phas
  * when `workers` > 1; its numbers depend only on the seed and the phase.
  */
 export type Phase = { kind: "pretrain" } | { kind: "regime"; regime: Regime; pretrained: PhaseArrays };
+/** A phase's metrics, keyed `<phase name>/<metric>`. */
 export type PhaseResult = Record<string, number>;
 
+/** Runs one phase: the pretraining returns its weights as well, a regime only its metrics. */
 export async function runPhase(
   ctx: RunContext,
   cfg: NoiseTrainingSettings,
@@ -313,11 +342,14 @@ const prefixed = (prefix: string, values: Record<string, number>) =>
   Object.fromEntries(Object.entries(values).map(([k, v]) => [`${prefix}/${k}`, v]));
 
 /** A phase as a worker runs it (lib/train/parallel_phases.ts). */
-export const workerPhase: WorkerPhase<NoiseTrainingSettings, Phase, PhaseResult> = (ctx, cfg, phase) =>
-  runPhase(ctx, cfg, phase);
+export const workerPhase: WorkerPhase<NoiseTrainingSettings, Phase, PhaseResult> = (
+  ctx,
+  cfg,
+  phase,
+): Promise<PhaseOutcome<PhaseResult>> => runPhase(ctx, cfg, phase);
 
 /** This module's URL: phase workers import its {@linkcode workerPhase}. */
-export const WORKER_MODULE = import.meta.url;
+export const WORKER_MODULE: string = import.meta.url;
 
 /**
  * The clean pretraining every regime starts from, run once in this process

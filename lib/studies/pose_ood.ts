@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { RunContext } from "../core/experiment.ts";
+import type { RunContext, RunResult } from "../core/experiment.ts";
 import { Rng } from "../core/rng.ts";
 import type { ResultTable } from "../core/scorecard.ts";
 import { corruptAt, type CorruptionName } from "../data/corruptions.ts";
@@ -31,7 +31,9 @@ const PIXELS = QUADRUPED_SIDE * QUADRUPED_SIDE * 3;
 /** Key prefix of the pretrained backbone the pretraining phase hands on (apart from a pose phase's own "net/"). */
 const PRETRAINED_PREFIX = "pretrained/";
 
+/** The models: fine-tuned from the pretrained backbone, or trained from scratch. */
 export const MODELS = ["pretrained", "scratch"] as const;
+/** One of {@linkcode MODELS}. */
 export type Model = typeof MODELS[number];
 
 /** The experiment's config as the study reads it (each key is documented where the experiment declares it). */
@@ -64,11 +66,11 @@ export type PoseOodConfig =
 type Cfg = PoseOodConfig;
 
 /** A training fraction as the percentage in phase labels and metric keys (`f50`, `@50%`). */
-export const percent = (f: number) => `${Math.round(f * 1000) / 10}`;
+export const percent = (f: number): string => `${Math.round(f * 1000) / 10}`;
 /** Phase label of one model at one setting, the prefix of its logged curves. */
 const settingLabel = (model: Model, fraction: number, shuffle: number) => `${model}/f${percent(fraction)}/s${shuffle}`;
 /** Whether the run scores Gaussian noise at severity 3, the corruption of a target (and of the learning curves). */
-export const gaussianS3 = (cfg: Pick<Cfg, "corruptions" | "severities">) =>
+export const gaussianS3 = (cfg: Pick<Cfg, "corruptions" | "severities">): boolean =>
   cfg.corruptions.includes("gaussian_noise") && cfg.severities.includes(3);
 
 /** Frames of `frames` at `index`, as a PoseFrames of their own. */
@@ -426,7 +428,7 @@ function resultTables(m: Record<string, number>, cfg: Cfg): ResultTable[] {
  * The study's run: the pretraining (or its arrays from a resumed checkpoint), then every pose phase, checkpointed
  * inside; the final metrics, and the details with the tables and `cannotReproduce`, what the stand-in cannot show.
  */
-export async function runPoseOod(ctx: RunContext, cfg: Cfg, cannotReproduce: readonly string[]) {
+export async function runPoseOod(ctx: RunContext, cfg: Cfg, cannotReproduce: readonly string[]): Promise<RunResult> {
   const phases = phasesOf(cfg);
   const pretrainedCurveOod = new Map<string, number>();
   // A resumed run finds the finished pretraining's arrays in its checkpoint.

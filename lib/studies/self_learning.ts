@@ -31,6 +31,7 @@ import { argmaxRows, scoreAccuracy } from "../metrics/classification.ts";
 import { ece, relativeMce } from "../metrics/robustness.ts";
 import type { BnCnn, BnCnnSnapshot } from "../models/bn_cnn.ts";
 import { runPhasesOn, type WorkerPhase } from "../train/parallel_phases.ts";
+import type { PhaseOutcome } from "../train/phases.ts";
 import { loadSourceModel } from "../train/source_training.ts";
 
 const PIXELS = MNIST_SIDE * MNIST_SIDE;
@@ -44,32 +45,55 @@ export type Swept = typeof SWEPT[number];
 
 /** The config keys the study reads (experiments/self_learning.ts declares them, with their meaning). */
 export interface SelfLearningSettings {
+  /** Training digits: all 60,000 of the official training file, or a seeded stratified subset. */
   train_digits: number;
+  /** Test digits: all 10,000 of the official test file (a seeded stratified subset for smoke runs only). */
   test_digits: number;
+  /** Adam epochs of the source models (trained once per setting, then cached). */
   source_epochs: number;
+  /** Test corruptions (the thesis reports on the 15 common ones). */
   corruptions: readonly CorruptionName[];
+  /** Dev corruptions the learning rate and epochs are chosen on. */
   dev_corruptions: readonly CorruptionName[];
+  /** Severities of every dev and test corruption. */
   severities: readonly number[];
+  /** Severities (of `severities`) at which hard PL, soft PL and ENT on other parameters also run. */
   ablation_severities: readonly number[];
+  /** Corruption constants (cifar: make_cifar_c.py, for 28-px digits). */
   table: "cifar" | "imagenet";
+  /** Test digits per (corruption, severity); also the clean digits of the forgetting check. */
   digits: number;
+  /** Test digits per dev (corruption, severity). */
   dev_digits: number;
+  /** Images per adaptation step (thesis: 128 for the ResNet-50). */
   batch: number;
+  /** SGD learning rates of the dev sweep (> 0). */
   lrs: readonly number[];
+  /** Epochs of the dev sweep; each of 1..max_epochs is a candidate. */
   max_epochs: number;
+  /** SGD momentum (Tent's setting). */
   momentum: number;
+  /** GCE exponent of RPL, in (0, 1] (Table B.7: 0.8). */
   q: number;
+  /** Confidence thresholds of hard PL, each in [0, 1) (Table 3.8). */
   thresholds: readonly number[];
+  /** Teacher temperature τt of soft PL (> 0). */
   tau_t: number;
+  /** Student temperature τs of soft PL (> 0). */
   tau_s: number;
+  /** Parameters ENT adapts on the test sets (Table 3.10). */
   ent_params: readonly AdaptParams[];
+  /**
+   * Phases (settings, models) trained at once, each in a worker on its own core; 1: in this process. The numbers do not
+   * depend on it.
+   */
   workers: number;
 }
 
 /** Metric key of a method's test mCE. */
-export const mceKey = (method: string) => `test/${method}/mce`;
+export const mceKey = (method: string): string => `test/${method}/mce`;
 /** Metric key of a method's test mCE at the ablation severities. */
-export const ablationKey = (method: string) => `ablation/${method}/mce`;
+export const ablationKey = (method: string): string => `ablation/${method}/mce`;
 /** The dev sweep's metric for one (loss, lr, epoch): relative mCE over the dev corruptions. */
 export function devKey(method: Swept, lr: number, epoch: number): string {
   return `dev/${method}/lr${lr}/epoch${epoch}/mce`;
@@ -135,7 +159,9 @@ export interface TestSet {
   corruption: string;
   /** 1..5, 0 for clean digits. */
   severity: number;
+  /** The digits, row-major `[n, 28, 28, 1]` in [0, 1]. */
   images: Float32Array;
+  /** Their classes, 0–9. */
   labels: Int32Array;
 }
 
@@ -257,8 +283,11 @@ export async function cleanBatchAccuracy(
 
 /** A dev set: the reference's accuracy, none and BN, and the accuracy per epoch of each (loss, lr). */
 export interface DevResult {
+  /** Accuracy of the reference MLP, the baseline of the relative mCE. */
   reference: number;
+  /** Accuracy of the source model without adaptation. */
   none: number;
+  /** Online accuracy of BN adaptation over the first epoch. */
   bn: number;
   /** BN alone on each epoch's batches (their composition changes with the reshuffle): the noise floor of the curves. */
   bnByEpoch: number[];
@@ -268,9 +297,13 @@ export interface DevResult {
 
 /** A test set: accuracy and ECE per method, and the clean accuracy after adapting (severity 5 only). */
 export interface TestResult {
+  /** Accuracy of the reference MLP, the baseline of the relative mCE. */
   reference: number;
+  /** Method → accuracy (online, at the method's chosen epochs); "none" and "bn" included. */
   accuracy: Record<string, number>;
+  /** Method → expected calibration error of its predictions. */
   ece: Record<string, number>;
+  /** Method → accuracy on clean digits after adapting on this set (severity 5 only). */
   clean?: Record<string, number>;
   /** Per swept loss, BN alone on the batches of that loss's last epoch: the baseline without the reshuffle's luck. */
   sameOrderBn: Record<Swept, number>;
@@ -278,28 +311,41 @@ export interface TestResult {
 
 /** The dev-chosen lr and epochs of a loss. */
 export interface Choice {
+  /** The chosen SGD learning rate. */
   lr: number;
+  /** The chosen epochs of online adaptation. */
   epochs: number;
+  /** The relative dev mCE at that choice. */
   mce: number;
 }
 
+/** A phase: a dev set of the sweep, or a test set adapted with the dev choices. */
 export type Phase =
   | { kind: "dev"; corruption: CorruptionName; severity: Severity }
   | { kind: "test"; corruption: CorruptionName; severity: Severity; chosen: Record<Swept, Choice> };
+/** A phase's result, by its kind. */
 export type PhaseResult = DevResult | TestResult;
 
-export const setKey = (corruption: string, severity: number) => `${corruption}/${severity}`;
-export const curveKey = (method: Swept, lr: number) => `${method}@${lr}`;
+/** Key of a (corruption, severity) set in the results: `gaussian_noise/3`. */
+export const setKey = (corruption: string, severity: number): string => `${corruption}/${severity}`;
+/** Key of a (loss, lr) curve in {@linkcode DevResult.curves}: `ent@0.001`. */
+export const curveKey = (method: Swept, lr: number): string => `${method}@${lr}`;
 
 /** What every phase reads: the digits, the source BN CNN and its snapshot, the reference MLP. */
 export interface Resources {
+  /** The digits (seeded subsets of the training and test files). */
   mnist: Mnist;
+  /** The source model with BN layers that the methods adapt. */
   source: LoadedSourceModel;
+  /** The MLP whose errors the relative mCE divides by. */
   reference: LoadedSourceModel;
+  /** The source model's network, adapted in place and restored from `initial` between methods. */
   net: BnCnn;
+  /** The source network's weights and BN statistics before any adaptation. */
   initial: BnCnnSnapshot;
   /** The clean digits the sets are made of. */
   clean: TestSet;
+  /** Frees the models' tensors. */
   dispose(): void;
 }
 
@@ -444,7 +490,12 @@ export async function runPhase(
 }
 
 /** A phase as a worker runs it: the worker's resources are loaded by its first phase and kept for the next ones. */
-export const workerPhase: WorkerPhase<SelfLearningSettings, Phase, PhaseResult> = async (ctx, cfg, phase, index) => {
+export const workerPhase: WorkerPhase<SelfLearningSettings, Phase, PhaseResult> = async (
+  ctx,
+  cfg,
+  phase,
+  index,
+): Promise<PhaseOutcome<PhaseResult>> => {
   const key = JSON.stringify([ctx.seed, cfg.train_digits, cfg.test_digits, cfg.source_epochs, cfg.digits]);
   if (workerResources?.key !== key) {
     workerResources?.resources.dispose();
@@ -456,8 +507,10 @@ export const workerPhase: WorkerPhase<SelfLearningSettings, Phase, PhaseResult> 
 // ---------------------------------------------------------------------------------------------
 // From the sets' results to mCE, ECE and the dev choice
 
-export const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
-export const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+/** `values` ascending, as a new array. */
+export const sorted = (values: readonly number[]): number[] => [...values].sort((a, b) => a - b);
+/** Arithmetic mean (NaN when empty). */
+export const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
 
 /** Relative mCE of per-set accuracies against the reference's over `corruptions` × `severities`. */
 function mceOver(
@@ -472,7 +525,10 @@ function mceOver(
 }
 
 /** Dev mCE per (loss, lr, epoch) and the choice per loss: lowest mCE, ties to fewer epochs, then the smaller lr. */
-export function devSelection(cfg: SelfLearningSettings, dev: Record<string, DevResult>) {
+export function devSelection(
+  cfg: SelfLearningSettings,
+  dev: Record<string, DevResult>,
+): { metrics: Record<string, number>; chosen: Record<Swept, Choice> } {
   const metrics: Record<string, number> = {};
   const chosen = {} as Record<Swept, Choice>;
   const severities = sorted(cfg.severities);
@@ -508,7 +564,7 @@ export function testMetrics(
   cfg: SelfLearningSettings,
   test: Record<string, TestResult>,
   corruptions: readonly string[],
-) {
+): Record<string, number> {
   const metrics: Record<string, number> = {};
   const reference = (key: string) => test[key].reference;
   const ablation = sorted(cfg.ablation_severities);
@@ -553,7 +609,11 @@ interface State {
  * each part keeps its own phase-runner state inside the run's checkpoint, numbered after the earlier part's.
  * Returns the results by set key.
  */
-export function partRunner(ctx: RunContext, cfg: SelfLearningSettings, r: Resources) {
+export function partRunner(
+  ctx: RunContext,
+  cfg: SelfLearningSettings,
+  r: Resources,
+): (name: "dev" | "test", offset: number, phases: Phase[]) => Promise<Record<string, PhaseResult>> {
   const saved = ctx.resumed?.state as State | undefined;
   const state: State = { dev: saved?.dev ?? null, test: saved?.test ?? null };
   const part = (name: keyof State, offset: number): RunContext => ({

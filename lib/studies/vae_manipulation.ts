@@ -7,7 +7,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import type { RunContext } from "../core/experiment.ts";
+import type { RunContext, RunResult } from "../core/experiment.ts";
 import { type Matrix, meanSd } from "../core/matrix.ts";
 import { Rng } from "../core/rng.ts";
 import type { ResultTable } from "../core/scorecard.ts";
@@ -28,14 +28,19 @@ import { scoreVae } from "../metrics/score.ts";
 import type { EnsembleVae } from "../models/ensemble.ts";
 import { memberCodes, rowSampler, trainEnsemble } from "../train/ensemble_training.ts";
 import { decoderJacobians } from "../train/jacobian.ts";
-import type { PhaseCheckpoints } from "../train/phases.ts";
+import type { PhaseCheckpoints, PhaseOutcome } from "../train/phases.ts";
 import { runPhasesOn, type WorkerPhase, workerPhaseOptions } from "../train/parallel_phases.ts";
 import { trainVae, type VaeConfig } from "../train/vae.ts";
 
+/** The data sets: the Synth-Lin analogue, then dSprites and Shapes3D images. */
 export const DATASETS = ["synth", "dsprites", "shapes3d"] as const;
+/** One of {@linkcode DATASETS}. */
 export type DatasetName = typeof DATASETS[number];
+/** A data set of images (Table 4.2's rows). */
 export type ImageDataset = Exclude<DatasetName, "synth">;
+/** The data each VAE is trained on: the original, the manipulated (m applied) and the noisy copy. */
 export const VARIANTS = ["orig", "mod", "noise"] as const;
+/** One of {@linkcode VARIANTS}. */
 export type Variant = typeof VARIANTS[number];
 /** A published MIG per image data set and variant (Table 4.2), printed beside the run's. */
 export type PublishedMig = Record<ImageDataset, Record<Variant, number>>;
@@ -316,7 +321,11 @@ async function runDataset(ctx: RunContext, cfg: Cfg, name: DatasetName, checkpoi
 }
 
 /** A data set as a worker runs it (lib/train/parallel_phases.ts): no checkpoints inside it. */
-export const workerPhase: WorkerPhase<Cfg, DatasetName, PhaseResult> = async (ctx, cfg, name) => ({
+export const workerPhase: WorkerPhase<Cfg, DatasetName, PhaseResult> = async (
+  ctx,
+  cfg,
+  name,
+): Promise<PhaseOutcome<PhaseResult>> => ({
   result: await runDataset(ctx, cfg, name, { resumed: null, save: () => Promise.resolve() }),
 });
 
@@ -340,7 +349,7 @@ function aggregate(prefix: string, members: { variant: Variant; scores: Scores }
  * `cfg.workers` at a time in workers), the means over seeds, the tables beside the `published` MIGs and the
  * deviations from the thesis.
  */
-export async function runVaeManipulation(ctx: RunContext, cfg: Cfg, published: PublishedMig) {
+export async function runVaeManipulation(ctx: RunContext, cfg: Cfg, published: PublishedMig): Promise<RunResult> {
   const metrics: Record<string, number> = {};
   const details: Record<string, unknown> = {};
   if (cfg.datasets.includes("synth")) {

@@ -28,7 +28,7 @@ import {
   trainEnsemble,
 } from "../train/ensemble_training.ts";
 import { decoderJacobians } from "../train/jacobian.ts";
-import type { PhaseCheckpoints } from "../train/phases.ts";
+import type { PhaseCheckpoints, PhaseOutcome } from "../train/phases.ts";
 import { runPhasesOn, type WorkerPhase } from "../train/parallel_phases.ts";
 
 /** The parts of the study (Tables 3.2–3.4, Fig. 3.7, Theorem 2). */
@@ -38,39 +38,76 @@ export type Part = typeof PARTS[number];
 
 /** The config keys the study reads (the experiment documents each). */
 export interface VaePcaConfig {
+  /** Parts of the study (Tables 3.2–3.4, Fig. 3.7, Theorem 2). */
   parts: Part[];
+  /** Synth data points per data set (80/10/10 split; numbers on the test split). */
   samples: number;
+  /** Synth-Lin stretch r of the ablation, β sweep, PCA and polarized parts (Table 3.3: 2). */
   ratio: number;
+  /** Degeneracy part: stretch ratios (Table 3.4). */
   ratios: number[];
+  /** β of the Synth-Lin β-VAE and β-VAE_Σ (thesis: 1e-4). */
   beta: number;
+  /** β of the Synth-Non-Lin β-VAE and β-VAE_Σ (thesis: 1e-3). */
   beta_nonlin: number;
+  /** β sweep values (Fig. 3.7). */
   betas: number[];
+  /** Adam learning rate of the linear models. */
   lr: number;
+  /** Adam learning rate of the Synth-Non-Lin MLPs. */
   lr_nonlin: number;
+  /** Observations per step. */
   batch: number;
+  /** Adam steps of the linear models (600 epochs of 40,000). */
   steps: number;
+  /** Adam steps of the Synth-Non-Lin MLPs. */
   steps_nonlin: number;
+  /** Seeds per linear setting: --seed·100 + 0, 1, …. */
   seeds: number;
+  /** Seeds per β of the sweep. */
   sweep_seeds: number;
+  /** Seeds per Synth-Non-Lin model. */
   nonlin_seeds: number;
+  /** Latents of the Synth models (the factors: Table 3.3's dep. setting). */
   latents: number;
+  /** Latents of the polarized part's second setting (Table 3.2: 10). */
   latents_polarized: number;
+  /** Synth-Non-Lin encoder widths, tanh (decoder reversed; Table 3.1). */
   hidden_nonlin: number[];
+  /** Synth-Non-Lin generator (−1: the first in 0…99 whose S(45°) − S(0°) ≥ 0.05). */
   generator_seed: number;
+  /** Test points whose decoder Jacobians give the DtO. */
   dto_points: number;
+  /** Untrained N(0, 1) linear decoders of the random baseline. */
   random_decoders: number;
+  /** dSprites part: image side. */
   dsprites_resolution: 32 | 64;
+  /** dSprites part: encoder hidden width, ReLU (decoder reversed). */
   dsprites_hidden: number;
+  /** dSprites part: hidden layers of each MLP. */
   dsprites_layers: number;
+  /** dSprites part: latents (the 5 factors). */
   dsprites_latents: number;
+  /** dSprites part: β of the β-VAE and β-VAE_Σ (Table 3.3: 4). */
   dsprites_beta: number;
+  /** dSprites part: AdaGrad steps (50 epochs of 737,280 at batch 64). */
   dsprites_steps: number;
+  /** dSprites part: AdaGrad learning rate. */
   dsprites_lr: number;
+  /** dSprites part: seeds per model. */
   dsprites_seeds: number;
+  /** dSprites part: test images (DS fits on 80%). */
   dsprites_test: number;
+  /** Steps between evaluations: learning curves and Δ_KL (Table 3.2: every 500). */
   eval_every: number;
+  /** Steps between logged losses. */
   log_every: number;
+  /** Steps between checkpoints inside a setting (0: none). */
   checkpoint_every: number;
+  /**
+   * Phases (settings, models) trained at once, each in a worker on its own core; 1: in this process. The numbers do not
+   * depend on it.
+   */
   workers: number;
 }
 type Cfg = VaePcaConfig;
@@ -521,7 +558,11 @@ function randomLinearDto(seed: number, count: number, outputs = 3, latents = 2):
 }
 
 /** A phase as a worker runs it (lib/train/parallel_phases.ts): no checkpoints inside it. */
-export const workerPhase: WorkerPhase<Cfg, string, PhaseResult> = async (ctx, cfg, id) => ({
+export const workerPhase: WorkerPhase<Cfg, string, PhaseResult> = async (
+  ctx,
+  cfg,
+  id,
+): Promise<PhaseOutcome<PhaseResult>> => ({
   result: await runPhase(ctx, cfg, id, { resumed: null, save: () => Promise.resolve() }),
 });
 
@@ -612,7 +653,10 @@ function resultTables(m: Record<string, number>): ResultTable[] {
  * random baselines; returns the run's metrics (means and s.d. over each group's members) and its details: every
  * member's scores, the Synth-Non-Lin generator and the result tables.
  */
-export async function runVaePcaStudy(ctx: RunContext, cfg: Cfg) {
+export async function runVaePcaStudy(
+  ctx: RunContext,
+  cfg: Cfg,
+): Promise<{ metrics: Record<string, number>; details: Record<string, unknown> }> {
   const metrics: Record<string, number> = {};
   const details: Record<string, unknown> = {};
   if (cfg.parts.includes("ablation")) {
