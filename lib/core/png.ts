@@ -7,9 +7,13 @@ import { encode } from "fast-png";
 
 /** An 8-bit image: row-major pixels, `channels` interleaved (1 grey, 3 RGB, 4 RGBA). */
 export interface Image {
+  /** Columns, pixels. */
   width: number;
+  /** Rows, pixels. */
   height: number;
+  /** Values per pixel. */
   channels: 1 | 3 | 4;
+  /** `height·width·channels` bytes, row-major, channels interleaved. */
   data: Uint8Array;
 }
 
