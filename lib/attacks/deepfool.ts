@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import { argmaxRows } from "../metrics/classification.ts";
 import { logitsOf, lossGradient, rowsTensor } from "./attack.ts";

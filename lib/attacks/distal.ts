@@ -7,7 +7,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { crossEntropy, logitsOf, lossGradient } from "./attack.ts";
 import type { AttackModel } from "./types.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import type { Observations } from "../data/ground_truth.ts";
 

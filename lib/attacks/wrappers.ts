@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { misclassified } from "./attack.ts";
 import type { AttackBatch, AttackModel } from "./types.ts";
 

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Matrix } from "../core/matrix.ts";
 import { formatNpy, readNpy } from "../core/npy.ts";

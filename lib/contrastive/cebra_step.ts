@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { CebraModel } from "../models/cebra_models.ts";
 import type { HybridBatch, IndexBatch, MultiSessionBatch } from "./samplers.ts";
 

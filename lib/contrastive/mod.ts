@@ -19,8 +19,10 @@ export * from "./cebra.ts";
 export * from "./cebra_step.ts";
 export * from "./cebra_snapshots.ts";
 export * from "./decoding.ts";
-// Types of tfjs and of other folders that this folder's API names, so that its documentation is complete.
-export type { Optimizer, Scalar, Tensor, Tensor2D, Tensor3D, Variable } from "@tensorflow/tfjs";
+// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
+// `import /** @ignore */ * as tf`, which tells `deno doc --lint` not to ask this barrel to re-export them
+// (deno treats the local node_modules as part of this project, and TF.js's declarations lack JSDoc).
+// Types of other folders that this folder's API names, so that its documentation is complete.
 export type { Matrix } from "../core/matrix.ts";
 export type { Rng, RngState } from "../core/rng.ts";
 export type { CebraArchitecture, CebraModel } from "../models/cebra_models.ts";

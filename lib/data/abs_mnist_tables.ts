@@ -67,7 +67,7 @@ export const TOLERANCES = {
 } as const;
 
 /** What the run shares with Table 1 and where the quick preset is smaller. */
-export const SCALE = "Table 1's models, metric and MNIST; quick preset: 8,000 training digits, 30 attacked " +
+export const SCALE: string = "Table 1's models, metric and MNIST; quick preset: 8,000 training digits, 30 attacked " +
   "digits, ABS 1,000 prototypes × 5 steps (paper 8,000 × 50), reduced attack budgets";
 
 /** Null models of the targets (the measured untrained class VAEs' values are in {@linkcode UNTRAINED_ABS}). */

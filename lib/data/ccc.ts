@@ -57,8 +57,11 @@ export type CorruptAtFn = (
 
 /** Labelled square grayscale images: `images` row-major `[n, side, side, 1]` in [0, 1], `labels` `[n]`. */
 export interface CccDigits {
+  /** Row-major `[n, side, side, 1]` in [0, 1]. */
   images: Float32Array;
+  /** Classes `[n]`. */
   labels: Int32Array;
+  /** Number of images. */
   n: number;
 }
 
@@ -67,7 +70,9 @@ export type Classify = (images: Float32Array, n: number) => Int32Array | Promise
 
 /** A point of a severity path and the calibrated accuracy there. */
 export interface SeverityPoint {
+  /** Severity of the first corruption, in [0, 5]. */
   s1: number;
+  /** Severity of the second corruption, in [0, 5]. */
   s2: number;
   /** The grid's accuracy at (s1, s2). */
   accuracy: number;
@@ -75,7 +80,9 @@ export interface SeverityPoint {
 
 /** Accuracy grids of a model per ordered corruption pair, from {@linkcode calibrate}. */
 export interface CccCalibration {
+  /** The corruptions whose ordered pairs were calibrated. */
   corruptions: CorruptionName[];
+  /** Severity step of the grids. */
   step: number;
   /** 0, step, …, 5. */
   severities: number[];
@@ -287,9 +294,13 @@ export function findPath(grid: readonly (readonly number[])[], target: number, s
 
 /** One point of a stream: the pair, the severities, and where it sits in the stream. */
 export interface CccPoint {
+  /** Corruption applied first. */
   c1: CorruptionName;
+  /** Its severity, in [0, 5]. */
   s1: number;
+  /** Corruption applied second. */
   c2: CorruptionName;
+  /** Its severity, in [0, 5]. */
   s2: number;
   /** Calibrated accuracy of the point. */
   accuracy: number;
@@ -305,6 +316,7 @@ export interface CccBatch {
   index: number;
   /** `[batchSize, side, side, 1]` in [0, 1]. */
   images: Float32Array;
+  /** Classes `[batchSize]`. */
   labels: Int32Array;
   /** Per image, the point it was corrupted at. */
   points: CccPoint[];
@@ -312,6 +324,7 @@ export interface CccBatch {
 
 /** Options of {@linkcode cccStream}. */
 export interface CccStreamOptions {
+  /** Accuracy grids that the severity paths are walked on. */
   calibration: CccCalibration;
   /** Target accuracy of the paths, in (0, 1). */
   target: number;
@@ -319,6 +332,7 @@ export interface CccStreamOptions {
   speed: number;
   /** Digits drawn uniformly, with replacement. */
   pool: CccDigits;
+  /** Seeds the pair sequence and every image's digit, shift and corruption noise. */
   seed: number;
   /** Images per batch (default 64). */
   batchSize?: number;
@@ -346,7 +360,9 @@ interface Segment {
  * `firstIndex` g. A batch is thus a function of (options, index) alone.
  */
 export class CccStream {
+  /** Images per batch. */
   readonly batchSize: number;
+  /** Image side, pixels (the pool's). */
   readonly side: number;
   readonly #options: CccStreamOptions;
   readonly #maxShift: number;
@@ -356,6 +372,7 @@ export class CccStream {
   readonly #seeds: [number, number];
   readonly #corrupt: CorruptAtFn;
 
+  /** Checks the options and that the calibration covers every ordered pair; throws a UsageError otherwise. */
   constructor(options: CccStreamOptions) {
     const { calibration, target, speed, seed, batchSize = CCC_BATCH, maxShift = CCC_MAX_SHIFT } = options;
     checkTarget(target);

@@ -170,6 +170,7 @@ function normalizeRow(data: Float64Array, t: number, n: number): void {
 
 /** Options of {@linkcode sampleConditional}. */
 export interface ConditionalOptions {
+  /** Family of p(z̃ | z). */
   kind: Conditional;
   /** Laplace scale λ, Normal s.d. σ or vMF concentration κ (main_mlp.py `--c-param`). */
   scale: number;

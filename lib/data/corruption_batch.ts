@@ -25,6 +25,8 @@ export class ImageCursor {
   #rng: Rng | null = null;
 
   /**
+   * A cursor for images of `size` values whose generators derive from `seed` and `labels`.
+   *
    * @param size values per image
    * @param seed the run's seed
    * @param labels what the suite and the corruption add to the seed before the image's index

@@ -170,9 +170,13 @@ export function isCorruptionName(name: string): name is CorruptionName {
 
 /** The options of {@linkcode corrupt} and {@linkcode corruptAt}. */
 export interface CorruptOptions {
+  /** Image i draws from `Rng.derive(seed, name, severity, firstIndex + i)`. */
   seed: number;
+  /** Constants to use (default {@linkcode defaultTable}). */
   table?: CorruptionTableName;
+  /** Round outputs to multiples of 1/255, as the references save uint8 images (default true). */
   quantize?: boolean;
+  /** Global index of the batch's first image, so results do not depend on batching (default 0). */
   firstIndex?: number;
 }
 

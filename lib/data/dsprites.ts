@@ -159,6 +159,7 @@ export type DspritesVariant = "dsprites" | "color" | "noisy" | "scream";
 
 /** Options of {@linkcode dsprites}. */
 export interface DspritesOptions {
+  /** Which variant (default "dsprites", the original). */
   variant?: DspritesVariant;
   /** Image side: 64 (the original) or 32 (2×2 area-averaged, for CPU runs). */
   size?: 64 | 32;
@@ -275,4 +276,4 @@ export function dsprites(options: DspritesOptions = {}): GroundTruthDataset {
 }
 
 /** The shape names, by factor index. */
-export const DSPRITES_SHAPES = SHAPES;
+export const DSPRITES_SHAPES: readonly ["square", "ellipse", "heart"] = SHAPES;

@@ -19,7 +19,9 @@ import { makeSplit, type Split, SPLIT_NAMES, SPLIT_SIZES, type SplitDataset } fr
 export interface BenchmarkGrid {
   /** Whose splits apply. */
   dataset: SplitDataset;
+  /** Values per factor. */
   sizes: readonly number[];
+  /** Factor names, in grid order. */
   factorNames: readonly string[];
 }
 
@@ -44,6 +46,7 @@ export const GEN_SPLIT_USAGE = `usage: gen-split --dataset ${GRID_NAMES.join("|"
 
 /** The value of `--key`; UsageError when it is missing (and required) or given without a value. */
 export function flagValue(flags: Map<string, string | true>, key: string, what: string): string;
+/** `flagValue(flags, key, what, false)`: the value of `--key` or undefined when absent. */
 export function flagValue(
   flags: Map<string, string | true>,
   key: string,

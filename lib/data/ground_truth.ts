@@ -47,11 +47,13 @@ export interface GroundTruthDataset {
 
 /** The factor grid: sizes, flat index ↔ tuple, uniform sampling. */
 export class FactorSpace {
+  /** Values per factor; the last factor varies fastest in flat indices. */
   readonly sizes: readonly number[];
   /** Number of factor combinations. */
   readonly total: number;
   #strides: number[];
 
+  /** A grid of `sizes[i]` values per factor. */
   constructor(sizes: readonly number[]) {
     this.sizes = sizes;
     this.total = sizes.reduce((a, b) => a * b, 1);

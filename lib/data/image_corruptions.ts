@@ -27,6 +27,7 @@ import { poissonVariate } from "./random_variates.ts";
  * own generator, `Rng.derive(seed, ...labels, index)` (the suite's labels are the corruption's name and severity).
  */
 export class CorruptionInput extends ImageCursor {
+  /** One image `[h, w, c]` at a time; `seed` and `labels` derive each image's generator. */
   constructor(
     readonly h: number,
     readonly w: number,

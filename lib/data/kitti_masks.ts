@@ -87,7 +87,7 @@ function silhouetteMoments(): { area: number; u: number; v: number } {
 
 const MOMENTS = silhouetteMoments();
 /** Silhouette area in units of its height squared: a figure of height h covers `SILHOUETTE_AREA`·h² pixels. */
-export const SILHOUETTE_AREA = MOMENTS.area;
+export const SILHOUETTE_AREA: number = MOMENTS.area;
 
 /**
  * Draws one binary silhouette into a 64×64 single-channel image at
@@ -138,11 +138,13 @@ export function drawSilhouette(
 
 /** One augmentation: a horizontal flip, then a rotation about the frame centre, then a shift. */
 export interface Augmentation {
+  /** Mirrored left–right about the frame centre. */
   flipped: boolean;
   /** Radians, clockwise on screen. */
   angle: number;
   /** Pixels of the 64-px frame. */
   dx: number;
+  /** Pixels of the 64-px frame, downwards. */
   dy: number;
 }
 
@@ -183,25 +185,39 @@ export interface KittiMasksOptions {
 
 /** `n` pairs: images `[n, size, size, 1]` and factors `[n, 3]` (x, y, area; see the module notes). */
 export interface KittiPairBatch {
+  /** First frames, row-major `[n, size, size, 1]` in {0, 1} (area-averaged at size 32). */
   x0: Float32Array;
+  /** Second frames, as `x0`. */
   x1: Float32Array;
+  /** Factors of the first frames `[n, 3]`: x, y and area in pixels of the 64-px frame, after augmentation. */
   factors0: Float32Array;
+  /** Factors of the second frames, as `factors0`. */
   factors1: Float32Array;
+  /** Number of pairs. */
   n: number;
+  /** Image shape `[size, size, 1]`. */
   shape: [number, number, number];
   /** Sequence of each pair, and the frame indices of its two elements. */
   sequence: Int32Array;
+  /** Frame index of each first element `[n]`. */
   frame0: Int32Array;
+  /** Frame index of each second element `[n]`. */
   frame1: Int32Array;
 }
 
 /** `n` single frames: images `[n, size, size, 1]` and continuous factors `[n, 3]` (x, y, area). */
 export interface KittiFrameBatch {
+  /** Row-major `[n, size, size, 1]`. */
   observations: Float32Array;
+  /** `[n, 3]`: x, y and area in pixels of the 64-px frame, after augmentation. */
   factors: Float64Array;
+  /** Number of frames. */
   n: number;
+  /** Image shape `[size, size, 1]`. */
   shape: [number, number, number];
+  /** Sequence of each frame `[n]`. */
   sequence: Int32Array;
+  /** Frame index of each frame within its sequence `[n]`. */
   frame: Int32Array;
 }
 
@@ -217,19 +233,28 @@ function positiveInteger(name: string, value: number, min = 1): void {
  * are rendered per batch, so memory beyond them is O(batch).
  */
 export class KittiMasksPairs {
+  /** Dataset name. */
   readonly name = "kitti-masks";
+  /** x, y and area. */
   readonly factorNames: readonly string[] = KITTI_FACTORS;
   /** Image shape `[height, width, channels]`. */
   readonly imageShape: [number, number, number];
+  /** One line: what it is and how it departs from KITTI Masks. */
   readonly description: string;
+  /** Image side, pixels. */
   readonly size: 32 | 64;
+  /** Number of sequences (pedestrians). */
   readonly sequences: number;
+  /** Frames per sequence. */
   readonly length: number;
+  /** Largest frame gap Δ of a pair. */
   readonly maxDelta: number;
+  /** Whether each pair is flipped, rotated and shifted. */
   readonly augment: boolean;
   /** `[sequences, length, 3]` of (x/64, y/64, √area/64) from {@linkcode naturalSequences}. */
   #walks: Float32Array;
 
+  /** Draws every sequence's walk from `rng`; throws a RangeError on bad options. */
   constructor(options: KittiMasksOptions, rng: Rng) {
     const { size = 64, sequences = 2120, length = 40, maxDelta = 1, augment = true } = options;
     if (size !== 32 && size !== 64) throw new RangeError(`KittiMasksPairs: size must be 32 or 64, got ${size}`);

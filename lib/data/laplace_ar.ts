@@ -137,9 +137,11 @@ export function conditionThreshold(dim: number, { draws = 10_000, quantile = 0.2
 
 /** A random invertible mixing network. */
 export interface MixingMlp {
+  /** Dimension of the sources and the observations. */
   dim: number;
   /** Row-major `[dim, dim]` weights, applied as x ← W x. */
   weights: Float64Array[];
+  /** Slope of the smooth leaky ReLU between layers for large negative inputs. */
   alpha: number;
 }
 

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import { convDecoder, dense, type ImageSize } from "../models/dislib_vae.ts";
@@ -72,6 +72,7 @@ export class PerturbationNet {
   /** 1/(size − 1) per factor (0 for a constant factor). */
   #scales: Float32Array;
 
+  /** Draws the renderer's weights, then the bottleneck's, from `rng`; throws a UsageError on bad options. */
   constructor(rng: Rng, options: PerturbationOptions) {
     const { factors, factorSizes, imageShape, eps } = options;
     checkEps(eps);
@@ -173,8 +174,9 @@ export class PerturbationNet {
 export interface PerturbationTable {
   /** The perturbation's bound in max-norm. */
   readonly eps: number;
-  /** The range of s over all factor tuples. */
+  /** Smallest s over all factor tuples. */
   sMin: number;
+  /** Largest s over all factor tuples. */
   sMax: number;
   /** Number of tabulated s values. */
   points: number;
@@ -188,7 +190,9 @@ export interface PerturbationTable {
 
 /** A trained reference VAE: its encoder stays frozen, its decoder is adapted to x'. */
 export interface ReferenceModel {
+  /** Frozen encoder of the reference VAE. */
   encoder: Encoder;
+  /** Decoder that is adapted to the manipulated images x'. */
   decoder: Decoder;
 }
 

@@ -28,10 +28,15 @@ export const MNIST_TEST_TOTAL = 10_000;
 
 /** The official file of one part and kind: its name, byte size, md5, IDX magic number and item count. */
 export interface MnistFile {
+  /** File name, e.g. "train-images-idx3-ubyte". */
   name: string;
+  /** Size of the file, bytes. */
   bytes: number;
+  /** Hex md5 of the file. */
   md5: string;
+  /** IDX magic number of its header. */
   magic: number;
+  /** Items in the file. */
   count: number;
 }
 
@@ -134,10 +139,13 @@ export function readMnistFile(dir: string, spec: MnistFile): Uint8Array {
 
 /** One official file pair, decoded: pixels `[n, 28, 28]` as bytes 0..255, labels, and each class's rows. */
 export interface MnistFilePart {
+  /** `[n, 28, 28]` bytes 0..255, row-major. */
   pixels: Uint8Array;
+  /** Digit classes `[n]`, 0..9. */
   labels: Uint8Array;
   /** Rows of each class, ascending. */
   rowsOf: Int32Array[];
+  /** Number of digits. */
   n: number;
 }
 
@@ -224,12 +232,15 @@ export interface MnistSplit {
   labels: Int32Array;
   /** `[n]` row of each image within its official file (training or test). */
   indices: Int32Array;
+  /** Number of digits. */
   n: number;
 }
 
 /** Official training and test digits; the parts come from different files. */
 export interface Mnist {
+  /** Digits of the official training file. */
   train: MnistSplit;
+  /** Digits of the official test file. */
   test: MnistSplit;
 }
 

@@ -20,8 +20,11 @@ import { SHAPES3D_FACTORS, SHAPES3D_SIZES } from "./shapes3d.ts";
 
 /** File names looked for in the datasets folder. */
 export const DSPRITES_FILE = "dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz";
+/** 3dshapes as `.npz` with uint8 `images` `[480000, 64, 64, 3]` (from the `.h5` by {@linkcode SHAPES3D_CONVERSION}). */
 export const SHAPES3D_FILE = "3dshapes.npz";
+/** DeepMind's 3dshapes release, recognised only to suggest the conversion. */
 export const SHAPES3D_H5 = "3dshapes.h5";
+/** MPI3D-real as released (`.npz`). */
 export const MPI3D_FILE = "mpi3d_real.npz";
 
 /**
@@ -46,6 +49,7 @@ export const SHAPES3D_CONVERSION =
 
 /** A dataset file that is not what it should be. */
 export class DatasetFileError extends Error {
+  /** Error name, for messages and checks. */
   override name = "DatasetFileError";
 }
 

@@ -26,7 +26,9 @@ export interface PairSpace {
 
 /** `n` pairs of factor tuples; `first.values` and `second.values` are `[n, k]`, row r of each forms pair r. */
 export interface FactorPairs {
+  /** First elements of the pairs. */
   first: Factors;
+  /** Second elements of the pairs. */
   second: Factors;
 }
 
@@ -218,15 +220,21 @@ export function genLaplace(rng: Rng, alpha: number, loc: number, scale: number):
 
 /** Fitted generalized-Laplace parameters of one increment: shape α, location, scale. */
 export interface GenLaplaceParams {
+  /** Shape α (1 Laplace, 2 Gaussian; below 1 heavier tails). */
   alpha: number;
+  /** Location. */
   loc: number;
+  /** Scale. */
   scale: number;
 }
 
 /** Increment statistics of one source: Δx, Δy in pixels of a 64-px frame, Δarea in pixel counts. */
 export interface TransitionStats {
+  /** Δarea, pixel counts. */
   area: GenLaplaceParams;
+  /** Δx, pixels of a 64-px frame. */
   x: GenLaplaceParams;
+  /** Δy, pixels of a 64-px frame. */
   y: GenLaplaceParams;
 }
 

@@ -22,18 +22,27 @@ import { poissonVariate } from "./random_variates.ts";
  * `hidden` ReLU → `2·half` linear, whose first half is s and second t.
  */
 export interface CouplingWeights {
+  /** Width of each half of x. */
   half: number;
+  /** Width of the two hidden layers. */
   hidden: number;
+  /** `[half, hidden]`. */
   w1: Float64Array;
+  /** `[hidden]`. */
   b1: Float64Array;
+  /** `[hidden, hidden]`. */
   w2: Float64Array;
+  /** `[hidden]`. */
   b2: Float64Array;
+  /** `[hidden, 2·half]`. */
   w3: Float64Array;
+  /** `[2·half]`. */
   b3: Float64Array;
 }
 
 /** A RealNVP flow: coupling layers in order, `permutations[i]` applied after layer 2i + 1 (between blocks). */
 export interface RealNvpFlow {
+  /** Coupling layers, in the order they apply. */
   layers: CouplingWeights[];
   /** `out[:, j] = x[:, perm[j]]` (`tf.gather(x, perm, axis=-1)`). */
   permutations: Int32Array[];

@@ -56,13 +56,15 @@ export interface PlaceCellRat {
   labels: Matrix;
   /** Run id per bin (0, 1, …; a run is one crossing and the pause after it). */
   runs: Int32Array;
+  /** Number of neurons. */
   neurons: number;
   /** Firing rates (Hz) per bin `[T, neurons]`, the Poisson means divided by the bin width. */
   rates: Matrix;
   /** The fields for running right (position increasing) and left. */
   fields: { right: PlaceFields; left: PlaceFields };
-  /** Peak speed (m/s) and pause (s) of each run, by run id. */
+  /** Peak speed of each run (m/s), by run id. */
   peakSpeed: Float64Array;
+  /** Pause after each run (s), by run id. */
   pause: Float64Array;
 }
 
@@ -161,8 +163,11 @@ function simulateRat(rng: Rng, neurons: number, bins: number): PlaceCellRat {
 
 /** Row indices of a split by runs. */
 export interface RunSplit {
+  /** Training rows. */
   train: Int32Array;
+  /** Validation rows. */
   valid: Int32Array;
+  /** Test rows. */
   test: Int32Array;
 }
 

@@ -49,7 +49,9 @@ export const STRIDE_RANGE: readonly [number, number] = [0.15, 0.5];
 /** Largest head angle (radians either way around the identity's resting angle). */
 export const MAX_HEAD_ANGLE = 0.35;
 
+/** One of {@linkcode COAT_PATTERNS}. */
 export type CoatPattern = (typeof COAT_PATTERNS)[number];
+/** One of {@linkcode BACKGROUND_KINDS}. */
 export type BackgroundKind = (typeof BACKGROUND_KINDS)[number];
 /** A colour, channels in [0, 1]. */
 export type Rgb = [number, number, number];
@@ -68,46 +70,65 @@ export interface TextureGeometry {
 
 /** Appearance and proportions of one identity; plain numbers, JSON-serialisable. Lengths in pixels, angles in radians. */
 export interface QuadrupedIdentity {
+  /** Identity index in [0, {@linkcode IDENTITY_COUNT}). */
   index: number;
+  /** Seed it was drawn from, with `index`. */
   seed: number;
-  /** Body ellipse semi-axes. */
+  /** Body ellipse semi-axis along the body. */
   bodyHalfLength: number;
+  /** Body ellipse semi-axis across the body (vertical). */
   bodyHalfHeight: number;
-  /** Leg segments: shoulder/hip → knee/hock → hoof. */
+  /** Leg segment shoulder/hip → knee/hock. */
   upperLegLength: number;
+  /** Leg segment knee/hock → hoof. */
   lowerLegLength: number;
   /** Capsule radius of the legs. */
   limbRadius: number;
+  /** Neck capsule length, neck base to poll. */
   neckLength: number;
+  /** Neck capsule radius. */
   neckRadius: number;
   /** Neck elevation above horizontal at rest. */
   neckAngle: number;
   /** Poll → nose length. */
   headLength: number;
+  /** Half the head's width across its axis. */
   headHalfWidth: number;
   /** Head direction below horizontal at rest. */
   headRestAngle: number;
+  /** Tail capsule length. */
   tailLength: number;
+  /** Tail capsule radius. */
   tailRadius: number;
   /** Tail angle from vertical, negative = backward. */
   tailAngle: number;
   /** Hoof lift in the swing phase, as a fraction of the leg length at the largest stride. */
   hoofLift: number;
+  /** Main coat colour. */
   coat: Rgb;
+  /** Colour of the coat pattern's marks. */
   coatSecond: Rgb;
+  /** Mane and tail colour. */
   mane: Rgb;
+  /** Hoof colour. */
   hoof: Rgb;
+  /** Coat pattern. */
   pattern: CoatPattern;
   /** Coat pattern geometry; its period is the spots' cell size. */
   patternGeometry: TextureGeometry;
+  /** Background texture. */
   background: BackgroundKind;
+  /** Main background colour. */
   backgroundColour: Rgb;
+  /** Second colour of the background texture. */
   backgroundSecond: Rgb;
+  /** Ground colour. */
   ground: Rgb;
   /** Background geometry; the gradient has no period, the noise's is its lattice spacing. */
   backgroundGeometry: TextureGeometry;
-  /** Where the animal's local origin (on the ground under the body centre) sits in an unjittered frame. */
+  /** Column of the animal's local origin (on the ground under the body centre) in an unjittered frame. */
   originX: number;
+  /** Row of that origin. */
   originY: number;
 }
 
@@ -119,23 +140,31 @@ export interface QuadrupedPose {
   stride: number;
   /** Head angle around the resting angle, |headAngle| ≤ {@linkcode MAX_HEAD_ANGLE}; positive lowers the head. */
   headAngle: number;
-  /** Camera jitter in [−4, 4] px: the whole scene moves. */
+  /** Horizontal camera jitter in [−4, 4] px: the whole scene moves. */
   jitterX: number;
+  /** Vertical camera jitter in [−4, 4] px. */
   jitterY: number;
 }
 
 /** One frame of one identity. */
 export interface PoseItem {
+  /** Identity index. */
   identity: number;
+  /** Frame index within the identity's frames. */
   frame: number;
 }
 
 /** Train, within-domain and out-of-domain frames of one shuffle. */
 export interface PoseSplit {
+  /** Identities whose frames train, ascending. */
   trainIdentities: number[];
+  /** The other identities, ascending. */
   oodIdentities: number[];
+  /** Training frames. */
   train: PoseItem[];
+  /** The train identities' other frames: the within-domain test. */
   within: PoseItem[];
+  /** Frames of the other identities: the out-of-domain test. */
   ood: PoseItem[];
 }
 
@@ -269,29 +298,47 @@ export function samplePose(rng: Rng): QuadrupedPose {
   };
 }
 
-/** Joint positions of one pose in animal coordinates (origin on the ground under the body centre). */
+/** Joint positions of one pose in animal coordinates (pixels, y down, origin on the ground under the body centre). */
 export interface Skeleton {
+  /** Body centre, x. */
   bodyX: number;
+  /** Body centre, y. */
   bodyY: number;
   /** Per leg (front near, front far, hind near, hind far): joint, knee, hoof as x, y. */
   legs: Float64Array;
+  /** Withers (top of the shoulders), x. */
   withersX: number;
+  /** Withers, y. */
   withersY: number;
+  /** Tail base, x. */
   tailBaseX: number;
+  /** Tail base, y. */
   tailBaseY: number;
+  /** Tail tip, x. */
   tailTipX: number;
+  /** Tail tip, y. */
   tailTipY: number;
+  /** Neck base, x. */
   neckBaseX: number;
+  /** Neck base, y. */
   neckBaseY: number;
+  /** Poll (top of the head, where the neck ends), x. */
   pollX: number;
+  /** Poll, y. */
   pollY: number;
-  /** Unit head direction (poll → nose) and its projected length. */
+  /** Unit head direction (poll → nose), x. */
   headDirX: number;
+  /** Unit head direction, y. */
   headDirY: number;
+  /** Projected poll → nose length. */
   headLength: number;
+  /** Nose, x. */
   noseX: number;
+  /** Nose, y. */
   noseY: number;
+  /** Eye, x. */
   eyeX: number;
+  /** Eye, y. */
   eyeY: number;
 }
 

@@ -42,6 +42,7 @@ export interface QuadrupedFrame {
 
 /** Frames of several identities, stacked. */
 export interface PoseFrames {
+  /** Number of frames. */
   n: number;
   /** `[n, 64, 64, 3]`. */
   images: Float32Array;

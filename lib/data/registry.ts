@@ -24,7 +24,7 @@ export const DATASET_NAMES = [
 export type DatasetName = typeof DATASET_NAMES[number];
 
 /** Where users put original dataset files: `data/datasets/` of the project. */
-export const DATASETS_FOLDER = fileURLToPath(new URL("../../data/datasets/", import.meta.url));
+export const DATASETS_FOLDER: string = fileURLToPath(new URL("../../data/datasets/", import.meta.url));
 
 /** Options of {@linkcode loadDataset}. */
 export interface LoadOptions {

@@ -31,6 +31,7 @@ export type SplitDataset = typeof SPLIT_DATASETS[number];
 
 /** A train/test split of a factor grid: ascending flat indices of each part, together the whole grid. */
 export interface Split {
+  /** Which of {@linkcode SPLIT_NAMES}. */
   name: typeof SPLIT_NAMES[number];
   /** Values per factor of the grid. */
   sizes: readonly number[];

@@ -11,18 +11,25 @@ import { splitIndices, type SynthData } from "./synth.ts";
 
 /** Held-out observations and their factors. */
 export interface TestSet {
+  /** Observations, row-major `[rows, input]`. */
   x: Float32Array;
+  /** The two factors of each row `[rows, 2]`. */
   w: Matrix;
+  /** Number of test rows. */
   rows: number;
 }
 
 /** Training rows, test set and the factors' kinds (for the DS). */
 export interface PreparedData {
+  /** Training observations, row-major `[rows, input]` (80% of the data). */
   train: Float32Array;
+  /** Observation dimension. */
   input: number;
+  /** The 10% test split. */
   test: TestSet;
   /** Each factor as the DS treats it (lib/metrics/disentanglement_score.ts FactorKind). */
   kinds: ("regression" | "classification")[];
+  /** The data set the split was made from. */
   synth?: SynthData;
 }
 

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { Rng } from "../core/rng.ts";
 import { ABS_DECODER, ABS_LATENTS, ABS_PIXELS, ABS_SIDE, type ClassVae } from "./abs_vae.ts";
 import { binarizeStraightThrough, BN_EPSILON } from "./conv_bn.ts";
@@ -23,7 +23,9 @@ const ADAM_BETA1 = 0.9, ADAM_BETA2 = 0.999, ADAM_EPSILON = 1e-8;
 
 /** One class's generative model as inference uses it: an eval-mode decoder with its vector–Jacobian product. */
 export interface ClassGenerator {
+  /** Latent dimension of z. */
   latents: number;
+  /** Pixels per image (h·w·c), the width of G(z). */
   pixels: number;
   /** G(z): latents `[m, latents]` → pixel means `[m, pixels]`. */
   decode(z: tf.Tensor2D): tf.Tensor2D;
@@ -31,6 +33,7 @@ export interface ClassGenerator {
   decodeVjp(z: tf.Tensor2D): { images: tf.Tensor2D; vjp(g: tf.Tensor2D): tf.Tensor2D };
   /** The encoder's posterior mean `[m, latents]` of images `[m, h, w, c]`, where there is an encoder. */
   encodeMean?(x: tf.Tensor4D): tf.Tensor2D;
+  /** Frees the weights the generator holds, where it owns any. */
   dispose?(): void;
 }
 
@@ -171,12 +174,19 @@ export class Abs {
   readonly bounds: [number, number] = [0, 1];
   /** Logits have the envelope-theorem gradient (our extension). */
   readonly gradient = true;
+  /** Number of classes (one generator each). */
   readonly classes: number;
+  /** Latent dimension of each class model. */
   readonly latents: number;
+  /** Pixels per input image (784 for MNIST). */
   readonly pixels: number;
+  /** Adam steps of the latent search after the best prototype. */
   readonly steps: number;
+  /** Adam learning rate of the latent search. */
   readonly lr: number;
+  /** Radius of the latent ball the search is projected into. */
   readonly radius: number;
+  /** Whether inputs are binarized at 0.5 before inference (Binary ABS). */
   readonly binary: boolean;
   /** γ_c multiplying each class's loss in the logits. */
   classScales: Float64Array;

@@ -56,7 +56,9 @@ function medianConfidence(logits: ArrayLike<number>, classes: number, alpha: num
 export interface CalibrationData {
   /** Training logits `[n, classes]` that α is fit on. */
   logits: ArrayLike<number>;
+  /** True classes of the training logits' rows, `[n]` in [0, classes). */
   labels: ArrayLike<number>;
+  /** Number of classes (columns of the logits). */
   classes: number;
   /** Clean logits whose median confidence η sets (default: `logits`). */
   confidenceLogits?: ArrayLike<number>;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import {
   applyBatchMoments,
@@ -32,6 +32,7 @@ export interface AbsCnn {
   binary: boolean;
   /** Logits; with `options.moments` BatchNorm uses batch moments (training). */
   logits(x: tf.Tensor4D, options?: ForwardOptions): tf.Tensor2D;
+  /** Frees its parameters and statistics. */
   dispose(): void;
 }
 

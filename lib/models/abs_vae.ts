@@ -7,7 +7,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
 import {
@@ -46,6 +46,7 @@ export interface ClassVae {
   encode(x: tf.Tensor4D, options?: ForwardOptions): { mean: tf.Tensor2D; logVar: tf.Tensor2D };
   /** Latents `[batch, 8]` → pixel means `[batch, 28, 28, 1]` (sigmoid outputs). */
   decode(z: tf.Tensor2D, options?: ForwardOptions): tf.Tensor4D;
+  /** Frees its parameters and statistics. */
   dispose(): void;
 }
 
@@ -74,6 +75,7 @@ export function classVae(rng: Rng): ClassVae {
 
 /** Progress of {@linkcode trainClassVae} after one step. */
 export interface ClassVaeStep {
+  /** Epoch of the step, from 0. */
   epoch: number;
   /** Steps taken so far, from 1. */
   step: number;
@@ -83,11 +85,13 @@ export interface ClassVaeStep {
   reconstruction: number;
   /** Batch mean of KL(q(z|x) ‖ N(0, I)) in nats. */
   kl: number;
+  /** KL weight β the step used. */
   beta: number;
 }
 
 /** Options of {@linkcode trainClassVae}. */
 export interface ClassVaeTraining {
+  /** Passes over the images. */
   epochs: number;
   /** Images per step; the last partial batch of an epoch is used when it holds ≥ 2 images. */
   batch: number;

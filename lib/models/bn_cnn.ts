@@ -10,7 +10,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { applyBatchMoments, type BatchMoments } from "./conv_bn.ts";
@@ -90,9 +90,13 @@ export interface BnCnn {
 
 /** One BatchNorm layer's tensors: affine parameters and the reference statistics (source or given). */
 export interface BatchNormLayer {
+  /** Scale `[channels]`. */
   gamma: tf.Tensor1D;
+  /** Shift `[channels]`. */
   beta: tf.Tensor1D;
+  /** Mean that normalises the layer's input `[channels]`. */
   mean: tf.Tensor1D;
+  /** Variance that normalises the layer's input `[channels]` (ε is added on use). */
   variance: tf.Tensor1D;
 }
 

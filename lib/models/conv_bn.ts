@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import type { Params } from "./params.ts";
 
@@ -19,6 +19,7 @@ export const BN_EPSILON = 1e-5;
 export interface BatchMoments {
   /** Key of the layer in the network's `stats` ("enc0"). */
   key: string;
+  /** Batch mean per channel `[maps]`. */
   mean: tf.Tensor1D;
   /** Biased batch variance (the one that normalised the batch). */
   variance: tf.Tensor1D;
@@ -39,8 +40,11 @@ export interface ForwardOptions {
 
 /** One layer of an App. A.7 stack. */
 export interface ConvSpec {
+  /** Square kernel side, pixels. */
   kernel: number;
+  /** Stride, pixels. */
   stride: number;
+  /** Output channels. */
   maps: number;
 }
 

@@ -15,15 +15,18 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { Mlp } from "./mlp.ts";
 import { Params } from "./params.ts";
 
 /** Options of a {@linkcode CouplingFlow}. */
 export interface CouplingFlowOptions {
+  /** Dimension d of x and z. */
   dim: number;
+  /** Coupling blocks, each after its own random permutation. */
   blocks: number;
+  /** Width of each coupling MLP's hidden layers. */
   hidden: number;
   /** Hidden layers of each coupling MLP (default 1). */
   hiddenLayers?: number;
@@ -38,7 +41,9 @@ export interface CouplingFlowOptions {
 
 /** Latents and the per-sample log|det ∂z/∂x|. */
 export interface FlowOutput {
+  /** Latents `[batch, dim]`. */
   z: tf.Tensor2D;
+  /** log|det ∂z/∂x| per sample `[batch]`. */
   logDet: tf.Tensor1D;
 }
 
@@ -67,7 +72,9 @@ function permutationMatrix(permutation: Int32Array): tf.Tensor2D {
 
 /** A coupling flow with an elementwise output scale. */
 export class CouplingFlow {
+  /** Trainable weights: `block{k}/…`, `linear{k}/lower|upper` and `log_scale`. */
   readonly params = new Params();
+  /** Dimension d of x and z. */
   readonly dim: number;
   #couplings: Mlp[] = [];
   /** Permutations as matrices: a matmul's gradient is available on every backend, gather's is not on wasm. */
@@ -78,6 +85,7 @@ export class CouplingFlow {
   #half: number;
   #affine: boolean;
 
+  /** A flow whose couplings start at zero, so it starts as a product of permutations. */
   constructor(rng: Rng, options: CouplingFlowOptions) {
     this.dim = options.dim;
     this.#half = Math.floor(options.dim / 2);

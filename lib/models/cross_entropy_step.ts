@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 
 /**
  * Minimises the mean softmax cross-entropy of `logits()` `[batch, classes]` against `labels` `[batch]` (int32) over

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
 import type { Decoder, Encoder } from "./vae.ts";
@@ -20,8 +20,11 @@ export type ImageSize = 32 | 64;
 
 /** Options shared by the architectures. */
 export interface ArchitectureOptions {
+  /** Image side, pixels. */
   size: ImageSize;
+  /** Image channels. */
   channels: number;
+  /** Latent dimension. */
   latents: number;
 }
 

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import { memberProduct } from "../core/kernels/member_mat_mul.ts";
 import { Rng } from "../core/rng.ts";
@@ -35,6 +35,7 @@ export interface EnsembleOptions {
   hidden: readonly number[];
   /** Hidden-layer nonlinearity (default tanh). */
   activation?: "tanh" | "relu";
+  /** Posterior family of every member. */
   kind: EnsembleKind;
   /** β per member (length K); ignored by "ae". */
   betas: readonly number[];
@@ -183,7 +184,9 @@ function stack(prefix: string, sizes: number[]): Layer[] {
 export class EnsembleVae {
   /** K, the number of members. */
   readonly members: number;
+  /** Members' weights, stacked: `enc/w{i}` `[K, in, out]`, `enc/b{i}` `[K, 1, out]`, and `dec/…`. */
   readonly params: Params;
+  /** The options it was built with (copied). */
   readonly options: EnsembleOptions;
   #encoder: Layer[];
   #decoder: Layer[];
@@ -192,6 +195,7 @@ export class EnsembleVae {
   #betas: tf.Tensor1D;
   #triangle: { diagonal: tf.Tensor1D; spread: tf.Tensor2D; gather: tf.Tensor2D } | null = null;
 
+  /** Draws every member's weights from its own seed; throws on inconsistent options. */
   constructor(options: EnsembleOptions) {
     checkOptions(options);
     this.options = {
@@ -373,6 +377,7 @@ export class EnsembleVae {
 
 /** Linear members: an {@linkcode EnsembleVae} with `hidden` = [] (the linear VAE of Thm. 2: a linear map and a bias each way). */
 export class EnsembleLinearVae extends EnsembleVae {
+  /** Linear members (`hidden` = []). */
   constructor(options: Omit<EnsembleOptions, "hidden">) {
     super({ ...options, hidden: [] });
   }

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import { CouplingFlow } from "./coupling_flow.ts";
@@ -125,6 +125,7 @@ export class DenseFiRevNet implements FiRevNet {
   /** The wrapped flow. */
   readonly flow: CouplingFlow;
 
+  /** Draws the permutations and initialises the couplings from `rng`. */
   constructor(rng: Rng, options: DenseFiRevNetOptions) {
     checkCount("dim", options.dim, 2);
     checkClasses(options.classes, options.dim);
@@ -231,7 +232,9 @@ export class ConvFiRevNet implements FiRevNet {
   readonly stats = new Params();
   readonly dim: number;
   readonly classes: number;
+  /** Input side, pixels. */
   readonly side: number;
+  /** Input channels. */
   readonly channels: number;
   /** Shape of the final map `[side_final, side_final, channels_final]`. */
   readonly finalShape: [number, number, number];
@@ -242,6 +245,7 @@ export class ConvFiRevNet implements FiRevNet {
   #factoredShapes: [number, number, number][] = [];
   #dropoutRng: Rng;
 
+  /** Builds the levels from `rng`; throws unless `side` is divisible by 2^levels. */
   constructor(rng: Rng, options: ConvFiRevNetOptions) {
     checkCount("side", options.side, 2);
     checkCount("levels", options.levels, 1);

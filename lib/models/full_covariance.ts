@@ -7,13 +7,13 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 
 /** Number of entries of a d×d lower triangle, diagonal included: d(d+1)/2. */
-export const triangularCount = (d: number) => d * (d + 1) / 2;
+export const triangularCount = (d: number): number => d * (d + 1) / 2;
 
 /** Position of L[i][j] (j ≤ i) in the raw vector: row-major lower triangle. */
-export const triangleIndex = (i: number, j: number) => i * (i + 1) / 2 + j;
+export const triangleIndex = (i: number, j: number): number => i * (i + 1) / 2 + j;
 
 function checkSize(d: number): void {
   if (!Number.isInteger(d) || d < 1) throw new Error(`full covariance: d must be a positive integer, got ${d}`);

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { Mlp } from "./mlp.ts";
@@ -64,6 +64,7 @@ export interface Bijection {
  * that `dispose()` frees.
  */
 export interface LayerStore {
+  /** Shared store the layer's variables go into (its owner frees them); without it the layer owns its own. */
   params?: Params;
   /** Key prefix of the layer's variables ("level0/step3/"). */
   prefix?: string;
@@ -132,10 +133,12 @@ function permutationMatrix(permutation: ArrayLike<number>): tf.Tensor2D {
  */
 export class ActNorm implements Bijection {
   readonly params: Params;
+  /** Channels C of the last axis. */
   readonly channels: number;
   #store: Store;
   #initialized = false;
 
+  /** b and logs start at zero and are set by the first batch. */
   constructor(options: { channels: number } & LayerStore) {
     checkCount("ActNorm channels", options.channels, 1);
     this.channels = options.channels;
@@ -214,13 +217,16 @@ export type PermutationKind = "reverse" | "shuffle";
  */
 export class ChannelPermutation implements Bijection {
   readonly params: Params;
+  /** Channels C of the last axis. */
   readonly channels: number;
+  /** How the order was chosen. */
   readonly kind: PermutationKind;
   /** y[..., i] = x[..., permutation[i]]. */
   readonly permutation: Int32Array;
   #matrix: tf.Tensor2D | null;
   #store: Store;
 
+  /** "shuffle" needs `rng`. */
   constructor(options: { channels: number; kind: PermutationKind; rng?: Rng } & LayerStore) {
     checkCount("ChannelPermutation channels", options.channels, 1);
     if (options.kind !== "reverse" && options.kind !== "shuffle") {
@@ -320,6 +326,7 @@ function unitTriangularInverse(n: tf.Tensor2D, eye: tf.Tensor2D): tf.Tensor2D {
  */
 export class Invertible1x1 implements Bijection {
   readonly params: Params;
+  /** Channels C of the last axis. */
   readonly channels: number;
   #store: Store;
   #constants: {
@@ -330,6 +337,7 @@ export class Invertible1x1 implements Bijection {
     eye: tf.Tensor2D;
   };
 
+  /** W starts as a random rotation drawn from `rng`. */
   constructor(rng: Rng, options: { channels: number } & LayerStore) {
     checkCount("Invertible1x1 channels", options.channels, 1);
     const c = this.channels = options.channels;
@@ -507,14 +515,23 @@ class CouplingNet {
   }
 }
 
-abstract class Coupling implements Bijection {
+/** What the couplings share: the split into halves along the channel axis and the network F of the first half. */
+export abstract class Coupling implements Bijection {
   readonly params: Params;
+  /** Channels C of the coupled tensor. */
   readonly channels: number;
+  /** Dense (`[batch, C]`) or conv (`[batch, h, w, C]`) coupling network. */
   readonly kind: CouplingKind;
+  /**
+   * The network of the first half that gives the second half's shift (and log-scale).
+   * @internal
+   */
   protected net: CouplingNet;
+  /** ⌊C/2⌋, the channels that condition the rest. */
   protected half: number;
   #store: Store;
 
+  /** `outputsPerChannel`: F's outputs per channel of the second half (1 shift, or 2 shift and scale). */
   constructor(rng: Rng, options: CouplingOptions, outputsPerChannel: number) {
     checkCount("coupling channels", options.channels, 2);
     checkCount("coupling hidden", options.hidden, 1);
@@ -531,6 +548,7 @@ abstract class Coupling implements Bijection {
     return this.net.norms;
   }
 
+  /** x split along the last axis into `[..., ⌊C/2⌋]` and `[..., C − ⌊C/2⌋]`. */
   protected halves(x: tf.Tensor): [tf.Tensor, tf.Tensor] {
     checkChannels(this.constructor.name, x, this.channels);
     return tf.split(x, [this.half, this.channels - this.half], -1) as [tf.Tensor, tf.Tensor];
@@ -550,15 +568,18 @@ abstract class Coupling implements Bijection {
  * it is the i-RevNet block (x₁, x₂) ↦ (x₂, x₁ + F(x₂)) up to the order.
  */
 export class AdditiveCoupling extends Coupling {
+  /** F starts from `rng`. */
   constructor(rng: Rng, options: CouplingOptions) {
     super(rng, options, 1);
   }
 
+  /** (x₁, x₂) ↦ (x₁, x₂ + F(x₁)); the log-det passes through unchanged. */
   forward(x: tf.Tensor, logDet: tf.Tensor1D, options: ForwardOptions = {}): BijectionOutput {
     const [x1, x2] = this.halves(x);
     return { y: tf.concat([x1, tf.add(x2, this.net.apply(x1, options))], -1), logDet: tf.clone(logDet) };
   }
 
+  /** (y₁, y₂) ↦ (y₁, y₂ − F(y₁)). */
   inverse(y: tf.Tensor): tf.Tensor {
     const [y1, y2] = this.halves(y);
     return tf.concat([y1, tf.sub(y2, this.net.apply(y1, {}))], -1);
@@ -572,6 +593,7 @@ export class AdditiveCoupling extends Coupling {
  * The sigmoid keeps the scale in (0, 1), starting near 0.88, for stability.
  */
 export class AffineCoupling extends Coupling {
+  /** F starts from `rng`. */
   constructor(rng: Rng, options: CouplingOptions) {
     super(rng, options, 2);
   }
@@ -587,6 +609,7 @@ export class AffineCoupling extends Coupling {
     return { shift: tf.reshape(shift, like.shape), logScale: tf.logSigmoid(tf.reshape(tf.add(raw, 2), like.shape)) };
   }
 
+  /** (x₁, x₂) ↦ (x₁, (x₂ + shift)·scale), adding Σ log scale to the log-det. */
   forward(x: tf.Tensor, logDet: tf.Tensor1D, options: ForwardOptions = {}): BijectionOutput {
     const [x1, x2] = this.halves(x);
     const { shift, logScale } = this.#shiftAndLogScale(x1, x2, options);
@@ -594,6 +617,7 @@ export class AffineCoupling extends Coupling {
     return { y: tf.concat([x1, y2], -1), logDet: tf.add(logDet, sumPerSample(logScale)) };
   }
 
+  /** (y₁, y₂) ↦ (y₁, y₂/scale − shift). */
   inverse(y: tf.Tensor): tf.Tensor {
     const [y1, y2] = this.halves(y);
     const { shift, logScale } = this.#shiftAndLogScale(y1, y2, {});
@@ -612,9 +636,12 @@ export class AffineCoupling extends Coupling {
  * likelihood term.
  */
 export class Split {
+  /** Channels C of the input. */
   readonly channels: number;
+  /** ⌊C/2⌋, the channels that continue through the flow. */
   readonly kept: number;
 
+  /** Splits C ≥ 2 channels. */
   constructor(channels: number) {
     checkCount("Split channels", channels, 2);
     this.channels = channels;

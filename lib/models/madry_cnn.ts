@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
 import type { Classifier } from "./small_cnn.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import type { Decoder, Encoder } from "./vae.ts";
 import { Params } from "./params.ts";
@@ -13,6 +13,7 @@ export type Activation = "relu" | "leaky_relu" | "tanh";
 
 /** Options of an {@linkcode Mlp}. */
 export interface MlpOptions {
+  /** Hidden-layer nonlinearity (default "relu"). */
   activation?: Activation;
   /** Initialise the last layer to zero (the MLP starts as the zero map). */
   zeroLast?: boolean;
@@ -20,11 +21,16 @@ export interface MlpOptions {
 
 /** A fully connected network: sizes[0] → … → sizes[n], activation between layers, linear output. */
 export class Mlp {
+  /** Layer widths, input first. */
   readonly sizes: readonly number[];
   #params: Params;
   #prefix: string;
   #activation: Activation;
 
+  /**
+   * Adds `${prefix}w{i}` (He-normal; the last layer gain 1, or zero with `zeroLast`) and zero `${prefix}b{i}` to
+   * `params`.
+   */
   constructor(rng: Rng, params: Params, prefix: string, sizes: number[], options: MlpOptions = {}) {
     this.sizes = sizes;
     this.#params = params;

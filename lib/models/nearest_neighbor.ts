@@ -5,13 +5,15 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 
 /** The nearest-neighbour classifier as an attack model (AttackModel by structure). */
 export interface NearestNeighborModel {
   /** −(L2 distance to the nearest training digit of each class) `[n, classes]`; −∞ for a class without digits. */
   logits(x: tf.Tensor4D): tf.Tensor2D;
+  /** The input box, [0, 1]. */
   bounds: [number, number];
+  /** Always false: no gradient is offered, so only decision-based attacks apply. */
   gradient: boolean;
   /** Frees the stored training digits. */
   dispose(): void;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
@@ -24,8 +24,11 @@ const HIDDEN = 20;
 
 /** A noise generator δ = g(z): trainable parameters and the map from z to noise. */
 export interface NoiseGenerator {
+  /** Trainable weights of the convolutions. */
   params: Params;
+  /** Convolution layout. */
   kind: GeneratorKind;
+  /** Channels C of the images the noise is added to. */
   channels: number;
   /**
    * The noise for z `[b, s', s', C]` with s' = {@linkcode generatorInputSide}(kind, s):
@@ -36,7 +39,9 @@ export interface NoiseGenerator {
 
 /** A generator's weights copied at one moment (ANT's experience replay): frozen, not trainable. */
 export interface FrozenNoiseGenerator {
+  /** Convolution layout. */
   kind: GeneratorKind;
+  /** Channels C of the images the noise is added to. */
   channels: number;
   /** As {@linkcode NoiseGenerator.noise}. */
   noise(z: tf.Tensor4D): tf.Tensor4D;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { NpyArray } from "../core/npy.ts";
 import type { Rng } from "../core/rng.ts";
 

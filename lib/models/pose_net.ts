@@ -17,7 +17,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { applyBatchMoments, type BatchMoments } from "./conv_bn.ts";
@@ -42,7 +42,9 @@ export type PoseNormMode =
   /** Given statistics per norm layer (BN adaptation). */
   | { kind: "fixed"; stats: NormStats };
 
+/** Options of a {@linkcode PoseNet}. */
 export interface PoseNetOptions {
+  /** Keypoints K (≥ 2); the pose head has 3K channels. */
   keypoints: number;
   /** Sizes of the classification heads used for pretraining (none: a scratch-only net). */
   classHeads?: readonly number[];
@@ -63,15 +65,19 @@ function addHeConv(params: Params, rng: Rng, key: string, kernel: number, inputs
 
 /** The keypoint network; dispose it when done. */
 export class PoseNet {
+  /** Trainable weights: `stage{s}/conv{c}/…`, `head/…` and `class{h}/…`. */
   readonly params = new Params();
   /** Running BatchNorm statistics, moved by assignment only. */
   readonly stats = new Params();
+  /** Keypoints K. */
   readonly keypoints: number;
+  /** Classes of each pretraining head. */
   readonly classHeads: readonly number[];
   /** Channels of each norm layer in forward order. */
   readonly normChannels: readonly number[];
   readonly #layers: { key: string; stride: number }[] = [];
 
+  /** He-normal kernels from `rng`; throws a UsageError on bad options. */
   constructor(rng: Rng, options: PoseNetOptions) {
     const { keypoints } = options;
     const classHeads = options.classHeads ?? [];
@@ -272,6 +278,7 @@ export class PoseNet {
     ];
   }
 
+  /** Frees its parameters and statistics. */
   dispose(): void {
     this.params.dispose();
     this.stats.dispose();

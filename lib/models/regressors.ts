@@ -13,7 +13,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { checkInput, convFeatures, convLayer, dense, type ImageSize } from "./dislib_vae.ts";
 import { Mlp } from "./mlp.ts";
@@ -22,6 +22,7 @@ import type { Encoder } from "./vae.ts";
 
 /** A regressor: its parameters and its forward map (call it inside `tf.tidy`). */
 export interface Regressor {
+  /** Its trainable parameters. */
   params: Params;
   /** Images `[batch, size, size, channels]` in [0, 1] → predictions `[batch, outputs]`. */
   predict(x: tf.Tensor4D): tf.Tensor2D;
@@ -29,8 +30,11 @@ export interface Regressor {
 
 /** The input image and the number of factors a regressor predicts. */
 export interface RegressorOptions {
+  /** Image side, pixels. */
   size: ImageSize;
+  /** Image channels. */
   channels: number;
+  /** Factors predicted, the width of the output. */
   outputs: number;
 }
 
@@ -243,6 +247,7 @@ export function resnetRegressor(rng: Rng, options: RegressorOptions): Regressor 
 
 /** Options of a {@linkcode readout}. */
 export interface ReadoutOptions {
+  /** Factors predicted, the width of the output. */
   outputs: number;
   /** Width of the codes read (the encoder's latent size). */
   inputs?: number;
@@ -277,7 +282,9 @@ export function readout(rng: Rng, options: ReadoutOptions): Readout {
 
 /** A regressor builder with what it is, for listings and run records. */
 export interface RegressorSpec {
+  /** One line on the architecture. */
   description: string;
+  /** A fresh regressor initialised from `rng`. */
   build(rng: Rng, options: RegressorOptions): Regressor;
 }
 

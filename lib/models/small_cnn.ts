@@ -4,13 +4,15 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
 
 /** The classifier's parameters and its forward map to logits `[batch, 10]`. */
 export interface Classifier {
+  /** Its trainable parameters. */
   params: Params;
+  /** Images `[batch, 28, 28, 1]` → logits `[batch, classes]`. */
   logits(x: tf.Tensor4D): tf.Tensor2D;
 }
 

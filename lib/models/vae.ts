@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import type { Params } from "./params.ts";
@@ -21,14 +21,19 @@ export interface Encoder {
 
 /** A decoder: latents `[batch, latents]` → Bernoulli logits (or Gaussian means) `[batch, h, w, c]`. */
 export interface Decoder {
+  /** Its trainable parameters. */
   params: Params;
+  /** Latents `[batch, latents]` → logits (or means) `[batch, h, w, c]`. */
   decode(z: tf.Tensor2D): tf.Tensor4D;
 }
 
 /** Encoder outputs and the sampled latents of one batch. */
 export interface Posterior {
+  /** Posterior mean μ `[batch, latents]`. */
   mean: tf.Tensor2D;
+  /** Posterior log-variance log σ² `[batch, latents]`. */
   logVar: tf.Tensor2D;
+  /** Sampled latents z = μ + σ·ε `[batch, latents]`. */
   z: tf.Tensor2D;
 }
 
@@ -76,6 +81,7 @@ export async function mapInChunks(
 
 /** Codes of a set of images: the mean code, a sampled code when asked, and each code's average KL to N(0, 1). */
 export interface ImageCodes {
+  /** The posterior mean μ per image, `[n, latents]`. */
   mean: Matrix;
   /** z = μ + σ·ε, present when {@linkcode encodeImages} was given a noise generator. */
   sampled: Matrix | null;
