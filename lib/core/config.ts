@@ -23,7 +23,8 @@ export interface NumberBounds {
  * is set: a list names settings to run (depths, methods, grid positions),
  * and a repeated one would train duplicates that count twice in a study.
  */
-interface ListOptions {
+export interface ListOptions {
+  /** Allow a value more than once (default false: a repeat is a usage error). */
   repeats?: boolean;
 }
 

@@ -54,6 +54,7 @@ export type {
   ChoicesParam,
   ConfigOf,
   ConfigSpec,
+  ListOptions,
   NumberBounds,
   NumberParam,
   NumbersParam,
@@ -65,7 +66,7 @@ export type { NpyArray, NpyData } from "../core/npy.ts";
 export type { Registered, Registry } from "../core/registry.ts";
 export type { Rng, RngState } from "../core/rng.ts";
 export type { Factors, GroundTruthDataset, Observations } from "../data/ground_truth.ts";
-export { type Split as GridSplit, SPLIT_DATASETS, type SplitDataset } from "../data/splits.ts";
+export { type Split as GridSplit, SPLIT_DATASETS, SPLIT_NAMES, type SplitDataset } from "../data/splits.ts";
 export type { GradientBoostingOptions } from "../ml/gradient_boosting.ts";
 export type { Encoder } from "../models/vae.ts";
 export type { Params } from "../models/params.ts";

@@ -38,22 +38,36 @@ export * from "./vae_objectives.ts";
 // `import /** @ignore */ * as tf`, so `deno doc --lint` does not ask this barrel to re-export them (which would
 // lint TF.js's undocumented declarations).
 // Types of other folders that this folder's API names, so that its documentation is complete.
-export type { ConfigOf, NumberParam } from "../core/config.ts";
-export type { CheckpointArrays, RunContext } from "../core/experiment.ts";
+export type {
+  BooleanParam,
+  ChoiceParam,
+  ChoicesParam,
+  ConfigOf,
+  ConfigSpec,
+  ListOptions,
+  NumberBounds,
+  NumberParam,
+  NumbersParam,
+  ParamSpec,
+  ValueOf,
+} from "../core/config.ts";
+export type { BackendInfo } from "../core/backend.ts";
+export type { CheckpointArrays, PresetName, RunContext } from "../core/experiment.ts";
 export type { Matrix } from "../core/matrix.ts";
-export type { NpyArray } from "../core/npy.ts";
+export type { NpyArray, NpyData } from "../core/npy.ts";
+export type { Progress } from "../core/progress.ts";
 export type { Image } from "../core/png.ts";
 export type { Registered, Registry } from "../core/registry.ts";
-export type { Rng } from "../core/rng.ts";
+export type { Rng, RngState } from "../core/rng.ts";
 export type { LoadedCheckpoint } from "../core/run_checkpoints.ts";
-export type { Factors, GroundTruthDataset } from "../data/ground_truth.ts";
+export type { Factors, GroundTruthDataset, Observations } from "../data/ground_truth.ts";
 export type { FactorPairs } from "../data/pair_samplers.ts";
-export type { DatasetName } from "../data/registry.ts";
-export type { Split } from "../data/splits.ts";
-export type { BnCnn, NormMode, NormStats } from "../models/bn_cnn.ts";
+export { DATASET_NAMES, type DatasetName } from "../data/registry.ts";
+export { type Split, SPLIT_NAMES } from "../data/splits.ts";
+export type { BnCnn, BnCnnSnapshot, NormKind, NormMode, NormStats } from "../models/bn_cnn.ts";
 export type { Architecture, ImageSize } from "../models/dislib_vae.ts";
-export type { EnsembleOptions, EnsembleVae } from "../models/ensemble.ts";
-export type { FiRevNet } from "../models/firevnet.ts";
+export type { EnsembleCodes, EnsembleKind, EnsembleLoss, EnsembleOptions, EnsembleVae } from "../models/ensemble.ts";
+export type { FiRevNet, FiRevNetOutput } from "../models/firevnet.ts";
 export type { ForwardOptions as InvertibleForwardOptions } from "../models/invertible.ts";
 export type { FrozenNoiseGenerator, GeneratorKind, NoiseGenerator } from "../models/noise_generator.ts";
 export type { Params } from "../models/params.ts";
