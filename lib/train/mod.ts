@@ -51,8 +51,8 @@ export type {
   ParamSpec,
   ValueOf,
 } from "../core/config.ts";
-export type { BackendInfo } from "../core/backend.ts";
-export type { CheckpointArrays, PresetName, RunContext } from "../core/experiment.ts";
+export type { BackendChoice, BackendInfo } from "../core/backend.ts";
+export { type CheckpointArrays, type PresetName, PRESETS, type RunContext } from "../core/experiment.ts";
 export type { Matrix } from "../core/matrix.ts";
 export type { NpyArray, NpyData } from "../core/npy.ts";
 export type { Progress } from "../core/progress.ts";
