@@ -51,7 +51,7 @@ export type {
   ParamSpec,
   ValueOf,
 } from "../core/config.ts";
-export type { BackendChoice, BackendInfo } from "../core/backend.ts";
+export { BACKEND_CHOICES, type BackendChoice, type BackendInfo } from "../core/backend.ts";
 export { type CheckpointArrays, type PresetName, PRESETS, type RunContext } from "../core/experiment.ts";
 export type { Matrix } from "../core/matrix.ts";
 export type { NpyArray, NpyData } from "../core/npy.ts";
