@@ -20,7 +20,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { BnCnn, BnCnnSnapshot } from "../models/bn_cnn.ts";
 import { detached } from "../core/gradients.ts";

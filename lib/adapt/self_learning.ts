@@ -19,7 +19,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import { detached, stopGradient } from "../core/gradients.ts";
 import type { BnCnn } from "../models/bn_cnn.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { integer, type NumberParam } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { MNIST_CLASSES, MNIST_TRAIN_TOTAL } from "../data/mnist.ts";

@@ -17,8 +17,25 @@ import { meanCorrelationCoefficient } from "./mcc.ts";
 import type { Representation } from "./representation.ts";
 import { unsupervisedScores } from "./unsupervised.ts";
 
+/** Codes of `n` fresh samples with their factors ({@linkcode sampleCodes}). */
+export interface SampledCodes {
+  /** Posterior means `[n, latents]`. */
+  mean: Matrix;
+  /** Posterior samples `[n, latents]`. */
+  sampled: Matrix;
+  /** Factor values `[n, factors]`, as floats. */
+  factors: Matrix;
+  /** The same factor values as integers, row-major. */
+  factorValues: Int32Array;
+}
+
 /** Mean and sampled codes of fresh i.i.d. samples, with their factors (the representation every metric reads). */
-export async function sampleCodes(encoder: Encoder, dataset: GroundTruthDataset, samples: number, rng: Rng) {
+export async function sampleCodes(
+  encoder: Encoder,
+  dataset: GroundTruthDataset,
+  samples: number,
+  rng: Rng,
+): Promise<SampledCodes> {
   const { factors, observations } = sampleBatch(dataset, samples, rng);
   const codes = await encodeImages(encoder, observations.values, observations.n, observations.shape, rng);
   // A diverged encoder's NaN codes would read as constant columns and score 0, as if measured.
@@ -117,7 +134,7 @@ export async function scoreVae(
   dataset: GroundTruthDataset,
   cfg: ScoreConfig,
   seed: number,
-) {
+): Promise<{ metrics: Record<string, number>; seconds: Record<string, number> }> {
   const codes = await sampleCodes(encoder, dataset, cfg.eval_samples, Rng.derive(seed, "evaluation"));
   const { values, seconds } = evaluateArrays(codes.mean, codes.factors, [
     "mig",

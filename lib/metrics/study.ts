@@ -197,12 +197,30 @@ export function udrPerModel(models: readonly StudyModel[], probes: readonly Prob
   });
 }
 
+/** Which setting each criterion chooses, and how the two choices compare ({@linkcode compareSelection}). */
+export interface SelectionComparison {
+  /** The setting with the highest median unsupervised score (e.g. UDR). */
+  byUnsupervised: string;
+  /** The setting with the highest median supervised score (e.g. MCC). */
+  bySupervised: string;
+  /** 1 when both agree; 0 when the unsupervised choice has no supervised score. */
+  supervisedRankOfUnsupervisedChoice: number;
+  /** Median supervised score over seeds, per setting with a finite one. */
+  medians: Record<string, number>;
+  /** Median unsupervised score over seeds, per setting with a finite one. */
+  unsupervisedMedians: Record<string, number>;
+}
+
 /**
  * The setting each criterion would choose (highest median over seeds), and
  * where the unsupervised choice ranks by the supervised metric: the
  * comparison of UDR-based with metric-based selection.
  */
-export function compareSelection(models: readonly StudyModel[], unsupervised: string, supervised: string) {
+export function compareSelection(
+  models: readonly StudyModel[],
+  unsupervised: string,
+  supervised: string,
+): SelectionComparison {
   const medianOf = (metric: string) =>
     [...groupBy(models, settingOf).entries()].map(([setting, ms]) => ({
       setting,

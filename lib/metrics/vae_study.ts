@@ -8,7 +8,14 @@
  * @module
  */
 import { Rng } from "../core/rng.ts";
-import { metricRankCorrelation, selectionSuccess, settingMedians, type StudyModel, varianceShares } from "./study.ts";
+import {
+  metricRankCorrelation,
+  selectionSuccess,
+  settingMedians,
+  type StudyModel,
+  type VarianceShares,
+  varianceShares,
+} from "./study.ts";
 
 /** The disentanglement metrics the paper correlates (Fig. 6) and selects by (Table 1). */
 export const STUDY_METRICS = [
@@ -23,8 +30,25 @@ export const STUDY_METRICS = [
 /** Scores that need no labels, which Locatello2019 §5.5 (Fig. 9) tests as selection criteria. */
 export const UNSUPERVISED_SCORES = ["reconstruction", "kl", "elbo", "tc_sampled"] as const;
 
+/** The analyses of a VAE study ({@linkcode analyseStudy}). */
+export interface VaeStudyAnalysis {
+  /** Flat metrics: medians per setting, TC trends, rank correlations, variance shares and selection success. */
+  metrics: Record<string, number>;
+  /** The tables behind them. */
+  tables: {
+    /** Median over seeds of each score, per method and swept value: `medians[score][method][value]`. */
+    medians: Record<string, Record<string, Record<string, number>>>;
+    /** Spearman rank correlations between the metrics over all models (Fig. 6). */
+    spearman: { metrics: typeof STUDY_METRICS; matrix: number[][] };
+    /** Spearman correlations of each unsupervised score (rows) with each metric (columns), Fig. 9. */
+    unsupervised: { scores: typeof UNSUPERVISED_SCORES; metrics: typeof STUDY_METRICS; matrix: number[][] };
+    /** How each metric's variance splits between method, value and seed. */
+    shares: Record<string, VarianceShares>;
+  };
+}
+
 /** The study's analyses of its finished models, as flat metrics plus tables. */
-export function analyseStudy(models: StudyModel[], draws: number, seed: number) {
+export function analyseStudy(models: StudyModel[], draws: number, seed: number): VaeStudyAnalysis {
   const metrics: Record<string, number> = {};
   const put = (key: string, value: number) => {
     if (Number.isFinite(value)) metrics[key] = value;

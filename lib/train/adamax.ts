@@ -20,7 +20,11 @@ interface AdamaxState {
   iteration: tf.Variable;
 }
 
-/** tfjs' Adamax with getWeights/setWeights (β₁, β₂, ε as torch's defaults unless given). */
+/**
+ * tfjs' Adamax with getWeights/setWeights (β₁, β₂, ε as torch's defaults unless given).
+ *
+ * @internal
+ */
 export class Adamax extends tf.AdamaxOptimizer {
   constructor(learningRate: number, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8) {
     super(learningRate, beta1, beta2, epsilon);

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { gatherRows } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
@@ -25,6 +25,7 @@ export interface ClassifierTraining {
   logits(x: tf.Tensor4D): tf.Tensor2D;
   /** The variables the optimizer updates, in the order its state follows. */
   variables: tf.Variable[];
+  /** Updates `variables` once per batch; its state is the caller's to save. */
   optimizer: tf.Optimizer;
   /** Draws each pass's order of the images (and nothing else here). */
   rng: Rng;

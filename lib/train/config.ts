@@ -7,17 +7,20 @@
  *
  * @module
  */
-import { integer } from "../core/config.ts";
+import { integer, type NumberParam } from "../core/config.ts";
 
 /** The most steps between two logs or checkpoints a config accepts. */
 const MAX_EVERY = 100_000_000;
 
 /** The `log_every` key: steps (or batches, as `doc` says) between logged values, `steps` by default. */
-export function logEveryConfig(steps: number, doc = "steps between logged losses") {
+export function logEveryConfig(steps: number, doc = "steps between logged losses"): { log_every: NumberParam } {
   return { log_every: integer(steps, doc, { min: 1, max: MAX_EVERY }) };
 }
 
 /** The `checkpoint_every` key: steps between checkpoints, 0 for none; `steps` by default. */
-export function checkpointEveryConfig(steps: number, doc = "steps between checkpoints (0: none)") {
+export function checkpointEveryConfig(
+  steps: number,
+  doc = "steps between checkpoints (0: none)",
+): { checkpoint_every: NumberParam } {
   return { checkpoint_every: integer(steps, doc, { min: 0, max: MAX_EVERY }) };
 }

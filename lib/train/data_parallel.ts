@@ -13,7 +13,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { SWEEP_TASK_ENV } from "../core/run_layout.ts";
@@ -102,7 +102,9 @@ export type ShardLoss = (inputs: Record<string, tf.Tensor>, step: number) => Los
 
 /** A model built in a worker: its variables in the master's order, and the loss of a shard. */
 export interface Replica {
+  /** The replica's trainable variables, in the master's order (the gradients come back in it). */
   variables: tf.Variable[];
+  /** The loss of one shard of a step's batch. */
   loss: ShardLoss;
 }
 
@@ -124,6 +126,7 @@ export type DataParallelReply =
 export interface DataParallelOptions {
   /** URL of the module that exports the replica factory. */
   module: string;
+  /** Name of the {@linkcode ReplicaFactory} that `module` exports. */
   exportName: string;
   /** JSON arguments of the factory. */
   args: unknown;
@@ -141,7 +144,9 @@ export interface DataParallelOptions {
 
 /** A step's summed gradients by variable name (in the variables' order) and its loss terms. */
 export interface ParallelGradients {
+  /** Gradients summed over the shards, weighted by their rows, by variable name. */
   grads: tf.NamedTensorMap;
+  /** Loss terms averaged over the shards by their rows, read back. */
   terms: Record<string, number>;
 }
 
@@ -190,6 +195,7 @@ export async function shardGradients(
  * the workers (also on the abort signal, and when one fails).
  */
 export class DataParallel {
+  /** Shards per step, this thread's included. */
   readonly workers: number;
   #options: DataParallelOptions;
   #threads: Worker[];
@@ -201,6 +207,10 @@ export class DataParallel {
   #stepMs = 0;
   #commMs = 0;
 
+  /**
+   * Starts `options.workers − 1` workers (wasm backend only); throws a UsageError for fewer than 2 or another
+   * backend.
+   */
   constructor(options: DataParallelOptions) {
     if (!(Number.isInteger(options.workers) && options.workers >= 2)) {
       throw new UsageError(`data-parallel training needs at least 2 workers, got ${options.workers}`);

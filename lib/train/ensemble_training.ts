@@ -41,16 +41,25 @@ export function rowSampler(rows: readonly Float32Array[], input: number): Member
 export interface EnsembleTraining {
   /** Metric prefix of the logged terms (e.g. "ablation/beta_vae"). */
   label: string;
+  /** The ensemble: widths, kind, the members' β and the reconstruction loss. */
   model: EnsembleOptions;
+  /** Each member's training observations. */
   data: MemberSampler;
+  /** Optimizer steps. */
   steps: number;
+  /** Observations per member per step. */
   batch: number;
+  /** Learning rate of the shared optimizer. */
   lr: number;
+  /** Adam (β 0.9, 0.999, ε 1e-8; the default) or Adagrad. */
   optimizer?: "adam" | "adagrad";
+  /** Steps between logged loss terms. */
   logEvery: number;
   /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end); its values are logged. */
   evaluateEvery: number;
+  /** The values to log at an evaluation step; none when absent. */
   evaluate?(model: EnsembleVae, step: number): Promise<Record<string, number>>;
+  /** Steps between checkpoints (0: none). */
   checkpointEvery: number;
 }
 

@@ -20,13 +20,19 @@ import {
 
 /** The two readouts' error rates, the codes they read, and the post-hoc classifier (the caller disposes it). */
 export interface FiRevNetReadouts {
+  /** Error rate of the logits z_s on the training rows, in [0, 1]. */
   logitTrainErr: number;
+  /** Error rate of the logits on the held-out rows. */
   logitHeldErr: number;
+  /** Error rate of the post-hoc classifier on the training rows' z_n. */
   nuisanceTrainErr: number;
+  /** Error rate of the post-hoc classifier on the held-out rows' z_n. */
   nuisanceHeldErr: number;
   /** z_s (as logits) and z_n of the training and held-out rows. */
   trainCodes: { logits: Float32Array; zn: Float32Array };
+  /** z_s (as logits) and z_n of the held-out rows. */
   heldCodes: { logits: Float32Array; zn: Float32Array };
+  /** The post-hoc classifier trained on the training rows' z_n; the caller disposes it. */
   posthoc: NuisanceClassifier;
 }
 

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import { Rng, type RngState } from "../core/rng.ts";
 import type { FiRevNet } from "../models/firevnet.ts";
@@ -29,9 +29,13 @@ import { Adamax } from "./adamax.ts";
 
 /** Labelled rows: `x` row-major `[rows, dim]`. */
 export interface LabelledRows {
+  /** Inputs, row-major `[rows, dim]`. */
   x: Float32Array;
+  /** Class of each row `[rows]`, 0-based. */
   labels: Int32Array;
+  /** Number of rows. */
   rows: number;
+  /** Input width. */
   dim: number;
 }
 
@@ -50,12 +54,19 @@ export function pickRows(data: LabelledRows, index: ArrayLike<number>): Labelled
 export interface FiRevNetTraining {
   /** Metric prefix of the logged terms. */
   label: string;
+  /** The network to train (in place). */
   net: FiRevNet;
+  /** The training rows. */
   train: LabelledRows;
+  /** Optimizer steps. */
   steps: number;
+  /** Rows per step. */
   batch: number;
+  /** Adamax or Adam, both with ε 1e-8. */
   optimizer: "adam" | "adamax";
+  /** Learning rate. */
   lr: number;
+  /** Cross-entropy on the logits alone, or iCE's full objective. */
   objective: IceObjective;
   /** iCE's nuisance classifier (widths; k updates per step) and loss weights. */
   ice: { hidden: readonly number[]; updates: number; variant: IceVariant; lambdaN: number; lambdaM: number };
@@ -63,9 +74,13 @@ export interface FiRevNetTraining {
   dequantize: number;
   /** Seed of the batches, the dequantisation noise, D_nc and y_perm. */
   seed: number;
+  /** Steps between logged loss terms. */
   logEvery: number;
+  /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery: number;
+  /** The values to log at an evaluation step; none when absent. */
   evaluate?(step: number): Promise<Record<string, number>>;
+  /** Steps between checkpoints (0: none). */
   checkpointEvery: number;
 }
 
@@ -250,10 +265,15 @@ export function errorRate(scores: Float32Array, labels: Int32Array, classes: num
 
 /** Settings of the post-hoc nuisance classifier. */
 export interface PosthocOptions {
+  /** Widths of the hidden layers. */
   hidden: readonly number[];
+  /** Passes over the training rows. */
   epochs: number;
+  /** Rows per update; a pass's incomplete last batch is skipped. */
   batch: number;
+  /** Adamax learning rate. */
   lr: number;
+  /** Seed of the weights and of each pass's order. */
   seed: number;
 }
 
@@ -296,7 +316,11 @@ export async function trainPosthocClassifier(
 }
 
 /** The classifier's scores `[rows, classes]` for z_n rows, in chunks. */
-export async function classifierScores(classifier: NuisanceClassifier, zn: Float32Array, chunk = 5_000) {
+export async function classifierScores(
+  classifier: NuisanceClassifier,
+  zn: Float32Array,
+  chunk = 5_000,
+): Promise<Float32Array> {
   const inputs = classifier.inputs, rows = zn.length / inputs;
   const out = new Float32Array(rows * classifier.classes);
   for (let start = 0; start < rows; start += chunk) {

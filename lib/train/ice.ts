@@ -20,7 +20,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "../models/params.ts";
@@ -89,6 +89,10 @@ export class NuisanceClassifier {
   /** Layer widths, input to output. */
   readonly sizes: readonly number[];
 
+  /**
+   * A classifier with fresh weights drawn from `rng`; throws a UsageError for a non-positive width, a dropout
+   * outside [0, 1) or a non-positive rate.
+   */
   constructor(rng: Rng, options: NuisanceClassifierOptions) {
     const { inputs, classes = 10, hidden = [512, 512], dropout = 0.1, learningRate = 1e-3, updates = 5 } = options;
     checkPositiveInteger("nuisance classifier inputs", inputs);
@@ -245,6 +249,7 @@ export class FactorialGaussianPrior {
   /** Width of z_n. */
   readonly dims: number;
 
+  /** β = log γ = 0 over `dims` nuisance dimensions; throws a UsageError unless `dims` is a positive integer. */
   constructor(dims: number) {
     checkPositiveInteger("prior dimensions", dims);
     this.dims = dims;

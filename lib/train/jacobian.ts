@@ -7,7 +7,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { checkMatrix, column, type Matrix, meanSd } from "../core/matrix.ts";
 import { stopPoint } from "../core/run_guard.ts";
 
@@ -16,9 +16,13 @@ import { stopPoint } from "../core/run_guard.ts";
  * jac[i·rows·cols + r·cols + c] = ∂out_r/∂z_c at point i (the layout of lib/metrics/dto.ts).
  */
 export interface Jacobians {
+  /** The entries, `n · rows · cols`. */
   jac: Float64Array;
+  /** Number of points. */
   n: number;
+  /** Outputs per point. */
   rows: number;
+  /** Latents per point. */
   cols: number;
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import type { NpyArray } from "../core/npy.ts";
 import { stopPoint } from "../core/run_guard.ts";
@@ -21,7 +21,9 @@ export interface TrainPhase {
   steps: number;
   /** Last step already done (0 for a fresh phase, the checkpoint step on resume). */
   startStep: number;
+  /** What the optimizer updates, in the order its saved state follows. */
   variables: tf.Variable[];
+  /** The phase's optimizer; the caller creates, restores and disposes it. */
   optimizer: tf.Optimizer;
   /** Loss terms of one step; `total` is minimised, all are logged. Runs inside a tidy. */
   loss(step: number): LossTerms;
@@ -37,12 +39,15 @@ export interface TrainPhase {
   extraLogs?(step: number): Record<string, number>;
   /** Runs after each optimizer step (a second model's update, e.g. FactorVAE's discriminator). */
   afterStep?(step: number): void;
+  /** Steps between logged loss terms. */
   logEvery: number;
   /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery?: number;
+  /** The values to log at an evaluation step; none when absent. */
   evaluate?(step: number): Promise<Record<string, number>>;
   /** Checkpoint every `checkpointEvery` steps (0: never). */
   checkpointEvery?: number;
+  /** Saves the phase's state at a checkpoint step; none when absent. */
   checkpoint?(step: number): Promise<void>;
   /**
    * The learning rate of each step (1-based), for a schedule; it depends on

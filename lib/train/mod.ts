@@ -34,3 +34,54 @@ export * from "./source_training.ts";
 export * from "./split_encoders.ts";
 export * from "./vae.ts";
 export * from "./vae_objectives.ts";
+// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
+// `import /** @ignore */ * as tf`, so `deno doc --lint` does not ask this barrel to re-export them (which would
+// lint TF.js's undocumented declarations).
+// Types of other folders that this folder's API names, so that its documentation is complete.
+export type {
+  BooleanParam,
+  ChoiceParam,
+  ChoicesParam,
+  ConfigOf,
+  ConfigSpec,
+  ListOptions,
+  NumberBounds,
+  NumberParam,
+  NumbersParam,
+  ParamSpec,
+  ValueOf,
+} from "../core/config.ts";
+export { BACKEND_CHOICES, type BackendChoice, type BackendInfo } from "../core/backend.ts";
+export { type CheckpointArrays, type PresetName, PRESETS, type RunContext } from "../core/experiment.ts";
+export type { Matrix } from "../core/matrix.ts";
+export type { NpyArray, NpyData } from "../core/npy.ts";
+export type { Progress } from "../core/progress.ts";
+export type { Image } from "../core/png.ts";
+export type { Registered, Registry } from "../core/registry.ts";
+export type { Rng, RngState } from "../core/rng.ts";
+export type { LoadedCheckpoint } from "../core/run_checkpoints.ts";
+export type { Factors, GroundTruthDataset, Observations } from "../data/ground_truth.ts";
+export type { FactorPairs } from "../data/pair_samplers.ts";
+export { DATASET_NAMES, type DatasetName } from "../data/registry.ts";
+export { type Split, SPLIT_NAMES } from "../data/splits.ts";
+export type { BnCnn, BnCnnSnapshot, NormKind, NormMode, NormStats } from "../models/bn_cnn.ts";
+export type { Architecture, ImageSize } from "../models/dislib_vae.ts";
+export type { EnsembleCodes, EnsembleKind, EnsembleLoss, EnsembleOptions, EnsembleVae } from "../models/ensemble.ts";
+export type { FiRevNet, FiRevNetOutput } from "../models/firevnet.ts";
+export type { ForwardOptions as InvertibleForwardOptions } from "../models/invertible.ts";
+export type { FrozenNoiseGenerator, GeneratorKind, NoiseGenerator } from "../models/noise_generator.ts";
+export type { Params } from "../models/params.ts";
+export type { PoseNet, PoseNormMode } from "../models/pose_net.ts";
+export type { Readout, Regressor } from "../models/regressors.ts";
+export type { Classifier } from "../models/small_cnn.ts";
+export type { Decoder, Encoder, Posterior } from "../models/vae.ts";
+export { SCORE_CONFIG, type ScoreConfig, type TrainedEncoder } from "../metrics/score.ts";
+export type { ProbeCodes, SelectionComparison, StudyModel } from "../metrics/study.ts";
+export {
+  type LoadedSourceModel,
+  SOURCE_ARCHS,
+  type SourceArch,
+  type SourceClassifier,
+  type SourceModelOptions,
+  type SourceTraining,
+} from "../adapt/source_model.ts";

@@ -17,7 +17,9 @@ export type ModelArrays = PhaseArrays;
 
 /** What the caller reports for one model of the plan. */
 export interface ModelOutcome {
+  /** Its scores by name, logged as `models/<name>` and kept in the study's table. */
   metrics: Record<string, number>;
+  /** Arrays for the analysis after the plan, when the model leaves any. */
   arrays?: ModelArrays;
 }
 
@@ -42,7 +44,9 @@ export async function planEntry<P extends Omit<StudyModel, "metrics">>(
 
 /** A plan and how one of its entries is trained and scored, as an experiment builds them from its config. */
 export interface PlanSetup<P> {
+  /** The entries, in training order. */
   plan: readonly P[];
+  /** Trains and scores entry `index` of the plan. */
   run(ctx: RunContext, entry: P, index: number): Promise<ModelOutcome>;
 }
 

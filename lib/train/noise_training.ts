@@ -14,7 +14,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Rng } from "../core/rng.ts";
 import {
@@ -320,8 +320,11 @@ export interface AntOptions {
 
 /** The running state of ANT: the current generator, its optimizer and the saved generators. */
 export interface AntState {
+  /** The options with every default filled in. */
   readonly options: Readonly<Required<AntOptions>>;
+  /** The generator being trained now. */
   generator: NoiseGenerator;
+  /** The generator's Adam optimizer. */
   optimizer: tf.Optimizer;
   /** Generators saved by {@linkcode saveGeneratorState}, oldest first. */
   history: FrozenNoiseGenerator[];
@@ -409,6 +412,7 @@ export interface AntBatchSlices {
   current: number;
   /** One [start, end) per saved generator used, in the order they are filled. */
   history: [number, number][];
+  /** First clean row: rows [cleanFrom, b) carry no noise. */
   cleanFrom: number;
 }
 

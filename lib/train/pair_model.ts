@@ -24,13 +24,17 @@ export type PairModelMethod = typeof PAIR_MODEL_METHODS[number];
 
 /** Where training images come from: pairs `(x_{t−1}, x_t)` and i.i.d. frames, flat `[n, h, w, c]`. */
 export interface PairSource {
+  /** One image's shape `[h, w, c]`. */
   imageShape: [number, number, number];
+  /** `n` pairs: `x0` the earlier frames, `x1` the later ones, each flat `[n, h, w, c]`. */
   pairs(n: number, rng: Rng): { x0: Float32Array; x1: Float32Array };
+  /** `n` i.i.d. frames, flat `[n, h, w, c]`. */
   frames(n: number, rng: Rng): Float32Array;
 }
 
 /** The settings of one pair model. */
 export interface PairModelConfig {
+  /** A pair objective, or the β-VAE baseline on i.i.d. frames. */
   method: PairModelMethod;
   /** Weight of KL(q ‖ N(0, I)); β of the β-VAE and Ada-GVAE baselines. */
   beta: number;
@@ -38,18 +42,25 @@ export interface PairModelConfig {
   gamma: number;
   /** Rate λ of SlowVAE's Laplace transition prior. */
   rate: number;
+  /** Encoder and decoder architecture. */
   architecture: Architecture;
+  /** Latent dimensions. */
   latents: number;
+  /** Optimizer steps. */
   steps: number;
   /** Pairs per step (the β-VAE sees twice as many i.i.d. images, the same image count). */
   pairs: number;
+  /** Adam learning rate. */
   lr: number;
+  /** Steps between logged loss terms. */
   logEvery: number;
 }
 
 /** Headline metrics of an encoder under training, logged every `every` steps and at the end: its learning curve. */
 export interface CurveScoring {
+  /** Steps between two scorings. */
   every: number;
+  /** Scores `encoder` (which stays the caller's to keep); `seed` draws its samples. */
   score(encoder: Encoder, seed: number): Promise<Record<string, number>>;
 }
 
@@ -59,7 +70,7 @@ export async function trainPairModel(
   source: PairSource,
   cfg: PairModelConfig,
   training: { label: string; seed: number; curve?: CurveScoring },
-) {
+): Promise<{ encoder: Encoder; last: Record<string, number> }> {
   const [h, w, c] = source.imageShape;
   const { encoder, decoder } = vaeNetworks(Rng.derive(training.seed, "model"), cfg.architecture, {
     size: h as 32 | 64,

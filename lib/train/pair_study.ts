@@ -13,7 +13,14 @@ import { type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
 import { type FactorPairs, lapPairs, uniPairs } from "../data/pair_samplers.ts";
 import type { RunContext } from "../core/experiment.ts";
 import { encodeImages, type Encoder } from "../models/vae.ts";
-import { compareSelection, type ProbeCodes, settingOf, type StudyModel, udrPerModel } from "../metrics/study.ts";
+import {
+  compareSelection,
+  type ProbeCodes,
+  type SelectionComparison,
+  settingOf,
+  type StudyModel,
+  udrPerModel,
+} from "../metrics/study.ts";
 import { planWorker, runModelPlan } from "./model_plan.ts";
 import { type WorkerOptions, type WorkerPhase, WORKERS_CONFIG } from "./parallel_phases.ts";
 import {
@@ -46,7 +53,7 @@ type TrainingCfg = ConfigOf<typeof PAIR_TRAINING_CONFIG>;
 
 /** A model's settings from the shared keys and its method's weights. */
 export function pairModelConfig(
-  cfg: TrainingCfg,
+  cfg: ConfigOf<typeof PAIR_TRAINING_CONFIG>,
   method: PairModelMethod,
   weights: { beta: number; gamma: number; rate: number },
 ): PairModelConfig {
@@ -70,7 +77,7 @@ export function groundTruthPairSource(
   dataset: GroundTruthDataset,
   transitions: "lap" | "uni" | "iid",
   lapRate: number,
-) {
+): PairSource {
   const space = { sizes: dataset.factorSizes, categorical: dataset.categorical };
   const sample = (n: number, rng: Rng): FactorPairs => {
     if (transitions === "uni") return uniPairs(space, n, rng);
@@ -94,8 +101,11 @@ export interface PlannedModel {
   method: string;
   /** Its swept value, for the study tables (0 when it has none). */
   value: number;
+  /** Seed of the model's weights and batches. */
   seed: number;
+  /** The model's settings. */
   config: PairModelConfig;
+  /** Its training images. */
   source: PairSource;
 }
 
@@ -151,7 +161,9 @@ async function trainAndScore(ctx: RunContext, planned: PlannedModel, index: numb
 
 /** A study's plan and options, as an experiment builds them from its config and seed (in a worker too). */
 export interface PairStudySetup {
+  /** The models to train, in order. */
   plan: PlannedModel[];
+  /** How each is scored, probed and kept. */
   options: PairStudyOptions;
 }
 
@@ -165,6 +177,16 @@ export function pairStudyModel<C>(
   });
 }
 
+/** A pair study's outcome ({@linkcode runPairStudy}). */
+export interface PairStudyOutcome {
+  /** Each metric's mean and s.d. over seeds per setting (`<setting>/<metric>`, `…_sd`); the UDR choice's MCC rank. */
+  metrics: Record<string, number>;
+  /** Every model of the plan with its scores, UDR included. */
+  models: StudyModel[];
+  /** The settings UDR and MCC choose; null with fewer than two settings or no finite UDR. */
+  selection: SelectionComparison | null;
+}
+
 /**
  * Trains and scores every planned model not yet done; returns every model,
  * the per-setting mean and s.d. over seeds with UDR, and the comparison of
@@ -176,7 +198,7 @@ export async function runPairStudy<C>(
   ctx: RunContext,
   { plan, options }: PairStudySetup,
   parallel?: WorkerOptions<C>,
-) {
+): Promise<PairStudyOutcome> {
   const { models, arrays } = await runModelPlan(
     ctx,
     plan,
@@ -206,7 +228,7 @@ export async function pairStudyResult<C extends { workers: number }>(
   cfg: C,
   study: PairStudySetup & { dataset: { description: string } },
   module: string,
-) {
+): Promise<{ metrics: Record<string, number>; details: { dataset: string } & Omit<PairStudyOutcome, "metrics"> }> {
   const { metrics, models, selection } = await runPairStudy(ctx, study, {
     module,
     exportName: "workerModel",
@@ -237,7 +259,11 @@ export function seedSummary(models: readonly StudyModel[]): Record<string, numbe
  * UDR of every model among its setting's seeds, and model selection by UDR
  * beside selection by a supervised metric (Klindt2021 §5.1 selects γ, λ by UDR).
  */
-export function udrSelection(models: StudyModel[], probes: ProbeCodes[], supervised: string) {
+export function udrSelection(
+  models: StudyModel[],
+  probes: ProbeCodes[],
+  supervised: string,
+): SelectionComparison | null {
   const scores = udrPerModel(models, probes);
   models.forEach((m, i) => {
     if (Number.isFinite(scores[i])) m.metrics.udr = scores[i];

@@ -46,13 +46,21 @@ export type WorkerMessage =
 export interface WorkerRequest {
   /** URL of the module that exports the phase function. */
   module: string;
+  /** Name of the {@linkcode WorkerPhase} that `module` exports. */
   exportName: string;
+  /** The TF.js backend the worker activates (the run's). */
   backend: string;
+  /** The run's seed. */
   seed: number;
+  /** The run's preset name. */
   preset: string;
+  /** The run's folder. */
   dir: string;
+  /** The run's config, as JSON. */
   cfg: unknown;
+  /** The phase to run, as JSON. */
   phase: unknown;
+  /** The phase's position among all phases. */
   index: number;
 }
 
@@ -63,7 +71,9 @@ export type WorkerPhase<C, P, R> = (ctx: RunContext, cfg: C, phase: P, index: nu
 export interface WorkerOptions<C, P = never> {
   /** URL of the module (the experiment's `import.meta.url`). */
   module: string;
+  /** Name of the {@linkcode WorkerPhase} that `module` exports. */
   exportName: string;
+  /** The run's config, passed to the phase function as JSON. */
   cfg: C;
   /** Phases at once. */
   workers: number;

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { Params } from "../models/params.ts";
 
 /** The learnable coefficients a, b, c, e and d of the PCL regression. */

@@ -16,7 +16,9 @@ export type PhaseArrays = Record<string, { data: Float32Array; shape: number[] }
 
 /** What one phase gives back. */
 export interface PhaseOutcome<R> {
+  /** What the phase computed, kept in the run's checkpoints (JSON). */
   result: R;
+  /** Arrays for the run's analysis, when the phase leaves any. */
   arrays?: PhaseArrays;
 }
 

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 
 /** Target and loss settings in frame pixels. */

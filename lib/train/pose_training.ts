@@ -8,7 +8,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import { Rng, type RngState } from "../core/rng.ts";
 import { stagedFullStats } from "../adapt/bn_adapt.ts";
@@ -23,8 +23,11 @@ const PIXELS = POSE_NET_SIDE * POSE_NET_SIDE * 3;
 
 /** Frames with their keypoints: images `[n, 64, 64, 3]`, keypoints `[n, K, 2]` px. */
 export interface KeypointFrames {
+  /** Number of frames. */
   n: number;
+  /** Images `[n, 64, 64, 3]`, row-major. */
   images: Float32Array;
+  /** Keypoints `[n, K, 2]` as (x, y) pixels. */
   keypoints: Float32Array;
 }
 
@@ -32,15 +35,23 @@ export interface KeypointFrames {
 export interface PoseSchedule {
   /** Metric prefix of the phase. */
   label: string;
+  /** Optimizer steps. */
   steps: number;
+  /** Frames per step. */
   batch: number;
   /** Adam's initial rate; cosine decay to `lr · lrFloor` at the last step. */
   lr: number;
+  /** The final rate as a fraction of `lr`, in [0, 1]. */
   lrFloor: number;
+  /** Seed of the batches. */
   seed: number;
+  /** Steps between logged loss terms. */
   logEvery: number;
+  /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery: number;
+  /** The values to log at an evaluation step; none when absent. */
   evaluate?(step: number): Promise<Record<string, number>>;
+  /** Steps between checkpoints (0: none). */
   checkpointEvery: number;
 }
 

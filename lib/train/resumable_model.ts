@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { Rng, type RngState } from "../core/rng.ts";
 import type { Params } from "../models/params.ts";
 import { optimizerState, restoreOptimizer } from "./loop.ts";

@@ -18,13 +18,19 @@ import type { Encoder } from "../models/vae.ts";
 
 /** What rebuilds a saved encoder and scores it. */
 export interface SavedEncoderInfo {
+  /** Encoder architecture. */
   architecture: Architecture;
+  /** Input side in pixels. */
   size: ImageSize;
+  /** Input channels. */
   channels: number;
+  /** Latent dimensions. */
   latents: number;
+  /** The registered dataset it was trained on, whose observations it scores. */
   dataset: DatasetName;
   /** The seed its scores were drawn with. */
   seed: number;
+  /** The scoring settings its scores were computed with. */
   scoring: ScoreConfig;
 }
 

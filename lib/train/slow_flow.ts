@@ -6,7 +6,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 
 /** Per-pair terms of the SlowFlow NLL, in nats (each a batch mean). */
 export type SlowFlowTerms = {

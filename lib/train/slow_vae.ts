@@ -12,8 +12,8 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
-import { defineRegistry, type Registered } from "../core/registry.ts";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { defineRegistry, type Registered, type Registry } from "../core/registry.ts";
 import type { Decoder, Encoder } from "../models/vae.ts";
 import type { LossTerms } from "./loop.ts";
 import { type PclHead, pclLoss } from "./pcl.ts";
@@ -22,49 +22,51 @@ import { bernoulliReconstruction, gaussianKl } from "./vae_objectives.ts";
 
 /** A pair objective: which of the weights β (KL to N(0, I)), γ (transition) and λ (Laplace rate) it reads. */
 export interface PairObjective extends Registered {
+  /** The weights it reads. */
   weights: readonly ("beta" | "gamma" | "rate")[];
 }
 
+/** The pair objectives' entries, SlowVAE first; their literal names type {@linkcode PairMethod}. */
+export const PAIR_OBJECTIVE_ENTRIES = [
+  {
+    name: "slow_vae",
+    description: "SlowVAE: Gaussian marginal and sparse (Laplace) transition prior",
+    source: "Klindt2021 §3, App. A",
+    weights: ["beta", "gamma", "rate"],
+  },
+  {
+    name: "pm_vae",
+    description: "PM-VAE: the Gaussian (α = 2) transition ablation, KL between the pair's posteriors",
+    source: "Klindt2021 App. F.3",
+    weights: ["beta", "gamma"],
+  },
+  {
+    name: "ada_gvae",
+    description: "Ada-GVAE: posteriors of dimensions the pair shares averaged (Locatello et al. 2020)",
+    source: "Klindt2021",
+    weights: ["beta"],
+  },
+  {
+    name: "ada_mlvae",
+    description: "Ada-MLVAE: shared dimensions merged as a product of the pair's posteriors",
+    source: "Klindt2021",
+    weights: ["beta"],
+  },
+  {
+    name: "pcl",
+    description: "PCL: logistic regression of real against shuffled pairs on the encoder's mean",
+    source: "Klindt2021",
+    weights: [],
+  },
+] as const satisfies readonly PairObjective[];
+/** A registered pair objective, with its literal name and weights. */
+export type PairObjectiveEntry = typeof PAIR_OBJECTIVE_ENTRIES[number];
 /** Pair objectives, SlowVAE first. */
-export const PAIR_OBJECTIVES = defineRegistry(
-  "pair objective",
-  [
-    {
-      name: "slow_vae",
-      description: "SlowVAE: Gaussian marginal and sparse (Laplace) transition prior",
-      source: "Klindt2021 §3, App. A",
-      weights: ["beta", "gamma", "rate"],
-    },
-    {
-      name: "pm_vae",
-      description: "PM-VAE: the Gaussian (α = 2) transition ablation, KL between the pair's posteriors",
-      source: "Klindt2021 App. F.3",
-      weights: ["beta", "gamma"],
-    },
-    {
-      name: "ada_gvae",
-      description: "Ada-GVAE: posteriors of dimensions the pair shares averaged (Locatello et al. 2020)",
-      source: "Klindt2021",
-      weights: ["beta"],
-    },
-    {
-      name: "ada_mlvae",
-      description: "Ada-MLVAE: shared dimensions merged as a product of the pair's posteriors",
-      source: "Klindt2021",
-      weights: ["beta"],
-    },
-    {
-      name: "pcl",
-      description: "PCL: logistic regression of real against shuffled pairs on the encoder's mean",
-      source: "Klindt2021",
-      weights: [],
-    },
-  ] as const satisfies readonly PairObjective[],
-);
+export const PAIR_OBJECTIVES: Registry<PairObjectiveEntry> = defineRegistry("pair objective", PAIR_OBJECTIVE_ENTRIES);
 /** Pair objective names, SlowVAE first. */
-export const PAIR_METHODS = PAIR_OBJECTIVES.names;
+export const PAIR_METHODS: readonly PairMethod[] = PAIR_OBJECTIVES.names;
 /** A pair objective's name. */
-export type PairMethod = typeof PAIR_METHODS[number];
+export type PairMethod = PairObjectiveEntry["name"];
 
 /**
  * Cross-entropy H(N(μ̃, σ²), Laplace(0, rate)) per element, Klindt2021 Eq. 22:
@@ -95,9 +97,13 @@ export function gaussianPairKl(mean0: tf.Tensor, logVar0: tf.Tensor, mean1: tf.T
 
 /** Posterior parameters of both images of n pairs, each `[n, latents]`. */
 export interface PairPosteriors {
+  /** Posterior means of the first images. */
   mean0: tf.Tensor2D;
+  /** Posterior log-variances of the first images. */
   logVar0: tf.Tensor2D;
+  /** Posterior means of the second images. */
   mean1: tf.Tensor2D;
+  /** Posterior log-variances of the second images. */
   logVar1: tf.Tensor2D;
 }
 

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import { Rng } from "../core/rng.ts";
 import { type Factors, FactorSpace, type GroundTruthDataset, sampleBatch } from "../data/ground_truth.ts";
@@ -169,10 +169,13 @@ export const SPLIT_ENCODER_NAMES = Object.keys(SPLIT_ENCODERS) as SplitEncoderNa
 
 /** How an unsupervised encoder trains (App. H.3: Adam 1e-4, batches of 64 images or 64 pairs, 500,000 steps). */
 export interface SplitEncoderConfig {
+  /** Code dimensions. */
   latents: number;
+  /** Optimizer steps. */
   steps: number;
   /** Images per step of the β-VAE, pairs per step of the pair models. */
   batch: number;
+  /** Adam learning rate. */
   lr: number;
   /** KL weight of the β-VAE. */
   beta: number;
@@ -180,9 +183,11 @@ export interface SplitEncoderConfig {
   adaBeta: number;
   /** SlowVAE's transition-prior weight γ and Laplace rate λ. */
   gamma: number;
+  /** SlowVAE's Laplace rate λ. */
   rate: number;
   /** LAP data rate: a factor with n values moves with scale ln(n)/lapRate. */
   lapRate: number;
+  /** Steps between logged loss terms. */
   logEvery: number;
   /** Steps between disentanglement scores of the encoder (0: the end only). */
   curveEvery: number;
@@ -192,7 +197,9 @@ export interface SplitEncoderConfig {
 
 /** An encoder's scores at one step (MCC, MIG, DCI, SAP, modularity, and the terms logged with them), without the label. */
 export interface EncoderScores {
+  /** Training step at which the scores were taken. */
   step: number;
+  /** Scores by name. */
   scores: Record<string, number>;
 }
 
@@ -298,17 +305,23 @@ export interface SplitRegression<X extends tf.Tensor> {
   label: string;
   /** The model trained: only its `params` change. */
   regressor: { params: Regressor["params"]; predict(x: X): tf.Tensor2D };
+  /** The split whose training part the batches come from. */
   split: Split;
   /** The model's input for a batch of factors (images, or the factors themselves for the oracles). */
   input(factors: Factors, rng: Rng): X;
+  /** Optimizer steps. */
   steps: number;
+  /** Training points per step. */
   batch: number;
+  /** Adam learning rate. */
   lr: number;
   /** Draws the batches and whatever `input` draws. */
   batches: Rng;
+  /** Steps between logged losses. */
   logEvery: number;
   /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery: number;
+  /** The values to log at an evaluation step. */
   evaluate(step: number): Promise<Record<string, number>>;
 }
 
@@ -352,6 +365,7 @@ export function readoutSteps(epochs: number, split: Split, batch: number): numbe
 
 /** The settings of {@linkcode trainReadout}. */
 export interface ReadoutTraining {
+  /** Metric prefix of the loss and the evaluations. */
   label: string;
   /** The encoder's code size, the readout's input width. */
   latents: number;
@@ -361,9 +375,13 @@ export interface ReadoutTraining {
   batches: Rng;
   /** Passes over the training part (App. H.3: 8). */
   epochs: number;
+  /** Training points per step. */
   batch: number;
+  /** Adam learning rate. */
   lr: number;
+  /** Steps between logged losses. */
   logEvery: number;
+  /** Evaluation every `evaluateEvery` steps and at the end (0: only at the end). */
   evaluateEvery: number;
   /** Scores of the readout under training (e.g. test R² for the learning curve). */
   evaluate(readout: Readout, step: number): Promise<Record<string, number>>;

@@ -209,8 +209,25 @@ function greatestCommonDivisor(a: number, b: number): number {
   return b === 0 ? a : greatestCommonDivisor(b, a % b);
 }
 
+/** A trained VAE-family model ({@linkcode trainVae}). */
+export interface TrainedVae {
+  /** The trained encoder. */
+  encoder: Encoder;
+  /** The trained decoder. */
+  decoder: Decoder;
+  /** The last logged loss terms by name. */
+  last: Record<string, number>;
+  /** Frees the encoder's, the decoder's and (FactorVAE) the discriminator's weights. */
+  dispose: () => void;
+}
+
 /** Trains one VAE-family model on `dataset`; returns its networks and last logged terms. */
-export async function trainVae(ctx: RunContext, cfg: Cfg, dataset: GroundTruthDataset, training: VaeTraining) {
+export async function trainVae(
+  ctx: RunContext,
+  cfg: VaeConfig,
+  dataset: GroundTruthDataset,
+  training: VaeTraining,
+): Promise<TrainedVae> {
   const workers = dataParallelWorkers(ctx, cfg, training);
   const [h, w, c] = dataset.imageShape;
   const { encoder, decoder, discriminator } = vaeModels(Rng.derive(training.seed, "model"), cfg, c);

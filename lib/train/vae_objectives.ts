@@ -6,8 +6,8 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
-import { defineRegistry, type Registered } from "../core/registry.ts";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { defineRegistry, type Registered, type Registry } from "../core/registry.ts";
 import type { Rng } from "../core/rng.ts";
 import type { Decoder, Posterior } from "../models/vae.ts";
 import { Mlp } from "../models/mlp.ts";
@@ -64,9 +64,11 @@ export function minibatchTotalCorrelation({ mean, logVar, z }: Posterior): tf.Sc
 
 /** FactorVAE's discriminator: 6 × FC-1000 leaky ReLU, FC-2 logits (disentanglement_lib's fc_discriminator). */
 export class FactorDiscriminator {
+  /** Its weights, "discriminator/…", trained by their own optimizer. */
   readonly params = new Params();
   #mlp: Mlp;
 
+  /** Fresh weights from `rng` for `latents`-wide codes: `layers` hidden layers of `hidden` units. */
   constructor(rng: Rng, latents: number, hidden = 1000, layers = 6) {
     this.#mlp = new Mlp(rng, this.params, "discriminator/", [latents, ...Array(layers).fill(hidden), 2], {
       activation: "leaky_relu",
@@ -94,6 +96,7 @@ export function permuteDims(z: tf.Tensor2D, rng: Rng): tf.Tensor2D {
 
 /** Per-method settings for {@linkcode vaeLoss}. */
 export interface VaeLossOptions {
+  /** The objective whose regularizer joins the reconstruction. */
   method: VaeMethod;
   /** The method's swept hyperparameter (β, c_max, γ or λ_od). */
   value: number;
@@ -101,16 +104,19 @@ export interface VaeLossOptions {
   step: number;
   /** AnnealedVAE: steps over which C grows to c_max (100,000), and γ (1000). */
   iterationThreshold?: number;
+  /** AnnealedVAE: the weight γ of |KL − C|. */
   annealGamma?: number;
   /** FactorVAE: the discriminator. */
   discriminator?: FactorDiscriminator;
 }
 
 /** What a regularizer sees of one batch. */
-interface RegularizerInput {
+export interface RegularizerInput {
+  /** The encoder's posterior of the batch. */
   q: Posterior;
   /** KL(q ‖ N(0, I)), batch mean. */
   kl: tf.Scalar;
+  /** The objective's hyperparameters for this step. */
   options: VaeLossOptions;
   /** Extra terms to log (e.g. the TC estimate). */
   terms: LossTerms;
@@ -118,6 +124,7 @@ interface RegularizerInput {
 
 /** One objective of the study: its swept hyperparameter with Table 3's grid, and its regularizer. */
 export interface VaeObjective extends Registered {
+  /** Its swept hyperparameter's name, and its values in Table 3. */
   hyperparameter: { name: string; grid: readonly number[] };
   /** Terms it logs besides total, reconstruction and KL. */
   terms: readonly string[];
@@ -127,86 +134,87 @@ export interface VaeObjective extends Registered {
 
 const LOCATELLO = "Locatello2019 Table 3";
 
+/** The objectives' entries, in disentanglement_lib's sweep order; their literal names type {@linkcode VaeMethod}. */
+export const VAE_OBJECTIVE_ENTRIES = [
+  {
+    name: "beta_vae",
+    description: "β-VAE: β·KL",
+    source: LOCATELLO,
+    hyperparameter: { name: "beta", grid: [1, 2, 4, 6, 8, 16] },
+    terms: [],
+    regularizer: ({ kl, options }) => tf.mul(options.value, kl) as tf.Scalar,
+  },
+  {
+    name: "factor_vae",
+    description: "FactorVAE: KL + γ·TC estimated by a discriminator on permuted codes",
+    source: LOCATELLO,
+    hyperparameter: { name: "gamma", grid: [10, 20, 30, 40, 50, 100] },
+    terms: ["tc_estimate"],
+    regularizer: ({ q, kl, options, terms }) => {
+      const logits = options.discriminator!.logits(q.z);
+      const [real, permuted] = tf.split(logits, 2, 1);
+      terms.tc_estimate = tf.mean(tf.sub(real, permuted)) as tf.Scalar;
+      return tf.add(kl, tf.mul(options.value, terms.tc_estimate)) as tf.Scalar;
+    },
+  },
+  {
+    name: "dip_vae_i",
+    description: "DIP-VAE-I: KL + λ_od Σ Cov(μ)²_off + 10 λ_od Σ (Cov(μ)_ii − 1)²",
+    source: LOCATELLO,
+    hyperparameter: { name: "lambda_od", grid: [1, 2, 5, 10, 20, 50] },
+    terms: ["dip_penalty"],
+    regularizer: ({ q, kl, options, terms }) => {
+      terms.dip_penalty = dipPenalty(covariance(q.mean), options.value, 10 * options.value);
+      return tf.add(kl, terms.dip_penalty) as tf.Scalar;
+    },
+  },
+  {
+    name: "dip_vae_ii",
+    description: "DIP-VAE-II: the DIP penalty on Cov(μ) + E[diag σ²], λ_d = λ_od",
+    source: LOCATELLO,
+    hyperparameter: { name: "lambda_od", grid: [1, 2, 5, 10, 20, 50] },
+    terms: ["dip_penalty"],
+    regularizer: ({ q, kl, options, terms }) => {
+      // tfjs has no gradient for Diag: a broadcast against the identity builds the same matrix.
+      const cov = tf.add(covariance(q.mean), tf.mul(tf.eye(q.mean.shape[1]), tf.mean(tf.exp(q.logVar), 0)));
+      terms.dip_penalty = dipPenalty(cov as tf.Tensor2D, options.value, options.value);
+      return tf.add(kl, terms.dip_penalty) as tf.Scalar;
+    },
+  },
+  {
+    name: "beta_tc_vae",
+    description: "β-TCVAE: KL + (β − 1)·TC by minibatch weighted sampling",
+    source: LOCATELLO,
+    hyperparameter: { name: "beta", grid: [1, 2, 4, 6, 8, 10] },
+    terms: ["tc_estimate"],
+    regularizer: ({ q, kl, options, terms }) => {
+      terms.tc_estimate = minibatchTotalCorrelation(q);
+      return tf.add(kl, tf.mul(options.value - 1, terms.tc_estimate)) as tf.Scalar;
+    },
+  },
+  {
+    name: "annealed_vae",
+    description: "AnnealedVAE: γ·|KL − C| with the capacity C growing linearly to c_max",
+    source: LOCATELLO,
+    hyperparameter: { name: "c_max", grid: [5, 10, 25, 50, 75, 100] },
+    terms: ["capacity"],
+    regularizer: ({ kl, options, terms }) => {
+      const { value, step } = options;
+      const capacity = Math.min(value, (value * step) / (options.iterationThreshold ?? 100_000));
+      terms.capacity = tf.scalar(capacity);
+      return tf.mul(options.annealGamma ?? 1000, tf.abs(tf.sub(kl, capacity))) as tf.Scalar;
+    },
+  },
+] as const satisfies readonly VaeObjective[];
+/** A registered VAE objective, with its literal name and grid. */
+export type VaeObjectiveEntry = typeof VAE_OBJECTIVE_ENTRIES[number];
 /** The six objectives, in disentanglement_lib's sweep order, each with its Table 3 grid. */
-export const VAE_OBJECTIVES = defineRegistry(
-  "VAE objective",
-  [
-    {
-      name: "beta_vae",
-      description: "β-VAE: β·KL",
-      source: LOCATELLO,
-      hyperparameter: { name: "beta", grid: [1, 2, 4, 6, 8, 16] },
-      terms: [],
-      regularizer: ({ kl, options }) => tf.mul(options.value, kl) as tf.Scalar,
-    },
-    {
-      name: "factor_vae",
-      description: "FactorVAE: KL + γ·TC estimated by a discriminator on permuted codes",
-      source: LOCATELLO,
-      hyperparameter: { name: "gamma", grid: [10, 20, 30, 40, 50, 100] },
-      terms: ["tc_estimate"],
-      regularizer: ({ q, kl, options, terms }) => {
-        const logits = options.discriminator!.logits(q.z);
-        const [real, permuted] = tf.split(logits, 2, 1);
-        terms.tc_estimate = tf.mean(tf.sub(real, permuted)) as tf.Scalar;
-        return tf.add(kl, tf.mul(options.value, terms.tc_estimate)) as tf.Scalar;
-      },
-    },
-    {
-      name: "dip_vae_i",
-      description: "DIP-VAE-I: KL + λ_od Σ Cov(μ)²_off + 10 λ_od Σ (Cov(μ)_ii − 1)²",
-      source: LOCATELLO,
-      hyperparameter: { name: "lambda_od", grid: [1, 2, 5, 10, 20, 50] },
-      terms: ["dip_penalty"],
-      regularizer: ({ q, kl, options, terms }) => {
-        terms.dip_penalty = dipPenalty(covariance(q.mean), options.value, 10 * options.value);
-        return tf.add(kl, terms.dip_penalty) as tf.Scalar;
-      },
-    },
-    {
-      name: "dip_vae_ii",
-      description: "DIP-VAE-II: the DIP penalty on Cov(μ) + E[diag σ²], λ_d = λ_od",
-      source: LOCATELLO,
-      hyperparameter: { name: "lambda_od", grid: [1, 2, 5, 10, 20, 50] },
-      terms: ["dip_penalty"],
-      regularizer: ({ q, kl, options, terms }) => {
-        // tfjs has no gradient for Diag: a broadcast against the identity builds the same matrix.
-        const cov = tf.add(covariance(q.mean), tf.mul(tf.eye(q.mean.shape[1]), tf.mean(tf.exp(q.logVar), 0)));
-        terms.dip_penalty = dipPenalty(cov as tf.Tensor2D, options.value, options.value);
-        return tf.add(kl, terms.dip_penalty) as tf.Scalar;
-      },
-    },
-    {
-      name: "beta_tc_vae",
-      description: "β-TCVAE: KL + (β − 1)·TC by minibatch weighted sampling",
-      source: LOCATELLO,
-      hyperparameter: { name: "beta", grid: [1, 2, 4, 6, 8, 10] },
-      terms: ["tc_estimate"],
-      regularizer: ({ q, kl, options, terms }) => {
-        terms.tc_estimate = minibatchTotalCorrelation(q);
-        return tf.add(kl, tf.mul(options.value - 1, terms.tc_estimate)) as tf.Scalar;
-      },
-    },
-    {
-      name: "annealed_vae",
-      description: "AnnealedVAE: γ·|KL − C| with the capacity C growing linearly to c_max",
-      source: LOCATELLO,
-      hyperparameter: { name: "c_max", grid: [5, 10, 25, 50, 75, 100] },
-      terms: ["capacity"],
-      regularizer: ({ kl, options, terms }) => {
-        const { value, step } = options;
-        const capacity = Math.min(value, (value * step) / (options.iterationThreshold ?? 100_000));
-        terms.capacity = tf.scalar(capacity);
-        return tf.mul(options.annealGamma ?? 1000, tf.abs(tf.sub(kl, capacity))) as tf.Scalar;
-      },
-    },
-  ] as const satisfies readonly VaeObjective[],
-);
+export const VAE_OBJECTIVES: Registry<VaeObjectiveEntry> = defineRegistry("VAE objective", VAE_OBJECTIVE_ENTRIES);
 
 /** Method names, in disentanglement_lib's sweep order. */
-export const VAE_METHODS = VAE_OBJECTIVES.names;
+export const VAE_METHODS: readonly VaeMethod[] = VAE_OBJECTIVES.names;
 /** A method name. */
-export type VaeMethod = typeof VAE_METHODS[number];
+export type VaeMethod = VaeObjectiveEntry["name"];
 
 /**
  * The loss of one batch for `method`: reconstruction + KL + regularizer, as
