@@ -12,11 +12,10 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
-import type { Scalar, Tensor1D, Tensor2D } from "../core/tf_types.ts";
 import { cholesky, choleskySolve, symmetricEigen } from "../ml/linalg.ts";
 import { rocAuc } from "../ml/roc_auc.ts";
 
@@ -32,9 +31,9 @@ export const DEFAULT_LEAKY_SLOPE = 0.01;
 /** One dense layer y = σ(x·W + b). */
 export interface DenseLayer {
   /** Weights `[in, out]`. */
-  w: Tensor2D;
+  w: tf.Tensor2D;
   /** Bias `[out]`. */
-  b: Tensor1D;
+  b: tf.Tensor1D;
   /** σ: GELU (erf form), identity, 5·tanh(·/5) or leaky ReLU. */
   activation: DenseActivation;
   /** Negative slope for "leaky_relu", default {@linkcode DEFAULT_LEAKY_SLOPE}. */
@@ -80,7 +79,7 @@ function derivativeTf(a: tf.Tensor, layer: DenseLayer): tf.Tensor {
 }
 
 /** The network's output `[n, out]` for `x` `[n, in]` (TF, differentiable). */
-export function mlpForward(layers: DenseLayer[], x: Tensor2D): Tensor2D {
+export function mlpForward(layers: DenseLayer[], x: tf.Tensor2D): tf.Tensor2D {
   checkLayers(layers, x.shape[1]);
   return tf.tidy(() => {
     let h: tf.Tensor = x;
@@ -131,10 +130,10 @@ export interface JacobianPenaltyOptions {
  */
 export function jacobianPenalty(
   layers: DenseLayer[],
-  x: Tensor2D,
+  x: tf.Tensor2D,
   rng: Rng,
   options: JacobianPenaltyOptions = {},
-): Scalar {
+): tf.Scalar {
   const projections = options.projections ?? "random";
   if (projections !== "random" && projections !== "exact") {
     throw new UsageError(`jacobianPenalty: projections must be "random" or "exact", got ${projections}`);

@@ -8,6 +8,5 @@
 export * from "./jacobian.ts";
 // Types of other folders (TF.js's tensor types through lib/core's aliases) that this folder's API names, so that
 // its documentation is complete.
-export type { Scalar, Tensor1D, Tensor2D } from "../core/tf_types.ts";
 export type { Matrix } from "../core/matrix.ts";
 export type { Rng, RngState } from "../core/rng.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BACKEND_CHOICES, type BackendChoice, type BackendInfo, selectBackend } from "./backend.ts";
@@ -31,7 +31,6 @@ import { targetCurve } from "./curves.ts";
 // Targets and claims are defined beside their verdicts; experiments import them from here.
 export type { Claim, NullModel, Target, TargetKind } from "./targets.ts";
 import { Rng } from "./rng.ts";
-import type { Tensor } from "./tf_types.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
 import type { RunSummary } from "./run_layout.ts";
 import { readRunInfo } from "./run_files.ts";
@@ -55,7 +54,7 @@ export interface RunResult {
 }
 
 /** Arrays to checkpoint: tensors (read back asynchronously) or typed arrays. */
-export type CheckpointArrays = Record<string, Tensor | { data: Float32Array | Int32Array; shape: number[] }>;
+export type CheckpointArrays = Record<string, tf.Tensor | { data: Float32Array | Int32Array; shape: number[] }>;
 
 /** What an experiment's `run` receives besides its config. */
 export interface RunContext {

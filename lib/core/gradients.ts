@@ -4,8 +4,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
-import type { Tensor } from "./tf_types.ts";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 
 /**
  * `compute(x)` in the forward pass, zero gradient in the backward pass
@@ -13,7 +12,7 @@ import type { Tensor } from "./tf_types.ts";
  * inside run off the gradient tape, so they may lack gradients (argmax,
  * comparisons) even when `x` depends on the variables being differentiated.
  */
-export function detached<T extends Tensor>(x: Tensor, compute: (x: Tensor) => T): T {
+export function detached<T extends tf.Tensor>(x: tf.Tensor, compute: (x: tf.Tensor) => T): T {
   const f = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => ({
     value: compute(args[0] as tf.Tensor),
     gradFunc: () => tf.zerosLike(x),
@@ -22,6 +21,6 @@ export function detached<T extends Tensor>(x: Tensor, compute: (x: Tensor) => T)
 }
 
 /** `x` without gradient (identity forward, zero backward). */
-export function stopGradient<T extends Tensor>(x: T): T {
+export function stopGradient<T extends tf.Tensor>(x: T): T {
   return detached(x, (t) => tf.clone(t) as T);
 }

@@ -41,4 +41,3 @@ export * from "./scorecard.ts";
 export * from "./shell.ts";
 export * from "./special_functions.ts";
 export * from "./targets.ts";
-export * from "./tf_types.ts";

@@ -13,8 +13,7 @@
  *
  * @module
  */
-import * as tf from "@tensorflow/tfjs";
-import type { Tensor, Tensor3D } from "../tf_types.ts";
+import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
 
 /** Kernel name of the member-wise product (wasm only). */
@@ -64,7 +63,7 @@ function checkShapes(a: tf.Tensor, b: tf.Tensor, transposeA: boolean, transposeB
  * operands, without a gradient: the kernel on wasm, tf.matMul elsewhere.
  * For gradient code that writes its own backward pass.
  */
-export function memberProduct(a: Tensor, b: Tensor, transposeA = false, transposeB = false): Tensor3D {
+export function memberProduct(a: tf.Tensor, b: tf.Tensor, transposeA = false, transposeB = false): tf.Tensor3D {
   checkShapes(a, b, transposeA, transposeB);
   if (tf.getBackend() !== "wasm") return tf.matMul(a as tf.Tensor3D, b as tf.Tensor3D, transposeA, transposeB);
   if (a.dtype !== "float32" || b.dtype !== "float32") throw new Error("memberMatMul: float32 operands only");
