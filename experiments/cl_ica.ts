@@ -46,7 +46,7 @@ import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
 import { resumeModel } from "../lib/train/resumable_model.ts";
 import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
-import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
+import { checkpointEveryConfig, evalEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "Schneider2023 Ch. 6, App. E, Tables 6.1–6.2 (brendel-group/cl-ica main_mlp.py)";
 const TABLE_6_1 = "Schneider2023 Table 6.1 (R², 5 seeds, n = 10)";
@@ -115,7 +115,7 @@ const config = {
     max: 1_000,
   }),
   ...logEveryConfig(250),
-  eval_every: integer(1_000, "steps between logged R² and MCC (0: end only)", { min: 0, max: 100_000_000 }),
+  ...evalEveryConfig(1_000, "steps between logged R² and MCC"),
   ...checkpointEveryConfig(1_000),
   ...WORKERS_CONFIG,
 };
