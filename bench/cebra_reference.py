@@ -15,44 +15,15 @@ same point on the same windows. The first two steps' losses and the reference wi
 come back as `check`.
 """
 import os
+import sys
 
 import numpy as np
 import torch
 from torch import nn
 
-
-@torch.jit.script
-def dot_similarity(ref: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor):
-    """cebra/models/criterions.py `dot_similarity`."""
-    pos_dist = torch.einsum("ni,ni->n", ref, pos)
-    neg_dist = torch.einsum("ni,mi->nm", ref, neg)
-    return pos_dist, neg_dist
-
-
-@torch.jit.script
-def euclidean_similarity(ref: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor):
-    """cebra/models/criterions.py `euclidean_similarity`: negative squared distances from norms and dot products."""
-    ref_sq = torch.einsum("ni->n", ref**2)
-    pos_sq = torch.einsum("ni->n", pos**2)
-    neg_sq = torch.einsum("ni->n", neg**2)
-    pos_cosine, neg_cosine = dot_similarity(ref, pos, neg)
-    pos_dist = -(ref_sq + pos_sq - 2 * pos_cosine)
-    neg_dist = -(ref_sq[:, None] + neg_sq[None] - 2 * neg_cosine)
-    return pos_dist, neg_dist
-
-
-@torch.jit.script
-def infonce(pos_dist: torch.Tensor, neg_dist: torch.Tensor):
-    """cebra/models/criterions.py `infonce`, stabilised by the detached row maximum of the negatives."""
-    with torch.no_grad():
-        c, _ = neg_dist.max(dim=1, keepdim=True)
-    c = c.detach()
-    pos_dist = pos_dist - c.squeeze(1)
-    neg_dist = neg_dist - c
-    align = (-pos_dist).mean()
-    uniform = torch.logsumexp(neg_dist, dim=1).mean()
-    c_mean = c.mean()
-    return align + uniform, align - c_mean, uniform + c_mean
+# The criterions are shared with the InfoNCE fixture generator.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "contrastive", "fixtures"))
+from cebra_criterions import dot_similarity, euclidean_similarity, infonce  # noqa: E402
 
 
 class FixedInfoNCE(nn.Module):

@@ -26,6 +26,21 @@ import type { BenchReport, CorruptionSection, ReferenceInfo } from "./harness/re
 /** The page whose bench sections the speed tables are written into. */
 export const PERFORMANCE_PAGE = fileURLToPath(new URL("../docs/performance.md", import.meta.url));
 
+/** The speed sections `--section` may name, in page order. */
+export const SPEED_SECTIONS = [
+  "bench",
+  "bench-tta",
+  "bench-cebra",
+  "bench-vae-pca",
+  "bench-firevnet",
+  "bench-pose",
+  "bench-workers",
+  "bench-webgpu",
+  "bench-webgpu-tta",
+  "bench-webgpu-cebra",
+  "bench-webgpu-firevnet",
+];
+
 const LABELS: Record<string, string> = {
   "conv-vae-64": "conv VAE 64×64",
   "conv-vae-32": "conv VAE 32×32",
@@ -452,29 +467,15 @@ if (import.meta.main) {
   const unknown = [...flags.keys()].find((key) => !["help", "page", "section"].includes(key));
   if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --page, --section`);
   if (flags.has("help") || positionals.length !== 1) {
-    const usage =
-      "usage: deno task bench-readme <bench.json> [--page path] [--section bench|bench-tta|bench-cebra|bench-vae-pca|bench-firevnet|bench-pose|bench-workers|bench-webgpu|bench-webgpu-tta|bench-webgpu-cebra|bench-webgpu-firevnet]";
+    const usage = `usage: deno task bench-readme <bench.json> [--page path] [--section ${SPEED_SECTIONS.join("|")}]`;
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
     const page = flags.get("page");
     if (page === true) exitWithUsageError("--page needs a path");
     const section = flags.get("section") ?? "bench";
-    const sections = [
-      "bench",
-      "bench-tta",
-      "bench-cebra",
-      "bench-vae-pca",
-      "bench-firevnet",
-      "bench-pose",
-      "bench-workers",
-      "bench-webgpu",
-      "bench-webgpu-tta",
-      "bench-webgpu-cebra",
-      "bench-webgpu-firevnet",
-    ];
-    if (typeof section !== "string" || !sections.includes(section)) {
-      exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
+    if (typeof section !== "string" || !SPEED_SECTIONS.includes(section)) {
+      exitWithUsageError(`--section must be one of ${SPEED_SECTIONS.join(", ")}, got ${section}`);
     }
     const report = JSON.parse(Deno.readTextFileSync(positionals[0])) as BenchReport;
     writeSpeedTable(report, page ?? PERFORMANCE_PAGE, section as string);

@@ -14,6 +14,7 @@ import { type Claim, defineExperiment, runFromCli, type Target } from "../lib/co
 import { PUBLISHED_R2, STAND_IN, UNTRAINED_R2 } from "../lib/data/gen_benchmark_tables.ts";
 import { SPLIT_NAMES } from "../lib/data/splits.ts";
 import { constantR2 } from "../lib/metrics/r2.ts";
+import { SCORED_OBSERVATIONS } from "../lib/metrics/score.ts";
 import {
   datasetKey,
   type DatasetName,
@@ -90,10 +91,12 @@ const config = {
     min: 0,
     max: 10_000_000,
   }),
-  dci_samples: integer(10_000, "training images each DCI score of an encoder reads (80% fit, 20% scored)", {
-    min: 20,
-    max: 50_000,
-  }),
+  // Passed on as the encoders' eval_samples and curve_samples, so bounded as they are.
+  dci_samples: integer(
+    10_000,
+    "training images each DCI score of an encoder reads (80% fit, 20% scored)",
+    SCORED_OBSERVATIONS,
+  ),
   test_samples: integer(10_000, "test images scored, drawn from the test part", { min: 10, max: 1_000_000 }),
   ood_samples: integer(10_000, "D_one-ood images scored (interpolation, extrapolation)", { min: 10, max: 1_000_000 }),
   log_every: integer(100, "steps between logged losses", { min: 1, max: 10_000_000 }),

@@ -27,7 +27,7 @@ import type { PhaseCheckpoints } from "../lib/train/phases.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { PclHead, pclLoss } from "../lib/train/pcl.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
-import { checkpointEveryConfig, logEveryConfig } from "../lib/train/config.ts";
+import { checkpointEveryConfig, evalEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "Klindt2021 App. F.1.2 Table 5";
 const METHODS = ["slowflow", "pcl"] as const;
@@ -78,7 +78,7 @@ const config = {
   pcl_hidden: integer(100, "hidden units per hidden layer of the PCL MLP", { min: 1, max: 2_048 }),
   eval_samples: integer(10_000, "time steps on which MCC is computed", { min: 10, max: 1_000_000 }),
   ...logEveryConfig(100),
-  eval_every: integer(2_000, "steps between MCC evaluations (0: end only)", { min: 0, max: 100_000_000 }),
+  ...evalEveryConfig(2_000, "steps between MCC evaluations"),
   ...checkpointEveryConfig(1_000),
   ...WORKERS_CONFIG,
 };

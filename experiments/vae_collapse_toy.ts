@@ -42,7 +42,7 @@ import { type LossTerms, trainPhase } from "../lib/train/loop.ts";
 import { runPhasesOn, type WorkerPhase, WORKERS_CONFIG } from "../lib/train/parallel_phases.ts";
 import { slowFlowNll } from "../lib/train/slow_flow.ts";
 import { pairLoss } from "../lib/train/slow_vae.ts";
-import { logEveryConfig } from "../lib/train/config.ts";
+import { evalEveryConfig, logEveryConfig } from "../lib/train/config.ts";
 
 const SOURCE = "Klindt2021 App. B Figs. 6–7";
 
@@ -70,10 +70,7 @@ const config = {
   lr_b: real(1e-3, "Part B: Adam learning rate of the SlowVAE", { min: 0, max: 1 }),
   flow_lr: real(1e-2, "Adam learning rate of the SlowFlow", { min: 0, max: 1 }),
   eval_samples: integer(5_000, "samples z ~ N(0, I) on which MCC and σ are measured", { min: 10, max: 1_000_000 }),
-  eval_every: integer(0, "steps between MCC evaluations of each SlowVAE, its learning curve (0: end only)", {
-    min: 0,
-    max: 100_000_000,
-  }),
+  ...evalEveryConfig(0, "steps between MCC evaluations of each SlowVAE, its learning curve"),
   ...logEveryConfig(100),
   ...WORKERS_CONFIG,
 };

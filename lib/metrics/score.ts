@@ -54,13 +54,15 @@ export function mccWithFactors(factors: Matrix, codes: Matrix, names: readonly s
   return { mcc, ...Object.fromEntries(names.map((name, i) => [`mcc/${name}`, perSource[i]])) };
 }
 
+/**
+ * Bounds of a count of observations scored at once (`eval_samples`, `curve_samples`, and the keys that feed them):
+ * 50,000 images of 64×64×3 float32 are 2.3 GiB.
+ */
+export const SCORED_OBSERVATIONS = { min: 20, max: 50_000 };
+
 /** The config keys of how much data scoring uses, shared by every experiment that scores with {@linkcode scoreVae}. */
 export const SCORE_CONFIG = {
-  // Scoring draws its observations at once: 50,000 images of 64×64×3 float32 are 2.3 GiB.
-  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", {
-    min: 20,
-    max: 50_000,
-  }),
+  eval_samples: integer(10_000, "observations scored by the array metrics (MIG, DCI, SAP, ...)", SCORED_OBSERVATIONS),
   score_points: integer(10_000, "BetaVAE/FactorVAE training points (half as many evaluation points)", {
     min: 2,
     max: 100_000,
@@ -77,10 +79,11 @@ export const CURVE_CONFIG = {
     min: 0,
     max: 100_000_000,
   }),
-  curve_samples: integer(1_000, "observations each learning-curve evaluation scores (the same ones each time)", {
-    min: 20,
-    max: 50_000,
-  }),
+  curve_samples: integer(
+    1_000,
+    "observations each learning-curve evaluation scores (the same ones each time)",
+    SCORED_OBSERVATIONS,
+  ),
 };
 
 /**

@@ -23,7 +23,7 @@ import {
   type IceVariant,
   NuisanceClassifier,
 } from "./ice.ts";
-import { type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import { type LossTerms, optimizerState, restoreOptimizer, scheduleOf, trainPhase } from "./loop.ts";
 import type { PhaseCheckpoints } from "./phases.ts";
 import { Adamax } from "./adamax.ts";
 
@@ -157,12 +157,10 @@ export async function trainFiRevNet(
 
   try {
     await trainPhase(ctx, {
-      label: training.label,
-      steps: training.steps,
+      ...scheduleOf(training),
       startStep: resumed?.step ?? 0,
       variables,
       optimizer,
-      logEvery: training.logEvery,
       loss: (): LossTerms => {
         for (let b = 0; b < batch; b++) {
           const r = batches.int(train.rows);
@@ -199,9 +197,6 @@ export async function trainFiRevNet(
           keptZn = null;
         }
         : undefined,
-      evaluateEvery: training.evaluateEvery,
-      evaluate: training.evaluate,
-      checkpointEvery: training.checkpointEvery,
       checkpoint: async (step) => {
         await checkpoints.save(
           step,

@@ -57,6 +57,18 @@ export interface TrainPhase {
   learningRate?(step: number): number;
 }
 
+/** A phase's schedule as a training's settings carry it: its label, its length, and when it logs, evaluates and saves. */
+export type PhaseSchedule = Pick<
+  TrainPhase,
+  "label" | "steps" | "logEvery" | "evaluateEvery" | "evaluate" | "checkpointEvery"
+>;
+
+/** The {@linkcode PhaseSchedule} fields of a training's settings (which hold more), to spread into a phase. */
+export function scheduleOf(settings: PhaseSchedule): PhaseSchedule {
+  const { label, steps, logEvery, evaluateEvery, evaluate, checkpointEvery } = settings;
+  return { label, steps, logEvery, evaluateEvery, evaluate, checkpointEvery };
+}
+
 /** Cosine decay from `initial` at step 1 to `initial · floor` at `steps` (Loshchilov & Hutter's SGDR without restarts). */
 export function cosineDecay(initial: number, steps: number, floor = 0): (step: number) => number {
   return (step) => {

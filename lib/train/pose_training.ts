@@ -15,7 +15,7 @@ import { stagedFullStats } from "../adapt/bn_adapt.ts";
 import type { GroundTruthDataset } from "../data/ground_truth.ts";
 import type { NormStats } from "../models/bn_cnn.ts";
 import { POSE_NET_SIDE, type PoseNet, type PoseNormMode } from "../models/pose_net.ts";
-import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, trainPhase } from "./loop.ts";
+import { cosineDecay, type LossTerms, optimizerState, restoreOptimizer, scheduleOf, trainPhase } from "./loop.ts";
 import type { PhaseArrays, PhaseCheckpoints } from "./phases.ts";
 import { decodePose, POSE_TARGETS_64, poseLoss, poseTargets, scoreMapSize } from "./pose_loss.ts";
 
@@ -105,17 +105,12 @@ async function runTraining(
     }
     const batches = state ? Rng.fromState(state.batches) : Rng.derive(schedule.seed, "batches", schedule.label);
     await trainPhase(ctx, {
-      label: schedule.label,
-      steps: schedule.steps,
+      ...scheduleOf(schedule),
       startStep: resumed?.step ?? 0,
       variables,
       optimizer,
-      logEvery: schedule.logEvery,
       learningRate: cosineDecay(schedule.lr, schedule.steps, schedule.lrFloor),
       loss: () => loss(batches),
-      evaluateEvery: schedule.evaluateEvery,
-      evaluate: schedule.evaluate,
-      checkpointEvery: schedule.checkpointEvery,
       checkpoint: async (step) => {
         await checkpoints.save(
           step,

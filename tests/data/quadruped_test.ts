@@ -285,8 +285,18 @@ Deno.test("renderQuadruped rejects poses outside their ranges", () => {
   assertThrows(() => renderQuadruped({ ...id, index: 31 }, ok, new Rng(0)), UsageError, "identity 31");
 });
 
+/** The paper's split: 10 of the 30 identities train on 5 % of their 150 frames; 40 frames of each other one are OOD. */
+const PAPER_SPLIT = {
+  trainIdentities: 10,
+  framesPerIdentity: 150,
+  trainFraction: 0.05,
+  oodFramesPerIdentity: 40,
+  shuffle: 0,
+  seed: 0,
+};
+
 Deno.test("poseSplit: the paper's 10 of 30 identities, 5 % of 150 frames → round(7.5) = 8, disjoint, three shuffles", () => {
-  const base = { trainIdentities: 10, framesPerIdentity: 150, trainFraction: 0.05, oodFramesPerIdentity: 40, seed: 3 };
+  const base = { ...PAPER_SPLIT, seed: 3 };
   const splits = [0, 1, 2].map((shuffle) => poseSplit({ ...base, shuffle }));
   for (const [shuffle, split] of splits.entries()) {
     assertEquals(split.trainIdentities.length, 10);
@@ -320,23 +330,18 @@ Deno.test("poseSplit: the paper's 10 of 30 identities, 5 % of 150 frames → rou
 });
 
 Deno.test("poseSplit rounds halves up (Math.round) with at least one train frame; 50 % and 100 % splits", () => {
+  /** The paper's split (shuffle 0, seed 0) at other sizes. */
+  const sized = (trainIdentities: number, framesPerIdentity: number, trainFraction: number, oodFrames: number) =>
+    poseSplit({ ...PAPER_SPLIT, trainIdentities, framesPerIdentity, trainFraction, oodFramesPerIdentity: oodFrames });
   const count = (framesPerIdentity: number, trainFraction: number) =>
-    poseSplit({ trainIdentities: 1, framesPerIdentity, trainFraction, oodFramesPerIdentity: 1, shuffle: 0, seed: 0 })
-      .train.length;
+    sized(1, framesPerIdentity, trainFraction, 1).train.length;
   assertEquals(count(150, 0.05), 8); // 7.5 → 8
   assertEquals(count(10, 0.25), 3); // 2.5 → 3 (half to even would give 2)
   assertEquals(count(10, 0.05), 1); // 0.5 → 1
   assertEquals(count(30, 0.01), 1); // 0.3 → 0 → at least 1
   assertEquals(count(150, 0.5), 75);
   assertEquals(count(151, 0.5), 76); // 75.5 → 76
-  const all = poseSplit({
-    trainIdentities: 3,
-    framesPerIdentity: 7,
-    trainFraction: 1,
-    oodFramesPerIdentity: 2,
-    shuffle: 0,
-    seed: 0,
-  });
+  const all = sized(3, 7, 1, 2);
   assertEquals(all.train.length, 21);
   assertEquals(all.within.length, 0);
   assertEquals(all.ood.length, 27 * 2);
@@ -354,14 +359,7 @@ Deno.test("poseSplit rounds halves up (Math.round) with at least one train frame
 });
 
 Deno.test("poseSplit rejects bad input with UsageError", () => {
-  const ok = {
-    trainIdentities: 10,
-    framesPerIdentity: 150,
-    trainFraction: 0.05,
-    oodFramesPerIdentity: 40,
-    shuffle: 0,
-    seed: 0,
-  };
+  const ok = PAPER_SPLIT;
   poseSplit(ok);
   for (const trainFraction of [0, -0.1, 1.01, NaN]) {
     assertThrows(() => poseSplit({ ...ok, trainFraction }), UsageError, "trainFraction");
