@@ -13,14 +13,9 @@ export * from "./two_point.ts";
 export * as collapseToy from "./collapse_toy.ts";
 export * from "./source_model.ts";
 export * from "./bn_adapt_study.ts";
-// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
-// `import /** @ignore */ * as tf`, so `deno doc --lint` does not ask this barrel to re-export them (which would
-// lint TF.js's undocumented declarations).
 // Types of other folders that this folder's API names, so that its documentation is complete.
 export type { BnCnn, BnCnnSnapshot, NormKind, NormMode, NormStats } from "../models/bn_cnn.ts";
 export type { Params } from "../models/params.ts";
 export { COMMON_CORRUPTIONS, type CorruptionName, HOLDOUT_CORRUPTIONS } from "../data/corruptions.ts";
 export type { CorruptionErrorResult } from "../metrics/corruption_error.ts";
-export type { NumberBounds, NumberParam } from "../core/config.ts";
-export type { Rng, RngState } from "../core/rng.ts";
-export type { NpyArray, NpyData } from "../core/npy.ts";
+export type * from "../core/shared_types.ts";

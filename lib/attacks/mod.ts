@@ -17,8 +17,5 @@ export * from "./noise.ts";
 export * from "./transfer.ts";
 export * from "./types.ts";
 export * from "./wrappers.ts";
-// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
-// `import /** @ignore */ * as tf`, which tells `deno doc --lint` not to ask this barrel to re-export them
-// (deno treats the local node_modules as part of this project, and TF.js's declarations lack JSDoc).
 // Types of other folders that this folder's API names, so that its documentation is complete.
-export type { Rng, RngState } from "../core/rng.ts";
+export type * from "../core/shared_types.ts";

@@ -8,5 +8,4 @@
 export * from "./jacobian.ts";
 // Types of other folders (TF.js's tensor types through lib/core's aliases) that this folder's API names, so that
 // its documentation is complete.
-export type { Matrix } from "../core/matrix.ts";
-export type { Rng, RngState } from "../core/rng.ts";
+export type * from "../core/shared_types.ts";

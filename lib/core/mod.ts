@@ -38,6 +38,7 @@ export * from "./run_metrics.ts";
 export * from "./run_reader.ts";
 export * from "./run_writer.ts";
 export * from "./scorecard.ts";
+export type * from "./shared_types.ts";
 export * from "./shell.ts";
 export * from "./special_functions.ts";
 export * from "./targets.ts";

@@ -53,13 +53,7 @@ export * from "./splits.ts";
 export * from "./synth.ts";
 export * from "./synth_sets.ts";
 
-// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
-// `import /** @ignore */ * as tf`, which tells `deno doc --lint` not to ask this barrel to re-export them
-// (deno treats the local node_modules as part of this project, and TF.js's declarations lack JSDoc).
 // Types of lib/core and lib/models that this folder's API names, so that its documentation is complete.
-export type { Matrix } from "../core/matrix.ts";
-export type { NpyArray, NpyData } from "../core/npy.ts";
-export type { Image } from "../core/png.ts";
-export type { Rng, RngState } from "../core/rng.ts";
 export type { Params } from "../models/params.ts";
 export type { Decoder, Encoder } from "../models/vae.ts";
+export type * from "../core/shared_types.ts";

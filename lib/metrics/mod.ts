@@ -44,29 +44,11 @@ export * from "./study.ts";
 export * from "./udr.ts";
 export * from "./unsupervised.ts";
 export * from "./vae_study.ts";
-// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
-// `import /** @ignore */ * as tf`, so `deno doc --lint` does not ask this barrel to re-export them (which would
-// lint TF.js's undocumented declarations).
 // Types of other folders that this folder's API names, so that its documentation is complete.
-export type {
-  BooleanParam,
-  ChoiceParam,
-  ChoicesParam,
-  ConfigOf,
-  ConfigSpec,
-  ListOptions,
-  NumberBounds,
-  NumberParam,
-  NumbersParam,
-  ParamSpec,
-  ValueOf,
-} from "../core/config.ts";
-export type { CorrelationMethod, Matrix, Split } from "../core/matrix.ts";
-export type { NpyArray, NpyData } from "../core/npy.ts";
-export type { Registered, Registry } from "../core/registry.ts";
-export type { Rng, RngState } from "../core/rng.ts";
 export type { Factors, GroundTruthDataset, Observations } from "../data/ground_truth.ts";
 export { type Split as GridSplit, SPLIT_DATASETS, SPLIT_NAMES, type SplitDataset } from "../data/splits.ts";
 export type { GradientBoostingOptions } from "../ml/gradient_boosting.ts";
 export type { Encoder } from "../models/vae.ts";
 export type { Params } from "../models/params.ts";
+export type { Split } from "../core/matrix.ts";
+export type * from "../core/shared_types.ts";

@@ -15,4 +15,4 @@ export * from "./logistic_regression.ts";
 export * from "./pca.ts";
 export * from "./roc_auc.ts";
 // A type of lib/core that this folder's API names, so that its documentation is complete.
-export type { Matrix } from "../core/matrix.ts";
+export type * from "../core/shared_types.ts";

@@ -15,3 +15,4 @@ export * as poseOod from "./pose_ood.ts";
 export * as selfLearning from "./self_learning.ts";
 export * as vaeManipulation from "./vae_manipulation.ts";
 export * as vaePca from "./vae_pca.ts";
+export type * from "../core/shared_types.ts";

@@ -19,26 +19,5 @@ export {
   type RunContext,
   type RunResult,
 } from "../core/experiment.ts";
-export type {
-  BooleanParam,
-  ChoiceParam,
-  ChoicesParam,
-  ConfigOf,
-  ConfigOverrides,
-  ConfigSpec,
-  ListOptions,
-  NumberBounds,
-  NumberParam,
-  NumbersParam,
-  ParamSpec,
-  ValueOf,
-} from "../core/config.ts";
-export type { Claim, NullModel, Target, TargetDirection, TargetKind } from "../core/targets.ts";
-export { BACKEND_CHOICES, type BackendChoice, type BackendInfo } from "../core/backend.ts";
-export type { Image } from "../core/png.ts";
-export type { Progress, ProgressOptions } from "../core/progress.ts";
-export type { LoadedCheckpoint } from "../core/run_checkpoints.ts";
-export type { NpyArray, NpyData } from "../core/npy.ts";
-export type { Rng, RngState } from "../core/rng.ts";
-export type { RunListing } from "../core/run_reader.ts";
-export type { RunInfo, RunStatus, SweepTag } from "../core/run_layout.ts";
+export { BACKEND_CHOICES } from "../core/backend.ts";
+export type * from "../core/shared_types.ts";

@@ -18,7 +18,7 @@ export function logEveryConfig(steps: number, doc = "steps between logged losses
 }
 
 /** The `eval_every` key: steps between evaluations of `what` (the doc says it), 0 for the end only. */
-export function evalEveryConfig(steps: number, what: string) {
+export function evalEveryConfig(steps: number, what: string): { eval_every: NumberParam } {
   return { eval_every: integer(steps, `${what} (0: end only)`, { min: 0, max: MAX_EVERY }) };
 }
 

@@ -34,32 +34,9 @@ export * from "./source_training.ts";
 export * from "./split_encoders.ts";
 export * from "./vae.ts";
 export * from "./vae_objectives.ts";
-// TF.js types in this folder's signatures are TF.js's own public API: each file imports them as
-// `import /** @ignore */ * as tf`, so `deno doc --lint` does not ask this barrel to re-export them (which would
-// lint TF.js's undocumented declarations).
 // Types of other folders that this folder's API names, so that its documentation is complete.
-export type {
-  BooleanParam,
-  ChoiceParam,
-  ChoicesParam,
-  ConfigOf,
-  ConfigSpec,
-  ListOptions,
-  NumberBounds,
-  NumberParam,
-  NumbersParam,
-  ParamSpec,
-  ValueOf,
-} from "../core/config.ts";
-export { BACKEND_CHOICES, type BackendChoice, type BackendInfo } from "../core/backend.ts";
-export { type CheckpointArrays, type PresetName, PRESETS, type RunContext } from "../core/experiment.ts";
-export type { Matrix } from "../core/matrix.ts";
-export type { NpyArray, NpyData } from "../core/npy.ts";
-export type { Progress } from "../core/progress.ts";
-export type { Image } from "../core/png.ts";
-export type { Registered, Registry } from "../core/registry.ts";
-export type { Rng, RngState } from "../core/rng.ts";
-export type { LoadedCheckpoint } from "../core/run_checkpoints.ts";
+export { BACKEND_CHOICES } from "../core/backend.ts";
+export { PRESETS } from "../core/experiment.ts";
 export type { Factors, GroundTruthDataset, Observations } from "../data/ground_truth.ts";
 export type { FactorPairs } from "../data/pair_samplers.ts";
 export { DATASET_NAMES, type DatasetName } from "../data/registry.ts";
@@ -85,3 +62,4 @@ export {
   type SourceModelOptions,
   type SourceTraining,
 } from "../adapt/source_model.ts";
+export type * from "../core/shared_types.ts";
