@@ -37,10 +37,19 @@ interface DigitLine {
 const lines = (dir: string): DigitLine[] =>
   Deno.readTextFileSync(join(dir, "attacks.jsonl")).trim().split("\n").map((l) => JSON.parse(l));
 
+let straight: ReturnType<typeof runExperiment> | undefined;
+/** A run of ARGS left alone, shared by the tests: the first test that needs it runs it. */
+function straightRun(): ReturnType<typeof runExperiment> {
+  if (!straight) {
+    const invocation = parseInvocation(experiment, [...ARGS, "--runs", Deno.makeTempDirSync()]);
+    assert(invocation !== "help");
+    straight = runExperiment(experiment, invocation, { report: () => {} });
+  }
+  return straight;
+}
+
 Deno.test("abs-mnist: stopped between digits, attacks.jsonl torn, resumed at the next digit with the same numbers", async () => {
-  const alone = parseInvocation(experiment, [...ARGS, "--runs", Deno.makeTempDirSync()]);
-  assert(alone !== "help");
-  const { summary: expected, dir: aloneDir } = await runExperiment(experiment, alone, { report: () => {} });
+  const { summary: expected, dir: aloneDir } = await straightRun();
 
   const first = parseInvocation(experiment, [...ARGS, "--runs", Deno.makeTempDirSync()]);
   assert(first !== "help");
@@ -81,9 +90,7 @@ Deno.test("abs-mnist: stopped between digits, attacks.jsonl torn, resumed at the
 });
 
 Deno.test("abs-mnist: Table 1's cells are medians and accuracies of the per-digit minima over attacks", async () => {
-  const invocation = parseInvocation(experiment, [...ARGS, "--runs", Deno.makeTempDirSync()]);
-  assert(invocation !== "help");
-  const { summary, dir } = await runExperiment(experiment, invocation, { report: () => {} });
+  const { summary, dir } = await straightRun();
   const digits = lines(dir).map((l) => l.models.cnn);
   const best = digits.map((d) => {
     if (!d.clean_correct) return 0;

@@ -46,10 +46,12 @@ Deno.test("cl-ica --preset smoke: every setting's R² and MCC, the identity base
 
 Deno.test("a killed cl-ica run resumes from its checkpoint to the numbers of an uninterrupted run", async () => {
   const args = [
-    ...["--preset", "smoke", "--cases", "box_normal_unbounded,supervised", "--steps", "150"],
-    ...["--supervised_steps", "60", "--checkpoint_every", "20", "--eval_every", "50", "--seed", "4"],
+    ...["--preset", "smoke", "--cases", "box_normal_unbounded,supervised", "--steps", "30"],
+    ...["--supervised_steps", "12", "--checkpoint_every", "4", "--eval_every", "10", "--seed", "4"],
   ];
-  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 40, 60_000);
+  // Inside the first setting, before its first evaluation; the second setting starts after the resume.
+  const { resumed, straight, killedAt } = await killResumeAndStraight(SCRIPT, args, 8);
+  assertEquals(killedAt, 8);
   assertEquals(summaryOf(resumed).metrics, summaryOf(straight).metrics);
   // Only the settings run are compared: the sphere targets are left out.
   const compared = summaryOf(resumed).targets.map((t: { metric: string }) => t.metric);

@@ -1,6 +1,6 @@
 /** Runs a script of this project as a user would: as a child process, or in process, with its own run store. */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { UsageError } from "../../lib/core/errors.ts";
@@ -55,34 +55,40 @@ export function summaryOf(dir: string) {
 }
 
 /**
- * Kills `script` (SIGKILL) once its run has a checkpoint at step ≥ `atStep`,
- * finishes it with --resume, and runs the same arguments uninterrupted under
- * another root: the directories of the resumed and the straight run, both
- * completed.
+ * Runs `script`'s experiment in a child process (tests/experiments/kill_at_checkpoint.ts) that is SIGKILLed right
+ * after its first checkpoint at step ≥ `atStep`, so the kill lands there however loaded the machine is; then, in
+ * this process, finishes that run with --resume and runs the same arguments uninterrupted under another root. All
+ * three on the wasm backend. Returns the directories of the resumed and the straight run, both completed, and the
+ * step of the checkpoint the resumed run continued from.
  */
 export async function killResumeAndStraight(
   script: string,
   args: string[],
   atStep: number,
-  timeoutMs = 90_000,
-): Promise<{ resumed: string; straight: string }> {
+): Promise<{ resumed: string; straight: string; killedAt: number }> {
   const root = Deno.makeTempDirSync();
-  const child = scriptCommand(script, root, args).spawn();
-  const start = Date.now();
-  while (!(listRuns(root).length === 1 && (loadLatestCheckpoint(listRuns(root)[0].dir)?.step ?? 0) >= atStep)) {
-    if (Date.now() - start > timeoutMs) throw new Error(`no checkpoint at step ≥ ${atStep} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  const wasm = [...args, "--backend", "wasm"];
+  const killed = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", projectPath("tests/experiments/kill_at_checkpoint.ts"), script, `${atStep}`, ...wasm],
+    env: { LATENTLAB_RUNS: root, NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (killed.signal !== "SIGKILL") {
+    throw new Error(`the run was not killed (exit ${killed.code}): ${decoder.decode(killed.stderr)}`);
   }
-  child.kill("SIGKILL");
-  await child.output();
   const [{ dir }] = listRuns(root);
-  const resumed = await runScript(script, root, ["--resume", dir]);
-  if (resumed.code !== 0) throw new Error(`--resume exited with ${resumed.code}: ${resumed.stderr}`);
+  if (readRunInfo(dir).status !== "running") throw new Error(`the killed run is ${readRunInfo(dir).status}`);
+  const killedAt = loadLatestCheckpoint(dir)?.step ?? 0;
+  const { experiment } = await import(pathToFileURL(script).href) as { experiment: AnyExperiment };
+  const resume = parseInvocation(experiment, ["--resume", dir, "--backend", "wasm"]);
+  if (resume === "help") throw new Error("--help given");
+  await runExperiment(experiment, resume, { report: () => {} });
   if (readRunInfo(dir).status !== "completed") throw new Error(`the resumed run is ${readRunInfo(dir).status}`);
-  const other = Deno.makeTempDirSync();
-  const straight = await runScript(script, other, args);
-  if (straight.code !== 0) throw new Error(`the uninterrupted run exited with ${straight.code}: ${straight.stderr}`);
-  return { resumed: dir, straight: listRuns(other)[0].dir };
+  if (readRunInfo(dir).resumes?.[0]?.step !== killedAt) throw new Error("the run did not resume at its checkpoint");
+  const straight = parseInvocation(experiment, [...wasm, "--runs", Deno.makeTempDirSync()]);
+  if (straight === "help") throw new Error("--help given");
+  return { resumed: dir, straight: (await runExperiment(experiment, straight, { report: () => {} })).dir, killedAt };
 }
 
 /**

@@ -38,9 +38,13 @@ Deno.test("pose-ood's claims read the run's keys, each with its margin: within <
 });
 
 Deno.test("a killed pose-ood run resumes inside the pretrained net's training to the numbers of an uninterrupted run", async () => {
-  const args = ["--preset", "smoke", "--checkpoint_every", "5", "--seed", "3"];
-  // Checkpoints are numbered phase · 21 + step: 26 is step 5 of the pretrained pose phase, after the pretraining.
-  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 26);
+  const args = [
+    ...["--preset", "smoke", "--pretrain_steps", "10", "--steps", "10", "--scratch_steps", "10"],
+    ...["--eval_every", "5", "--checkpoint_every", "5", "--seed", "3"],
+  ];
+  // Checkpoints are numbered phase · 11 + step: 16 is step 5 of the pretrained pose phase, after the pretraining.
+  const { resumed, straight, killedAt } = await killResumeAndStraight(SCRIPT, args, 16);
+  assertEquals(killedAt, 16);
   const [a, b] = [summaryOf(resumed), summaryOf(straight)];
   const withoutTime = (m: Record<string, number>) =>
     Object.fromEntries(Object.entries(m).filter(([k]) => !k.includes("wall_time")));

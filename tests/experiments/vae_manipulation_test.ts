@@ -41,10 +41,12 @@ Deno.test("vae-manipulation --datasets synth: corr-gap, MIG-binned per variant, 
 
 Deno.test("a killed vae-manipulation run resumes from its checkpoint to the numbers of an uninterrupted run", async () => {
   const args = [
-    ...["--preset", "smoke", "--datasets", "synth", "--synth_steps", "600"],
-    ...["--checkpoint_every", "50", "--eval_every", "200", "--seed", "4"],
+    ...["--preset", "smoke", "--datasets", "synth", "--synth_steps", "60"],
+    ...["--checkpoint_every", "5", "--eval_every", "20", "--seed", "4"],
   ];
-  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 250);
+  // Killed after the first evaluation (step 20), with two still to come after the resume.
+  const { resumed, straight, killedAt } = await killResumeAndStraight(SCRIPT, args, 25);
+  assertEquals(killedAt, 25);
   assertEquals(summaryOf(resumed).metrics, summaryOf(straight).metrics);
 });
 

@@ -36,11 +36,13 @@ Deno.test("vae-pca --preset smoke --parts ablation,degeneracy: Table 3.3/3.4 key
 
 Deno.test("a killed vae-pca run resumes from its checkpoint to the numbers of an uninterrupted run", async () => {
   const args = [
-    ...["--preset", "smoke", "--parts", "pca,nonlin", "--steps", "400", "--steps_nonlin", "300"],
-    ...["--checkpoint_every", "50", "--eval_every", "100", "--seed", "4"],
+    ...["--preset", "smoke", "--parts", "pca,nonlin", "--steps", "40", "--steps_nonlin", "30"],
+    ...["--checkpoint_every", "5", "--eval_every", "10", "--seed", "4"],
   ];
-  // Inside the second setting: the first setting's results come from the checkpoint.
-  const { resumed, straight } = await killResumeAndStraight(SCRIPT, args, 550);
+  // Checkpoints are numbered setting · 40 + step: 55 is step 15 of the second setting (nonlin/beta_vae), after its
+  // first evaluation; the first setting's results come from the checkpoint.
+  const { resumed, straight, killedAt } = await killResumeAndStraight(SCRIPT, args, 55);
+  assertEquals(killedAt, 55);
   const { seconds: _a, ...ours } = summaryOf(resumed).metrics;
   const { seconds: _b, ...theirs } = summaryOf(straight).metrics;
   assertEquals(ours, theirs);
