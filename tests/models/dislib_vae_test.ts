@@ -24,13 +24,14 @@ Deno.test("conv VAE gradients of a whole step agree between wasm and cpu (64×64
     const options = { size, channels: 1, latents: 10 };
     const rng = new Rng(31);
     const encoder = convEncoder(rng, options), decoder = convDecoder(rng, options);
-    // Two images: every kernel of the step runs; the cpu backend's 64×64 convolutions are what take time.
-    const x = batch(rng, 2, size), noise = rng.normalArray(20);
+    // One image runs the same kernels as a batch; the cpu backend's filter gradients (a TensorBuffer.get per product)
+    // are what take time, in proportion to the images. Batches of the kernels are compared in conv2d_backprop_test.ts.
+    const x = batch(rng, 1, size), noise = rng.normalArray(10);
     const variables = [...encoder.params.list(), ...decoder.params.list()];
     const gradients = async (backend: string) => {
       await tf.setBackend(backend);
       const { value, grads } = tf.variableGrads(
-        () => trainingLoss(encoder, decoder, tf.tensor4d(x, [2, size, size, 1]), tf.tensor2d(noise, [2, 10])),
+        () => trainingLoss(encoder, decoder, tf.tensor4d(x, [1, size, size, 1]), tf.tensor2d(noise, [1, 10])),
         variables,
       );
       const out = await Promise.all(variables.map((v) => grads[v.name].data()));
@@ -58,13 +59,16 @@ Deno.test("conv and MLP VAEs train on wasm: the loss falls and tensors stay flat
     const rng = new Rng(32);
     const encoder = kind === "conv" ? convEncoder(rng, options) : mlpEncoder(rng, options);
     const decoder = kind === "conv" ? convDecoder(rng, options) : mlpDecoder(rng, options);
-    const x = tf.tensor4d(batch(rng, 16, 32), [16, 32, 32, 1]);
+    const x = tf.tensor4d(batch(rng, 8, 32), [8, 32, 32, 1]);
     const optimizer = tf.train.adam(1e-3);
     const variables = [...encoder.params.list(), ...decoder.params.list()];
     const losses: number[] = [];
     let tensorsAfterWarmup = 0;
-    for (let step = 0; step < 30; step++) {
-      const noise = tf.tensor2d(rng.normalArray(160), [16, 10]);
+    // The conv VAE's loss passes 0.92 of its first value near step 16 and levels off at 0.9 by step 20; the MLP's
+    // passes it by step 5 and is near 0.53 at step 10.
+    const steps = kind === "conv" ? 30 : 10;
+    for (let step = 0; step < steps; step++) {
+      const noise = tf.tensor2d(rng.normalArray(80), [8, 10]);
       const loss = optimizer.minimize(() => trainingLoss(encoder, decoder, x, noise), true, variables)!;
       losses.push((await loss.data())[0]);
       tf.dispose([loss, noise]);

@@ -175,19 +175,22 @@ Deno.test("Adam steps on a fixed batch lower every regressor's loss, with no ten
   const x = images(rng, 8, 32, 1);
   const y = tf.tensor2d(Float32Array.from({ length: 8 * 3 }, () => rng.uniform()), [8, 3]);
   const encoder = convEncoder(new Rng(8), { size: 32, channels: 1, latents: 10 });
+  // Each regressor's loss is below 0.36 of its first by step 10 (the ResNet's, which takes most of the time, 0.12);
+  // the readout's small head falls steadily and passes 0.5 at step 17.
   const models = [
     ...REGRESSOR_NAMES.map((name) => ({
       name,
       model: REGRESSORS[name].build(new Rng(8), { size: 32, channels: 1, outputs: 3 }),
+      steps: 10,
     })),
-    { name: "readout", model: readout(new Rng(8), { outputs: 3, encoder }) },
+    { name: "readout", model: readout(new Rng(8), { outputs: 3, encoder }), steps: 20 },
   ];
   const encoderBefore = await encoder.params.get("mean/w").data();
-  for (const { name, model } of models) {
+  for (const { name, model, steps } of models) {
     const optimizer = tf.train.adam(2e-3);
     const losses: number[] = [];
     let tensors = 0;
-    for (let step = 0; step < 20; step++) {
+    for (let step = 0; step < steps; step++) {
       losses.push(await regressionStep(model, optimizer, x, y));
       const prediction = tf.tidy(() => model.predict(x));
       prediction.dispose();

@@ -18,13 +18,31 @@ interface Case {
   pad: Pad;
 }
 
+/**
+ * The cpu reference's filter gradient costs about a microsecond per product (TensorBuffer.get per tap), so random
+ * cases keep at most this many, by batch: fewer images take no other branch of the kernels.
+ */
+const CPU_PRODUCTS = 2_500_000;
+
+/** Products of the cpu backend's filter gradient for one image of `c`. */
+function productsPerImage(c: Case): number {
+  const info = tf.backend_util.computeConv2DInfo(
+    [1, c.height, c.width, c.cIn],
+    [...c.kernel, c.cIn, c.cOut],
+    c.stride,
+    1,
+    c.pad,
+  );
+  return info.outHeight * info.outWidth * c.kernel[0] * c.kernel[1] * c.cIn * c.cOut;
+}
+
 /** Random shapes covering stride 1/2, kernel 1..5, SAME/VALID/explicit padding, batch 1..16, channels 1..64, odd sizes. */
 function cases(): Case[] {
   const rng = new Rng(11);
   const pick = <T>(values: T[]) => values[rng.int(values.length)];
   const out: Case[] = [
     {
-      // The conv VAE's first layer (one image channel), at a batch the cpu reference computes quickly.
+      // The conv VAE's first layer (one image channel): 4,096 products summed per filter tap.
       batch: 16,
       height: 32,
       width: 32,
@@ -34,17 +52,18 @@ function cases(): Case[] {
       stride: [2, 2],
       pad: [[0, 0], [1, 1], [1, 1], [0, 0]],
     },
-    { batch: 8, height: 8, width: 8, cIn: 64, cOut: 64, kernel: [4, 4], stride: [2, 2], pad: "same" },
+    // Wide layers (32–64 channels) take the same branches at any batch: one or two images each.
+    { batch: 2, height: 8, width: 8, cIn: 64, cOut: 64, kernel: [4, 4], stride: [2, 2], pad: "same" },
     { batch: 3, height: 4, width: 4, cIn: 64, cOut: 32, kernel: [4, 4], stride: [1, 1], pad: "valid" },
     { batch: 1, height: 7, width: 5, cIn: 3, cOut: 2, kernel: [5, 3], stride: [2, 1], pad: "same" },
-    // The conv VAE's other encoder layers (k 4, s 2, same) and its 4×4 valid layer, at a smaller batch.
-    { batch: 4, height: 32, width: 32, cIn: 32, cOut: 32, kernel: [4, 4], stride: [2, 2], pad: "same" },
-    { batch: 4, height: 16, width: 16, cIn: 32, cOut: 64, kernel: [4, 4], stride: [2, 2], pad: "same" },
-    { batch: 4, height: 4, width: 4, cIn: 64, cOut: 256, kernel: [4, 4], stride: [1, 1], pad: "valid" },
+    // The conv VAE's other encoder layers (k 4, s 2, same) and a 4×4 valid layer, one image each.
+    { batch: 1, height: 32, width: 32, cIn: 32, cOut: 32, kernel: [4, 4], stride: [2, 2], pad: "same" },
+    { batch: 1, height: 16, width: 16, cIn: 32, cOut: 64, kernel: [4, 4], stride: [2, 2], pad: "same" },
+    { batch: 2, height: 4, width: 4, cIn: 64, cOut: 256, kernel: [4, 4], stride: [1, 1], pad: "valid" },
     { batch: 2, height: 64, width: 64, cIn: 1, cOut: 32, kernel: [4, 4], stride: [2, 2], pad: "same" },
     // The pose net: 3 image channels and 16–64 channels, k 3, s 2 and 1, same; odd sizes and batch 1.
     { batch: 2, height: 64, width: 64, cIn: 3, cOut: 16, kernel: [3, 3], stride: [2, 2], pad: "same" },
-    { batch: 2, height: 32, width: 32, cIn: 16, cOut: 16, kernel: [3, 3], stride: [1, 1], pad: "same" },
+    { batch: 1, height: 32, width: 32, cIn: 16, cOut: 16, kernel: [3, 3], stride: [1, 1], pad: "same" },
     { batch: 1, height: 15, width: 17, cIn: 16, cOut: 32, kernel: [3, 3], stride: [2, 2], pad: "same" },
     { batch: 1, height: 8, width: 8, cIn: 64, cOut: 64, kernel: [3, 3], stride: [1, 1], pad: "same" },
     { batch: 3, height: 9, width: 11, cIn: 3, cOut: 8, kernel: [3, 3], stride: [2, 2], pad: "valid" },
@@ -69,7 +88,7 @@ function cases(): Case[] {
       0,
       0,
     ]];
-    out.push({
+    const c: Case = {
       batch: pick([1, 2, 5, 16]),
       height: kernel[0] + rng.int(12),
       width: kernel[1] + rng.int(12),
@@ -78,7 +97,8 @@ function cases(): Case[] {
       kernel,
       stride,
       pad: pick<Pad>(["same", "valid", explicit]),
-    });
+    };
+    out.push({ ...c, batch: Math.max(1, Math.min(c.batch, Math.floor(CPU_PRODUCTS / productsPerImage(c)))) });
   }
   return out;
 }
