@@ -1,6 +1,6 @@
 /**
- * The lib/core types that other folders' public signatures name. Each folder's barrel re-exports them with
- * `export type * from "../core/shared_types.ts"`, so that `deno doc --lint` finds its documentation complete
+ * The lib/core types that other folders' public signatures name. Each folder's barrel re-exports them all in one
+ * `export type *` line, so that `deno doc --lint` finds its documentation complete
  * without every barrel listing them again. TF.js types are not here: files import TF.js as
  * `import /** @ignore *\/ * as tf`, which keeps the lint from asking for TF.js's own undocumented declarations
  * (Deno treats the local node_modules as part of the project).

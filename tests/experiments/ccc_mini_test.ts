@@ -1,6 +1,8 @@
 /** The ccc-mini experiment refuses bad input with exit code 2 before writing anything. */
 import { assertRefusesBadInput, projectPath } from "./cli.ts";
-import { experiment } from "../../experiments/ccc_mini.ts";
+import { findExperiment } from "../../experiments/mod.ts";
+
+const experiment = findExperiment("ccc-mini")!;
 
 Deno.test("ccc-mini refuses bad input: a UsageError before any work, exit code 2 on the command line, nothing written", async () => {
   await assertRefusesBadInput(experiment, projectPath("experiments/ccc_mini.ts"), [

@@ -9,7 +9,9 @@ import { readRunInfo } from "../../lib/core/run_files.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { assertRefusesBadInput, killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
-import { experiment } from "../../experiments/cl_ica.ts";
+import { findExperiment } from "../../experiments/mod.ts";
+
+const experiment = findExperiment("cl-ica")!;
 
 const SCRIPT = projectPath("experiments/cl_ica.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);

@@ -12,7 +12,9 @@ import { listRuns } from "../../lib/core/run_reader.ts";
 import { lastBeat } from "../../lib/core/run_lock.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { assertRefusesBadInput, projectPath, runInProcess, scriptCommand } from "./cli.ts";
-import { experiment } from "../../experiments/ica_toy.ts";
+import { findExperiment } from "../../experiments/mod.ts";
+
+const experiment = findExperiment("ica-toy")!;
 
 const SCRIPT = projectPath("experiments/ica_toy.ts");
 const decoder = new TextDecoder();

@@ -5,7 +5,8 @@
 import { assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { assertRefusesBadInput, projectPath } from "./cli.ts";
-import { experiment } from "../../experiments/mnist_invariance.ts";
+
+const experiment = findExperiment("mnist-invariance")!;
 
 const SCRIPT = projectPath("experiments/mnist_invariance.ts");
 

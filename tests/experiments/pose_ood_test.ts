@@ -6,7 +6,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { assertRefusesBadInput, killResumeAndStraight, projectPath, summaryOf } from "./cli.ts";
-import { experiment } from "../../experiments/pose_ood.ts";
+
+const experiment = findExperiment("pose-ood")!;
 
 const SCRIPT = projectPath("experiments/pose_ood.ts");
 

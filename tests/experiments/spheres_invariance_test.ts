@@ -6,7 +6,9 @@
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { assertRefusesBadInput, projectPath, runScript, summaryOf } from "./cli.ts";
-import { experiment } from "../../experiments/spheres_invariance.ts";
+import { findExperiment } from "../../experiments/mod.ts";
+
+const experiment = findExperiment("spheres-invariance")!;
 
 const SCRIPT = projectPath("experiments/spheres_invariance.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);

@@ -4,10 +4,12 @@
  */
 import { join } from "node:path";
 import { assertRefusesBadInput, projectPath, runInProcess } from "./cli.ts";
-import { experiment } from "../../experiments/vae_collapse_toy.ts";
+import { findExperiment } from "../../experiments/mod.ts";
 import { assert, assertEquals } from "../assert.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
+
+const experiment = findExperiment("vae-collapse-toy")!;
 
 const SCRIPT = projectPath("experiments/vae_collapse_toy.ts");
 

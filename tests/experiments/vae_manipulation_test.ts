@@ -11,7 +11,8 @@ import { listRuns } from "../../lib/core/run_reader.ts";
 import { parseMetrics } from "../../lib/core/run_metrics.ts";
 import { findExperiment } from "../../experiments/mod.ts";
 import { assertRefusesBadInput, killResumeAndStraight, projectPath, runScript, summaryOf } from "./cli.ts";
-import { experiment } from "../../experiments/vae_manipulation.ts";
+
+const experiment = findExperiment("vae-manipulation")!;
 
 const SCRIPT = projectPath("experiments/vae_manipulation.ts");
 const run = (root: string, args: string[]) => runScript(SCRIPT, root, args);
