@@ -20,7 +20,7 @@ export const experiment = defineExperiment({
     batch: integer(512, "pairs per step", { min: 2, max: 65_536 }),
     lr: real(1e-2, "Adam learning rate", { min: 0, max: 1 }),
   },
-  presets: { smoke: { samples: 1_000, steps: 200 }, quick: {}, paper: { samples: 2 ** 18, steps: 20_000 } },
+  presets: { smoke: { samples: 1_000, steps: 200, batch: 64 }, quick: {}, paper: { samples: 2 ** 18, steps: 20_000 } },
   targets: [{
     metric: "mcc",
     paper: 0.997,

