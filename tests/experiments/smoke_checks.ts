@@ -8,7 +8,8 @@
  *   `deno task run <name> --preset smoke --backend wasm --seed 0`, and the commit says why;
  * - give the same numbers, curves and kept models with `--workers 2` where its phases can run in workers;
  * - interrupted at its first checkpoint and continued with `--resume`, end with exactly the numbers, curves and
- *   details of the same run left alone.
+ *   details of the same run left alone (where the experiment's own test does not already resume it at a harder
+ *   point).
  *
  * The run left alone is run once per experiment and shared by the three checks. Smoke presets are tiny shapes,
  * seconds each: they prove that the pipeline is wired, not that it learns.
@@ -132,6 +133,18 @@ function reproducible(summary: RunSummary): unknown {
  */
 const WITHOUT_CHECKPOINTS = new Set(["two-point", "collapse-toy"]);
 
+/**
+ * Experiments whose own test stops a run at a harder point and resumes it to every metric of an uninterrupted run:
+ * the interrupted-and-resumed check here would repeat it.
+ */
+const RESUMED_IN_OWN_TEST: Record<string, string> = {
+  "abs-mnist": "abs_mnist_test.ts: stopped between digits, attacks.jsonl torn, resumed at the next digit",
+  "vae-pca": "vae_pca_test.ts: killed inside its second setting",
+  "pose-ood": "pose_ood_test.ts: killed inside the pretrained net's training",
+  "vae-manipulation": "vae_manipulation_test.ts: killed after its first evaluation",
+  "cl-ica": "cl_ica_test.ts: killed inside its first setting",
+};
+
 /** Registers the smoke checks of the experiments named in `names`. */
 export function smokeChecks(names: readonly string[]): void {
   for (const name of names) {
@@ -139,7 +152,9 @@ export function smokeChecks(names: readonly string[]): void {
     if (experiment === undefined) throw new Error(`no experiment ${name}`);
     straightCheck(experiment);
     if (experiment.config.workers === WORKERS_CONFIG.workers) workersCheck(experiment);
-    if (!WITHOUT_CHECKPOINTS.has(experiment.name)) resumeCheck(experiment);
+    if (!WITHOUT_CHECKPOINTS.has(experiment.name) && !(experiment.name in RESUMED_IN_OWN_TEST)) {
+      resumeCheck(experiment);
+    }
   }
 }
 
