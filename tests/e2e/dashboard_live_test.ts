@@ -93,7 +93,10 @@ browserTest("seven runs train at once: every line grows, and the runs table stil
         }
       }
     };
-    /** Waits until every line of both charts has more points than in `before`. */
+    /**
+     * Waits until every line of both charts, and each chart card's count of points, has grown past `before`: the
+     * card's count is written after its chart is drawn, so a look taken as soon as the lines grew may find it behind.
+     */
     const grown = (before: Awaited<ReturnType<typeof look>>) => {
       const lengths = Object.fromEntries(
         Object.entries(before.charts).map(([metric, lines]) => [metric, lines.map((l) => [l.label, l.x.length])]),
@@ -101,9 +104,11 @@ browserTest("seven runs train at once: every line grows, and the runs table stil
       return browser.waitFor(
         `Object.entries(${JSON.stringify(lengths)}).every(([metric, lines]) => {
           const now = window.__chartData(metric);
-          return now && lines.every(([label, n]) => now.find((l) => l.label === label)?.x.length > n);
+          const card = Number(document.querySelector('.card[data-metric="' + metric + '"]')?.dataset.points);
+          return now && card > ${JSON.stringify(before.points)}[metric] &&
+            lines.every(([label, n]) => now.find((l) => l.label === label)?.x.length > n);
         })`,
-        "every line to grow",
+        "every line and chart card to grow",
       );
     };
     const first = await look();
