@@ -8,6 +8,7 @@
  */
 import type { AnyExperiment, TargetKind } from "./experiment.ts";
 import { comparisonText, nullGateProblems, targetVerdict } from "./targets.ts";
+import { tableCell } from "./readme.ts";
 
 /** One target as the audit shows it. */
 export interface AuditRow {
@@ -55,7 +56,7 @@ export function auditCounts(rows: AuditRow[]): { likeForLike: number; analogue: 
 
 /** The audit as Markdown: one table per experiment, then every problem, then the counts. */
 export function auditMarkdown(rows: AuditRow[]): string {
-  const cell = (text: string) => text.replaceAll("|", "\\|");
+  const cell = tableCell;
   const lines: string[] = [];
   for (const experiment of [...new Set(rows.map((r) => r.experiment))]) {
     const own = rows.filter((r) => r.experiment === experiment);

@@ -23,6 +23,8 @@ import {
   verdictCounts,
 } from "./scorecard.ts";
 import { comparisonText } from "./targets.ts";
+import { PRESETS } from "./experiment.ts";
+import { tableCell } from "./readme.ts";
 
 /** What the pages read of an experiment (an `Experiment` of lib/core/experiment.ts fits). */
 export interface DocExperiment extends ScoredExperiment {
@@ -35,9 +37,6 @@ export interface DocExperiment extends ScoredExperiment {
   /** The published finding in at most {@linkcode FINDING_WORDS} words (else the description stands in). */
   finding?: string;
 }
-
-/** Presets in the order pages list them; also the order of "most complete" for README's row (last first). */
-const PRESET_ORDER = ["smoke", "quick", "long", "paper"];
 
 /** Words of a finding in README's short table. */
 export const FINDING_WORDS = 12;
@@ -62,16 +61,17 @@ export interface RenderedDocs {
   readmeSection: string;
 }
 
+/** A preset's place in PRESETS: the order pages list presets, and of "most complete" for README's row (last first). */
 const presetRank = (preset: string) => {
-  const i = PRESET_ORDER.indexOf(preset);
-  return i < 0 ? PRESET_ORDER.length : i;
+  const i = (PRESETS as readonly string[]).indexOf(preset);
+  return i < 0 ? PRESETS.length : i;
 };
 
 /** `text` ended by a full stop unless it ends with one already (or another closing mark). */
 const sentence = (text: string) => /[.!?]$/.test(text) ? text : `${text}.`;
 
-/** Text safe inside a Markdown table cell: "|" would end the cell, "*" may start emphasis. */
-const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("*", "\\*");
+/** Text safe inside a Markdown table cell of these pages, where a "*" (ε*) may also start emphasis. */
+const cell = (text: string) => tableCell(text).replaceAll("*", "\\*");
 
 /** `text` with every citation key of `papers` linked to its entry of papers.md at `href` (e.g. "../papers.md"). */
 export function linkCitations(text: string, href: string, papers: readonly Paper[]): string {
@@ -155,7 +155,7 @@ function groupTable(g: ScoredGroup, cite: (text: string) => string): string[] {
     "| metric or finding | class | source | published | ours | reproduced when | curve | verdict |",
     "|---|---|---|---|---|---|---|---|",
     ...g.targets.map((t) =>
-      `| \`${t.metric.replaceAll("|", "\\|")}\` | ${kind(t)} | ${cite(cell(t.source))} | ${formatValue(t.paper)} | ${
+      `| \`${tableCell(t.metric)}\` | ${kind(t)} | ${cite(cell(t.source))} | ${formatValue(t.paper)} | ${
         oursText(t)
       } | ${cell(comparisonText(t))} | ${curveCell(t)} | ${t.verdict} |`
     ),
@@ -243,7 +243,7 @@ export function experimentPage(
     "| metric or finding | class | source | published | reproduced when |",
     "|---|---|---|---|---|",
     ...e.targets.map((t) =>
-      `| \`${t.metric.replaceAll("|", "\\|")}\` | ${t.kind} | ${cite(cell(t.source))} | ${formatValue(t.paper)} | ${
+      `| \`${tableCell(t.metric)}\` | ${t.kind} | ${cite(cell(t.source))} | ${formatValue(t.paper)} | ${
         cell(comparisonText(t))
       } |`
     ),

@@ -7,6 +7,9 @@
  * @module
  */
 
+/** `text` safe inside a Markdown table cell: a "|" (|cos|, a list of choices) would end the cell. */
+export const tableCell = (text: string): string => text.replaceAll("|", "\\|");
+
 /** Replaces the text between the `name` markers of `readme`; throws when the markers are missing. */
 export function replaceSection(readme: string, name: string, content: string): string {
   const begin = `<!-- ${name}:begin -->`, end = `<!-- ${name}:end -->`;

@@ -19,6 +19,7 @@ import {
   VERDICTS,
 } from "./targets.ts";
 import type { SummaryView } from "./run_layout.ts";
+import { tableCell } from "./readme.ts";
 
 /** What the scorecard reads of an experiment today (an `Experiment` of lib/core/experiment.ts fits). */
 export interface ScoredExperiment {
@@ -248,8 +249,7 @@ export function groupLabel(g: ScoredGroup): string {
  * `cite` rewrites a source cell (to link its citation keys).
  */
 export function groupRows(g: ScoredGroup, cite: (source: string) => string = (s) => s): string[] {
-  // A "|" inside a cell (|cos|, a list of choices) would end the cell: Markdown needs it escaped.
-  const cell = (text: string) => text.replaceAll("|", "\\|");
+  const cell = tableCell;
   const at = cell(groupLabel(g));
   return [
     ...g.targets.map((t) =>
@@ -307,7 +307,7 @@ export function scorecardMarkdown(
  * the run's time): each target beside its published number, then the claims.
  */
 export function summaryMarkdown(summary: SummaryView): string {
-  const cell = (text: string) => text.replaceAll("|", "\\|");
+  const cell = tableCell;
   const commit = summary.git_commit ? `, ${summary.git_commit.slice(0, 7)}` : "";
   const overrides = summary.overrides?.length ? `, ${summary.overrides.join(" ")}` : "";
   const at = cell(`${summary.experiment} (${summary.preset}, seed ${summary.seed}${overrides}${commit})`);
@@ -342,7 +342,7 @@ export function resultTablesMarkdown(details: unknown): string {
   const tables = (details as { results?: unknown } | null)?.results;
   if (!Array.isArray(tables)) return "";
   const cell = (v: unknown) =>
-    typeof v === "number" ? formatValue(v) : v === null || v === undefined ? "—" : String(v).replaceAll("|", "\\|");
+    typeof v === "number" ? formatValue(v) : v === null || v === undefined ? "—" : tableCell(String(v));
   return tables.flatMap((table: ResultTable) => {
     if (!table.rows?.length) return [];
     const keys = [...new Set(table.rows.flatMap((row) => Object.keys(row)))];
