@@ -7,7 +7,6 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
-import { main } from "../../main.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { checkRunsRoot } from "../../lib/core/cli.ts";
 import { coerceValue, type ConfigSpec, resolveConfig } from "../../lib/core/config.ts";
@@ -16,6 +15,7 @@ import { parseInvocation, USAGE_EXIT_CODE } from "../../lib/core/experiment.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
 import { projectPath } from "../experiments/cli.ts";
 import { npyWithHeader } from "../core/npy_bytes.ts";
+import { mainInProcess } from "../main_in_process.ts";
 import { listing } from "../tree.ts";
 
 const runs = Deno.makeTempDirSync({ prefix: "latentlab-bad-inputs-runs-" });
@@ -195,29 +195,10 @@ const ROWS: Row[] = [
   [run("noise-train-mnist", "--eps_digits", "200"), "eps_digits = 200 exceeds test_digits = 16"],
 ];
 
-/**
- * Runs `main(args)` in this process as the CLI would: a thrown UsageError
- * is exit code 2 with its message; `run` reports its own (printed, with
- * Deno.exitCode 2). Output is captured, the exit code restored.
- */
+/** `main(args)` in this process: its exit code and what it said on stderr. */
 async function inProcess(args: string[]): Promise<{ code: number; message: string }> {
-  const printed: string[] = [];
-  const { error, log } = console;
-  console.error = (...parts: unknown[]) => void printed.push(parts.join(" "));
-  console.log = () => {};
-  const exitCode = Deno.exitCode;
-  Deno.exitCode = 0;
-  try {
-    await main(args);
-    return { code: Deno.exitCode, message: printed.join("\n") };
-  } catch (thrown) {
-    if (thrown instanceof UsageError) return { code: USAGE_EXIT_CODE, message: thrown.message };
-    return { code: 1, message: thrown instanceof Error ? thrown.stack ?? thrown.message : String(thrown) };
-  } finally {
-    console.error = error;
-    console.log = log;
-    Deno.exitCode = exitCode;
-  }
+  const { code, stderr } = await mainInProcess(args);
+  return { code, message: stderr };
 }
 
 Deno.test(`${ROWS.length} bad command lines are refused with exit code 2, the problem named, nothing written`, async () => {

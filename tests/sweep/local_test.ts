@@ -12,7 +12,7 @@ import { listRuns, readSummary, type RunListing } from "../../lib/core/run_reade
 import { checkSweepSpec, expandSweep, importExperiment } from "../../lib/sweep/spec.ts";
 import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
-import { sweepInProcess } from "./in_process.ts";
+import { mainInProcess } from "../main_in_process.ts";
 
 // Module fixtures, not trained experiments: these tests are about the worker pool, signals and the run store, so a
 // task costs little more than its process's start.
@@ -39,7 +39,7 @@ async function sweep(args: string[]) {
 }
 
 /** `main.ts sweep ...args --runs <root>` in this process (what is checked is its outcome, not the process). */
-const inProcess = (args: string[]) => sweepInProcess([...args, "--runs", root]);
+const inProcess = (args: string[]) => mainInProcess(["sweep", ...args, "--runs", root]);
 
 function specFile(name: string, spec: unknown): string {
   const path = join(root, `${name}.json`);
@@ -183,7 +183,7 @@ Deno.test("run-task runs its array element's task in process: SIGTERM interrupts
   assertEquals([record.status, record.resumed, record.attempts, record.exit_code], ["completed", run.dir, 2, 0]);
 
   // Left as it is, so nothing runs: this process will do.
-  const again = await sweepInProcess(["run-task", planned.dir, "sub-0", "1"]);
+  const again = await mainInProcess(["sweep", "run-task", planned.dir, "sub-0", "1"]);
   assertEquals(again.code, 0, again.stderr);
   assert(again.stderr.includes("already completed"), again.stderr);
   assertEquals(runsOf("array").length, 1);

@@ -27,7 +27,7 @@ import {
   slurmJobStates,
   submit,
 } from "../../lib/sweep/slurm.ts";
-import { sweepInProcess } from "./in_process.ts";
+import { mainInProcess } from "../main_in_process.ts";
 
 const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -410,7 +410,7 @@ slurmTest("sweep --executor slurm: 2 smoke tasks complete once; a second call su
     assertEquals(settings.size, 2, `distinct (dim, seed): ${[...settings].join(" ")}`);
 
     const sweepDir = onlySweepDir(runs);
-    const second = await sweepInProcess([spec, "--executor", "slurm", "--runs", runs]);
+    const second = await mainInProcess(["sweep", spec, "--executor", "slurm", "--runs", runs]);
     assertEquals(second.code, 0, second.stdout + second.stderr);
     assert(/2 completed/.test(second.stdout) && /\b0 launched/.test(second.stdout), second.stdout);
     const submissions = [...Deno.readDirSync(join(sweepDir, "slurm"))].filter((e) => e.name.endsWith(".tasks"));
@@ -443,7 +443,7 @@ slurmTest("sweep status lists a failed Slurm task with its exit code and log", a
     assert(Deno.statSync(record.err).isFile, `${record.err} exists`);
     assert(Deno.readTextFileSync(record.err).includes("asked to fail"), "the log holds the error");
 
-    const status = await sweepInProcess(["status", "failing", "--runs", runs]);
+    const status = await mainInProcess(["sweep", "status", "failing", "--runs", runs]);
     const text = status.stdout + status.stderr;
     assert(/1 completed/.test(text) && /1 failed/.test(text), text);
     assert(text.includes(record.err), `the log path is listed:\n${text}`);
@@ -471,7 +471,7 @@ slurmTest("a pending element cancelled with scancel is lost, and submitted again
       }),
     );
     // The scenario is Slurm's and the run store's, not the command line's: each call runs in this process.
-    const first = await sweepInProcess([spec, "--executor", "slurm", "--runs", runs]);
+    const first = await mainInProcess(["sweep", spec, "--executor", "slurm", "--runs", runs]);
     assertEquals(first.code, 0, first.stdout + first.stderr);
     assert(/2 launched/.test(first.stdout), first.stdout);
     const sweepDir = join(runs, "_sweeps", "slow");
@@ -482,9 +482,9 @@ slurmTest("a pending element cancelled with scancel is lost, and submitted again
     assertEquals((await slurmJobStates([pendingJob])).get(pendingJob)?.state, "pending");
     await cancelJobs([pendingJob]);
 
-    const status = await sweepInProcess(["status", "slow", "--runs", runs]);
+    const status = await mainInProcess(["sweep", "status", "slow", "--runs", runs]);
     assert(/1 lost/.test(status.stdout + status.stderr), status.stdout + status.stderr);
-    const again = await sweepInProcess([spec, "--executor", "slurm", "--runs", runs]);
+    const again = await mainInProcess(["sweep", spec, "--executor", "slurm", "--runs", runs]);
     assertEquals(again.code, 0, again.stdout + again.stderr);
     assert(/1 active/.test(again.stdout) && /1 launched/.test(again.stdout), again.stdout);
     const record = readTaskRecord(sweepDir, pendingKey);
