@@ -87,6 +87,11 @@ const config = {
   cw_binary_steps: integer(9, "C&W binary search steps over c (foolbox: 9)", { min: 1, max: 100 }),
   cw_steps: integer(10_000, "C&W Adam steps per binary search step (foolbox: 10,000)", COUNT),
   boundary_steps: integer(25_000, "Boundary Attack steps (foolbox: 25,000)", { min: 1, max: 1_000_000 }),
+  latent_descent_steps: integer(
+    200,
+    "Latent Descent steps before a digit counts as not fooled (Schott2019 §5 steps until it is)",
+    COUNT,
+  ),
   boundary_models: choices(
     ["cnn", "abs", "binary_cnn", "binary_abs", "nn"],
     MODEL_NAMES,
@@ -246,8 +251,9 @@ export const experiment = defineExperiment({
       clean_digits: 20,
       calibration_digits: 20,
       // Three: with two, both latent-descent runs can fail on these tiny models and leave its median unmeasured.
+      // Attacked together, so that ABS, which decodes every class at each query, is queried a third as often.
       attack_digits: 3,
-      attack_batch: 1,
+      attack_batch: 3,
       line_search_steps: 3,
       bisection_steps: 2,
       bim_steps: 1,
@@ -256,6 +262,7 @@ export const experiment = defineExperiment({
       cw_binary_steps: 1,
       cw_steps: 2,
       boundary_steps: 2,
+      latent_descent_steps: 20,
       boundary_models: ["cnn", "abs", "binary_cnn", "nn"],
       sp_steps: 3,
       pointwise_restarts: 1,

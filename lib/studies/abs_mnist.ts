@@ -106,6 +106,8 @@ export interface AbsMnistSettings {
   cw_steps: number;
   /** Boundary Attack steps (foolbox: 25,000). */
   boundary_steps: number;
+  /** Latent Descent steps before a digit counts as not fooled. */
+  latent_descent_steps: number;
   /** Models the Boundary Attack runs on (its queries are costly on ABS). */
   boundary_models: readonly ModelName[];
   /** Grid scales of the noise and transfer line searches before their bisection. */
@@ -381,7 +383,7 @@ function attackPlan(cfg: AbsMnistSettings, model: AttackedModel, cnn: AttackMode
       }),
     );
   }
-  if (isAbs(name)) add("latent_descent", latentDescent(model.abs!));
+  if (isAbs(name)) add("latent_descent", latentDescent(model.abs!, { maxIterations: cfg.latent_descent_steps }));
   add("gaussian_noise", noiseLineSearch({ noise: "gaussian", distance: "l2", gridSteps: cfg.line_search_steps }));
   if (cfg.boundary_models.includes(name)) add("boundary", boundary({ steps: cfg.boundary_steps }));
   add("salt_and_pepper", saltAndPepper({ steps: cfg.sp_steps, distance: "l0" }));
