@@ -5,10 +5,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+batches=tests/.batches
+trap 'rm -f "$log"; rm -rf "$batches"' EXIT
 
-# Longest first (measured per file), so that the short files fill the gaps while the long ones run; the rest in name
-# order. A name here that no longer exists is skipped.
+# Longest first (measured per file), so that the short files fill the gaps while the long ones run. A name here that
+# no longer exists is skipped.
 longest=(
   tests/experiments/smoke_2_test.ts tests/experiments/smoke_1_test.ts tests/experiments/smoke_4_test.ts
   tests/experiments/smoke_3_test.ts tests/e2e/dashboard_live_test.ts tests/reliability/writers_test.ts
@@ -17,9 +18,27 @@ longest=(
 )
 files=()
 for f in "${longest[@]}"; do [ -f "$f" ] && files+=("$f"); done
+
+# The other files run in batches of modules that share one isolate: loading TF.js and the wasm backend costs each
+# isolate about a quarter of a CPU-second, two minutes of the suite's CPU when every file paid it. A file joins a
+# batch when it selects no backend or only wasm, at its top level (backend selections queue, so the batch's modules
+# agree); one that chooses another backend or switches backends runs alone.
+rm -rf "$batches" && mkdir -p "$batches"
+batch_count=6
+i=0
+alone=()
 while IFS= read -r f; do
-  case " ${longest[*]} " in *" $f "*) ;; *) files+=("$f") ;; esac
-done < <(find tests -name '*_test.ts' | LC_ALL=C sort)
+  case " ${longest[*]} " in *" $f "*) continue ;; esac
+  selections="$(grep -c 'selectBackend(\|setBackend(' "$f")"
+  if [ "$selections" = 0 ] || { [ "$selections" = 1 ] && grep -qx 'await selectBackend("wasm");' "$f"; }; then
+    echo "import \"../${f#tests/}\";" >>"$batches/batch_$((i % batch_count + 1))_test.ts"
+    i=$((i + 1))
+  else
+    alone+=("$f")
+  fi
+done < <(find tests -name '*_test.ts' -not -path "$batches/*" | LC_ALL=C sort)
+for b in "$batches"/*_test.ts; do [ -f "$b" ] && files+=("$b"); done
+files+=("${alone[@]}")
 
 DENO_JOBS=3 deno test -A --parallel "${files[@]}" 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}

@@ -179,7 +179,17 @@ async function activate(name: BackendName): Promise<boolean> {
  * Throws {@linkcode UsageError} when `webgpu` is requested without an adapter,
  * or an explicitly requested backend fails to initialise.
  */
-export async function selectBackend(requested: BackendChoice): Promise<BackendInfo> {
+export function selectBackend(requested: BackendChoice): Promise<BackendInfo> {
+  const selected = selecting.then(() => selectNow(requested));
+  selecting = selected.catch(() => {});
+  return selected;
+}
+
+// One selection at a time: modules that each select a backend at their top level can be evaluated concurrently, and
+// TF.js fails a backend that is asked for while it initialises.
+let selecting: Promise<unknown> = Promise.resolve();
+
+async function selectNow(requested: BackendChoice): Promise<BackendInfo> {
   // tfjs sees Deno as Node and prints a banner recommending tfjs-node; prod mode silences it.
   tf.enableProdMode();
   const adapter = requested === "auto" || requested === "webgpu" ? await probeAdapter() : null;
