@@ -22,7 +22,8 @@ for f in "${longest[@]}"; do [ -f "$f" ] && files+=("$f"); done
 # The other files run in batches of modules that share one isolate: loading TF.js and the wasm backend costs each
 # isolate about a quarter of a CPU-second, two minutes of the suite's CPU when every file paid it. A file joins a
 # batch when it selects no backend or only wasm, at its top level (backend selections queue, so the batch's modules
-# agree); one that chooses another backend or switches backends runs alone.
+# agree); one that chooses another backend, switches backends or runs an experiment on another backend runs alone,
+# since the backend a test leaves active is the next test's.
 rm -rf "$batches" && mkdir -p "$batches"
 batch_count=6
 i=0
@@ -30,7 +31,9 @@ alone=()
 while IFS= read -r f; do
   case " ${longest[*]} " in *" $f "*) continue ;; esac
   selections="$(grep -c 'selectBackend(\|setBackend(' "$f")"
-  if [ "$selections" = 0 ] || { [ "$selections" = 1 ] && grep -qx 'await selectBackend("wasm");' "$f"; }; then
+  if grep -Eq -- '"--backend", "(cpu|webgpu|auto)"|--backend (cpu|webgpu|auto)' "$f"; then
+    alone+=("$f")
+  elif [ "$selections" = 0 ] || { [ "$selections" = 1 ] && grep -qx 'await selectBackend("wasm");' "$f"; }; then
     echo "import \"../${f#tests/}\";" >>"$batches/batch_$((i % batch_count + 1))_test.ts"
     i=$((i + 1))
   else
@@ -39,6 +42,10 @@ while IFS= read -r f; do
 done < <(find tests -name '*_test.ts' -not -path "$batches/*" | LC_ALL=C sort)
 for b in "$batches"/*_test.ts; do [ -f "$b" ] && files+=("$b"); done
 files+=("${alone[@]}")
+
+# One process loads TF.js and every experiment first: the parallel isolates then find them compiled (V8's code
+# cache) instead of each compiling them at once on a fresh clone.
+deno run -A main.ts list >/dev/null
 
 DENO_JOBS=3 deno test -A --parallel "${files[@]}" 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}

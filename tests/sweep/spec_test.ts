@@ -206,7 +206,7 @@ Deno.test("run and sweep take a module path exporting experiment; its key uses t
   const { error } = console;
   console.error = () => {};
   try {
-    await main(["run", moduleExperiment, "--preset", "smoke", "--n", "3", "--backend", "cpu", "--runs", root]);
+    await main(["run", moduleExperiment, "--preset", "smoke", "--n", "3", "--backend", "wasm", "--runs", root]);
   } finally {
     console.error = error;
   }
