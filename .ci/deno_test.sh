@@ -6,7 +6,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 log="$(mktemp)"
 batches=tests/.batches
-trap 'rm -f "$log"; rm -rf "$batches"' EXIT
+# The tests' temporary run stores, sweeps and browser profiles go to a folder of this run's own, removed at the end.
+TMPDIR="$(mktemp -d)"
+export TMPDIR
+trap 'rm -f "$log"; rm -rf "$batches" "$TMPDIR"' EXIT
 
 # Longest first (measured per file), so that the short files fill the gaps while the long ones run. A name here that
 # no longer exists is skipped.
