@@ -143,6 +143,9 @@ export async function runPhasesInWorkers<C, P, R>(
   ctx.stopRequested.addEventListener("abort", stop);
   const runOn = (worker: Worker, index: number) =>
     new Promise<PhaseOutcome<R>>((resolve, reject) => {
+      // A stop that came while this lane checkpointed has ended the workers already, and an aborted signal fires no
+      // abort event: without this the phase would wait for ever.
+      if (ctx.stopRequested.aborted) return reject(ctx.stopRequested.reason);
       const onAbort = () => reject(ctx.stopRequested.reason);
       ctx.stopRequested.addEventListener("abort", onAbort, { once: true });
       const settle = () => ctx.stopRequested.removeEventListener("abort", onAbort);

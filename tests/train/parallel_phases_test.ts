@@ -106,3 +106,21 @@ Deno.test("stopping the run rejects with its reason and ends the workers", async
   setTimeout(() => stop.abort(new Error("interrupted by the test")), 50);
   await assertRejects(() => run, Error, "interrupted by the test");
 });
+
+Deno.test("a stop asked while the last lane checkpoints ends the run: the lane starts no other phase", async () => {
+  const stop = new AbortController();
+  const ctx = {
+    ...fakeContext([]),
+    stopRequested: stop.signal,
+    // As the smoke checks and Ctrl-C at the wrong moment do: the stop comes inside the first checkpoint.
+    checkpoint: () => Promise.resolve(stop.abort(new Error("stopped at the first checkpoint"))),
+  };
+  // One lane: no other phase in flight whose abort listener would end the run.
+  const run = runPhasesInWorkers(ctx, [1, 2, 3], {
+    module: MODULE,
+    exportName: "sumOfSquares",
+    cfg: { n: 16 },
+    workers: 1,
+  });
+  await assertRejects(() => run, Error, "stopped at the first checkpoint");
+});
