@@ -22,11 +22,11 @@ longest=(
 files=()
 for f in "${longest[@]}"; do [ -f "$f" ] && files+=("$f"); done
 
-# The other files run in batches of modules that share one isolate: loading TF.js and the wasm backend costs each
-# isolate about a quarter of a CPU-second, two minutes of the suite's CPU when every file paid it. A file joins a
-# batch when it selects no backend or only wasm, at its top level (backend selections queue, so the batch's modules
-# agree); one that chooses another backend, switches backends or runs an experiment on another backend runs alone,
-# since the backend a test leaves active is the next test's.
+# The other files run in batches of modules that share one isolate: loading TF.js, the wasm backend and the
+# project's modules costs each isolate most of a CPU-second, which these short files would otherwise pay one by one.
+# A file joins a batch when it selects no backend or only wasm, at its top level (backend selections queue, so the
+# batch's modules agree); one that chooses another backend, switches backends or runs an experiment on another
+# backend runs alone, since the backend a test leaves active is the next test's.
 rm -rf "$batches" && mkdir -p "$batches"
 batch_count=6
 i=0
