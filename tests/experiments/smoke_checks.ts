@@ -47,7 +47,7 @@ const REMOVED: Record<string, Record<string, string>> = {
 await selectBackend("wasm");
 
 /** Metrics without the wall times (`…/seconds`, `…/seconds_sd`), which no seed fixes. */
-function withoutWallTime(metrics: Record<string, number>): Record<string, number> {
+export function withoutWallTime(metrics: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(metrics).filter(([key]) => !/(^|\/)seconds(_sd)?$/.test(key)));
 }
 
@@ -91,12 +91,17 @@ const ALL_END_ONLY = new Set(["abs-mnist"]);
 type Experiment = typeof EXPERIMENTS[number];
 type Outcome = { dir: string; summary: RunSummary };
 
-/** The flags of the run left alone: the fixture's backend and seed, and the code path it was written with. */
+/** The flags of a smoke run of experiment `name` under `root`, on the code path its fixture was written with. */
+export function smokeArgs(name: string, root: string, backend = "wasm", seed = 0): string[] {
+  const args = ["--preset", "smoke", "--runs", root, "--backend", backend, "--seed", String(seed)];
+  return [...args, ...(AS_BEFORE[name] ?? [])];
+}
+
+/** The flags of the run the fixture holds: its backend and seed. */
 function straightArgs(experiment: Experiment, root: string): string[] {
   const before = BEFORE[experiment.name];
   assert(before, `no smoke fixture for ${experiment.name}: add it to fixtures/smoke_summaries.json`);
-  const args = ["--preset", "smoke", "--runs", root, "--backend", before.backend, "--seed", String(before.seed)];
-  return [...args, ...(AS_BEFORE[experiment.name] ?? [])];
+  return smokeArgs(experiment.name, root, before.backend, before.seed);
 }
 
 /** Runs `experiment` with `args` in process and checks that it leaves no tensors behind. */
