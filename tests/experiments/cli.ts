@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { UsageError } from "../../lib/core/errors.ts";
+import { RunInterrupted, UsageError } from "../../lib/core/errors.ts";
 import { type AnyExperiment, parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
@@ -35,6 +35,36 @@ export async function runInProcess(name: string, root: string, args: string[]) {
   const invocation = parseInvocation(experiment, [...args, "--runs", root, "--backend", "wasm"]);
   if (invocation === "help") throw new Error("--help given");
   return await runExperiment(experiment, invocation, { report: () => {} });
+}
+
+/**
+ * Runs `experiment` with `args` in this process and stops it once its `n`-th checkpoint is on disk: the run's folder,
+ * marked interrupted, and the steps it checkpointed.
+ */
+export async function runStoppedAtCheckpoint(
+  experiment: AnyExperiment,
+  args: string[],
+  n: number,
+): Promise<{ dir: string; checkpoints: number[] }> {
+  const invocation = parseInvocation(experiment, args);
+  if (invocation === "help") throw new Error("--help given");
+  let stop = (_reason: string) => {};
+  let dir = "";
+  const checkpoints: number[] = [];
+  const error = await runExperiment(experiment, invocation, {
+    report: () => {},
+    started: (run) => {
+      dir = run.dir;
+      stop = run.interrupt;
+    },
+    checkpointed: (step) => {
+      checkpoints.push(step);
+      if (checkpoints.length === n) stop(`test: stopped at checkpoint ${n}`);
+    },
+  }).then(() => null, (thrown) => thrown);
+  assert(error instanceof RunInterrupted, `the run was not interrupted: ${error}`);
+  assertEquals(readRunInfo(dir).status, "interrupted");
+  return { dir, checkpoints };
 }
 
 const decoder = new TextDecoder();

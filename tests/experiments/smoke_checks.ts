@@ -20,7 +20,7 @@ import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import type { RunSummary } from "../../lib/core/run_layout.ts";
-import { RunInterrupted } from "../../lib/core/errors.ts";
+import { runStoppedAtCheckpoint } from "./cli.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
@@ -162,26 +162,8 @@ function smokeCheck(experiment: Experiment): void {
 
 /** Runs `experiment` with `args`, stops it at its first checkpoint and resumes it; leaves no tensors behind. */
 async function interruptedAndResumed(experiment: Experiment, args: string[]): Promise<Outcome> {
-  const first = parseInvocation(experiment, args);
-  assert(first !== "help");
   const tensors = tf.memory().numTensors;
-  let stop: ((reason: string) => void) | null = null;
-  let dir = "";
-  const checkpoints: number[] = [];
-  const interrupted = await runExperiment(experiment, first, {
-    report: () => {},
-    started: (run) => {
-      dir = run.dir;
-      stop = run.interrupt;
-    },
-    checkpointed: (step) => {
-      checkpoints.push(step);
-      if (checkpoints.length === 1) stop!("test: interrupted at the first checkpoint");
-    },
-  }).then(() => null, (error) => error);
-  assert(interrupted instanceof RunInterrupted, `the run was not interrupted: ${interrupted}`);
-  assertEquals(readRunInfo(dir).status, "interrupted");
-
+  const { dir, checkpoints } = await runStoppedAtCheckpoint(experiment, args, 1);
   const resume = parseInvocation(experiment, ["--resume", dir, "--backend", BEFORE[experiment.name].backend]);
   assert(resume !== "help");
   const outcome = await runExperiment(experiment, resume, { report: () => {} });

@@ -8,39 +8,27 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { findExperiment } from "../../experiments/mod.ts";
-import { RunInterrupted } from "../../lib/core/errors.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
+import { runStoppedAtCheckpoint } from "../experiments/cli.ts";
 import { loadLatestCheckpoint } from "../../lib/core/run_checkpoints.ts";
 
 await selectBackend("wasm");
 const experiment = findExperiment("ica-toy")!;
 const ARGS = ["--preset", "smoke", "--layers", "1", "--backend", "wasm"];
 
-async function run(args: string[], stopAtCheckpoint?: number) {
+async function run(args: string[]) {
   const invocation = parseInvocation(experiment, args);
   assert(invocation !== "help");
-  let stop: (reason: string) => void = () => {};
-  let seen = 0;
-  return await runExperiment(experiment, invocation, {
-    report: () => {},
-    started: (r) => (stop = r.interrupt),
-    checkpointed: () => {
-      if (++seen === stopAtCheckpoint) stop("test");
-    },
-  });
+  return await runExperiment(experiment, invocation, { report: () => {} });
 }
 
 const expected = (await run([...ARGS, "--runs", Deno.makeTempDirSync()])).summary.metrics;
 
 /** A run of ARGS stopped at its second checkpoint (step 20 of phase 0, so 10 and 20 are kept, with their arrays). */
 async function interruptedRun(): Promise<string> {
-  const root = Deno.makeTempDirSync();
-  const error = await run([...ARGS, "--runs", root], 2).then(() => null, (e) => e);
-  assert(error instanceof RunInterrupted);
-  const experimentDir = join(root, "ica-toy");
-  return join(experimentDir, [...Deno.readDirSync(experimentDir)][0].name);
+  return (await runStoppedAtCheckpoint(experiment, [...ARGS, "--runs", Deno.makeTempDirSync()], 2)).dir;
 }
 
 const DAMAGES: [string, (folder: string) => void][] = [
