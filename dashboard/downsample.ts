@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Series } from "../lib/core/run_layout.ts";
+import type { MetricsRow, Series } from "../lib/core/run_layout.ts";
 
 // Callers of downsample name the series type beside it.
 export type { Series } from "../lib/core/run_layout.ts";
@@ -31,4 +31,53 @@ export function downsample(series: Series, maxPoints: number): Series {
   }
   keep.push(n - 1);
   return { x: keep.map((i) => series.x[i]), t: keep.map((i) => series.t[i]), y: keep.map((i) => series.y[i]) };
+}
+
+/**
+ * Rows of metrics.jsonl (in written order) thinned so that each metric keeps
+ * about `maxPerMetric` points per stretch of rising steps, by
+ * {@linkcode downsample}; rows with at most that many points are returned as
+ * they are. A step lower than the one before starts a new stretch (a resumed
+ * run logging again from its checkpoint), so that the order a reader relies
+ * on to drop the stopped attempt's points is kept.
+ */
+export function thinRows(rows: readonly MetricsRow[], maxPerMetric: number): MetricsRow[] {
+  if (rows.length <= maxPerMetric) return [...rows];
+  const out: MetricsRow[] = [];
+  let start = 0;
+  for (let i = 1; i <= rows.length; i++) {
+    if (i < rows.length && rows[i].step > rows[i - 1].step) continue;
+    out.push(...thinStretch(rows.slice(start, i), maxPerMetric));
+    start = i;
+  }
+  return out;
+}
+
+/** {@linkcode thinRows} of rows whose steps rise. */
+function thinStretch(rows: readonly MetricsRow[], maxPerMetric: number): MetricsRow[] {
+  if (rows.length <= maxPerMetric) return [...rows];
+  const series = new Map<string, Series>();
+  for (const row of rows) {
+    for (const [metric, value] of Object.entries(row)) {
+      if (metric === "step" || metric === "time") continue;
+      let s = series.get(metric);
+      if (!s) series.set(metric, s = { x: [], t: [], y: [] });
+      s.x.push(row.step);
+      s.t.push(row.time);
+      s.y.push(value);
+    }
+  }
+  // Kept values by step; entries, so that any metric name (`__proto__` too) is a plain key.
+  const kept = new Map<number, { time: number; values: [string, number][] }>();
+  for (const [metric, s] of series) {
+    const thin = downsample(s, maxPerMetric);
+    thin.x.forEach((step, i) => {
+      let at = kept.get(step);
+      if (!at) kept.set(step, at = { time: thin.t[i], values: [] });
+      at.values.push([metric, thin.y[i]]);
+    });
+  }
+  return [...kept].sort((a, b) => a[0] - b[0]).map(([step, { time, values }]) =>
+    Object.fromEntries([["step", step], ["time", time], ...values]) as MetricsRow
+  );
 }

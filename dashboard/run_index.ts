@@ -8,15 +8,28 @@
  * @module
  */
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { isRunId, type MetricsRow, type Reducers, type RunStatus } from "../lib/core/run_layout.ts";
+import { type MetricsRow, type Reducers, type RunStatus } from "../lib/core/run_layout.ts";
 import { lastBeat } from "../lib/core/run_lock.ts";
-import { listRuns, readConfig, readRunNotes, readSummary, type RunListing } from "../lib/core/run_reader.ts";
+import {
+  listRuns,
+  readConfig,
+  readRunNotes,
+  readSummary,
+  type RunListing,
+  skippedRunFolders,
+} from "../lib/core/run_reader.ts";
 import { MetricsReader } from "../lib/core/run_metrics.ts";
 
 // The page's tables are typed with the reducers the run store keeps.
 export type { Reducers } from "../lib/core/run_layout.ts";
 
-const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * The names of experiment and run folders the dashboard serves: letters of
+ * any script, digits, `_`, `.` and `-`, not starting with a dot: a folder
+ * copied in under a name of its own (capitals, accents) is served as the
+ * run ids the writer makes are; other names are listed as skipped, with why.
+ */
+const FOLDER_NAME = /^[\p{L}\p{N}_-][\p{L}\p{M}\p{N}_.-]{0,127}$/u;
 
 /**
  * Points the dashboard keeps per metric of a run: far more than a chart is
@@ -25,9 +38,24 @@ const EXPERIMENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  */
 export const POINTS_KEPT_PER_METRIC = 50_000;
 
+/** The largest metrics.jsonl the dashboard reads (a run of a million steps logging ten metrics writes about 200 MB). */
+export const METRICS_FILE_BYTES = 2 * 1024 ** 3;
+
+/**
+ * How long one read of a run's metrics goes on before the server answers
+ * other requests: a request waits at most about this long on another's read.
+ */
+export const READ_SLICE_MS = 25;
+
+/** Bytes read at a time, so that one chunk's parsing fits well within a slice. */
+const READ_CHUNK_BYTES = 512 * 1024;
+
+/** How long a listing waits for metrics being read before it lists those runs with their progress. */
+export const LIST_WAIT_MS = 1000;
+
 /** Whether `experiment/id` names a run the dashboard serves: an experiment name and a run id, nothing else. */
 export function isRunName(experiment: string, id: string): boolean {
-  return EXPERIMENT.test(experiment) && isRunId(id);
+  return FOLDER_NAME.test(experiment) && FOLDER_NAME.test(id);
 }
 
 /** A run as the dashboard lists it. */
@@ -53,12 +81,15 @@ export interface RunRow {
   note: string;
   /** Hidden from the runs table unless asked for (`archived:true`). */
   archived: boolean;
+  /** While the dashboard is still reading a large metrics.jsonl: bytes read and the file's size. */
+  reading?: { bytes: number; of: number };
 }
 
 /** Reads runs under one root, refusing any path that leaves it. */
 export class RunIndex {
   readonly root: string;
   #readers = new Map<string, MetricsReader>();
+  #reading = new Map<string, Promise<MetricsReader>>();
   #configs = new Map<string, Record<string, unknown>>();
   #finals = new Map<string, Record<string, number>>();
 
@@ -94,48 +125,104 @@ export class RunIndex {
 
   /**
    * A run's metrics, brought up to date by reading only what was appended
-   * since the last call; throws what reading metrics.jsonl throws (a
-   * directory in its place, no permission).
+   * since the last call. A long read is cut into slices of
+   * {@linkcode READ_SLICE_MS}, between which the server answers other
+   * requests: a run of hundreds of megabytes holds up no other run. Calls
+   * while a read is under way share it. Rejects with what reading
+   * metrics.jsonl throws (not a regular file, too large, no permission).
    */
-  metrics(dir: string): MetricsReader {
+  async metrics(dir: string): Promise<MetricsReader> {
+    const running = this.#reading.get(dir);
+    if (running) return await running;
     let reader = this.#readers.get(dir);
-    if (!reader) this.#readers.set(dir, reader = new MetricsReader(0, { maxPointsPerKey: POINTS_KEPT_PER_METRIC }));
-    reader.catchUp(join(dir, "metrics.jsonl"));
-    return reader;
+    if (!reader) {
+      reader = new MetricsReader(0, {
+        maxPointsPerKey: POINTS_KEPT_PER_METRIC,
+        maxFileBytes: METRICS_FILE_BYTES,
+        chunkBytes: READ_CHUNK_BYTES,
+      });
+      this.#readers.set(dir, reader);
+    }
+    const path = join(dir, "metrics.jsonl");
+    if (reader.catchUpUntil(path, performance.now() + READ_SLICE_MS)) return reader;
+    const read = (async () => {
+      try {
+        do await new Promise((next) => setTimeout(next, 0)); while (
+          !reader.catchUpUntil(path, performance.now() + READ_SLICE_MS)
+        );
+        return reader;
+      } finally {
+        this.#reading.delete(dir);
+      }
+    })();
+    this.#reading.set(dir, read);
+    return await read;
   }
 
   /**
-   * Rows appended since byte `offset` of a run's metrics (for live streaming),
-   * and the offset after the last complete line.
+   * Rows appended since byte `offset` of a run's metrics (for live
+   * streaming), as many as {@linkcode READ_SLICE_MS} of reading gives, and
+   * the offset after the last complete line read: the rest comes with the next call.
    */
   tail(dir: string, offset: number): { rows: MetricsRow[]; offset: number } {
-    const reader = new MetricsReader(offset);
-    const rows = reader.update(join(dir, "metrics.jsonl"));
+    const reader = new MetricsReader(offset, { maxFileBytes: METRICS_FILE_BYTES, chunkBytes: READ_CHUNK_BYTES });
+    const rows = reader.update(join(dir, "metrics.jsonl"), performance.now() + READ_SLICE_MS);
     return { rows, offset: reader.offset };
   }
 
-  /** Every readable run, newest first, with config and metric reducers (see {@linkcode listRuns}). */
-  list(now = Date.now()): RunRow[] {
-    return listRuns(this.root, { now }).flatMap((run) => {
+  /**
+   * Every readable run, newest first, with config and metric reducers (see
+   * {@linkcode listRuns}). Runs whose metrics are still being read after
+   * {@linkcode LIST_WAIT_MS} are listed with how far the read has come (`reading`).
+   */
+  async list(now = Date.now()): Promise<RunRow[]> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<null>((done) => timer = setTimeout(() => done(null), LIST_WAIT_MS));
+    const runs = listRuns(this.root, { now }).flatMap((run) => {
       const dir = this.runDir(basename(dirname(run.dir)), basename(run.dir));
-      return dir ? [this.#row({ ...run, dir }, now)] : [];
+      return dir ? [{ ...run, dir }] : [];
     });
+    const read = await Promise.all(runs.map((run) =>
+      Promise.race([this.metrics(run.dir), waited]).then(
+        (metrics) => ({ metrics, problem: null }),
+        (error) => ({ metrics: null, problem: metricsProblem(error) }),
+      )
+    ));
+    clearTimeout(timer);
+    return runs.map((run, i) => this.#row(run, now, read[i]));
   }
 
-  #row(run: RunListing, now: number): RunRow {
+  /**
+   * Every folder where a run would be that {@linkcode RunIndex.list} does
+   * not list, with why (see {@linkcode skippedRunFolders}), and runs whose
+   * folder names the dashboard does not serve.
+   */
+  skipped(): { folder: string; why: string }[] {
+    const unnamed = listRuns(this.root).flatMap((run) => {
+      const experiment = basename(dirname(run.dir)), id = basename(run.dir);
+      return isRunName(experiment, id) ? [] : [{
+        folder: `${experiment}/${id}`,
+        why: "its folder names hold characters other than letters, digits, _ . - (or start with a dot): rename it",
+      }];
+    });
+    return [...skippedRunFolders(this.root), ...unnamed].sort((a, b) => a.folder.localeCompare(b.folder));
+  }
+
+  #row(
+    run: RunListing,
+    now: number,
+    read: { metrics: MetricsReader | null; problem: string | null },
+  ): RunRow {
     const { dir, info, status } = run;
     let config = this.#configs.get(dir);
     if (!config) {
       config = readConfig(dir) ?? {};
       this.#configs.set(dir, config);
     }
-    let metrics: MetricsReader | null = null;
-    const problems = run.problem ? [run.problem] : [];
-    try {
-      metrics = this.metrics(dir);
-    } catch (error) {
-      problems.push(metricsProblem(error));
-    }
+    const problems = [run.problem, read.problem].filter((p): p is string => !!p);
+    // Still being read: the reducers so far, and how far the read has come.
+    const reading = !read.metrics && !read.problem ? this.#readers.get(dir) : undefined;
+    const metrics = read.metrics ?? reading ?? null;
     // A run that died without ending: its writer's last sign of life (the lock touched every few seconds).
     const end = info.ended ? Date.parse(info.ended) : status === "running" ? now : lastBeat(dir, info);
     // Time between an attempt's end and its resume is idle, not the run's.
@@ -165,6 +252,7 @@ export class RunIndex {
       metrics: metrics ? Object.fromEntries(metrics.reducers) : {},
       skipped: metrics ? metrics.skipped + (status !== "running" && metrics.pending > 0 ? 1 : 0) : 0,
       ...(problems.length ? { problem: problems.join("; ") } : {}),
+      ...(reading ? { reading: readProgress(dir, reading) } : {}),
     };
   }
 
@@ -180,6 +268,17 @@ export class RunIndex {
     }
     return final;
   }
+}
+
+/** How far a read of a run's metrics has come. */
+function readProgress(dir: string, reader: MetricsReader): { bytes: number; of: number } {
+  let size = reader.offset;
+  try {
+    size = Deno.statSync(join(dir, "metrics.jsonl")).size;
+  } catch {
+    // gone since: the bytes read are all there is
+  }
+  return { bytes: reader.offset, of: size };
 }
 
 /** Why a run's metrics.jsonl could not be read, from what reading it threw. */

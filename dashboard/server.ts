@@ -15,22 +15,14 @@ import { integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
 import { defaultRunsRoot } from "../lib/core/experiment.ts";
 import { type MetricsRow, type Series, SWEEPS_FOLDER } from "../lib/core/run_layout.ts";
-import {
-  readConfig,
-  readMedia,
-  readRun,
-  readRunNotes,
-  readSummary,
-  skippedRunFolders,
-  writeRunNotes,
-} from "../lib/core/run_reader.ts";
+import { readConfig, readMedia, readRun, readRunNotes, readSummary, writeRunNotes } from "../lib/core/run_reader.ts";
 import type { MetricsReader } from "../lib/core/run_metrics.ts";
 import { scorecardHeadline, scoreResults } from "../lib/core/scorecard.ts";
 import { findExperiment } from "../experiments/mod.ts";
 import { mergedResults, RESULTS_FOLDER } from "../lib/core/reference_results.ts";
-import { countStates, listSweeps, readSweep, sweepIds, taskStates } from "../lib/sweep/store.ts";
+import { countStates, listSweeps, readSweep, skippedSweeps, sweepIds, taskStates } from "../lib/sweep/store.ts";
 import type { SweepDetail, SweepSummary, SweepTaskRow } from "./ui/sweep_rows.ts";
-import { downsample } from "./downsample.ts";
+import { downsample, thinRows } from "./downsample.ts";
 import { registrySnapshot } from "./registry.ts";
 import { isRunName, metricsProblem, RunIndex } from "./run_index.ts";
 
@@ -59,6 +51,13 @@ export interface AppOptions {
 export function hostName(header: string): string {
   return header.startsWith("[") ? header.slice(0, header.indexOf("]") + 1) : header.split(":")[0];
 }
+
+/**
+ * Points per metric a live event carries at most: a writer appending
+ * thousands of lines a second reaches the page thinned (each bucket's lowest
+ * and highest value), not line by line.
+ */
+export const LIVE_POINTS_PER_METRIC = 500;
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -114,9 +113,9 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   // Polled every few seconds: an ETag lets an unchanged listing come back as 304 with no body.
   app.use("/api/runs", etag());
   // Folders the listing passes over are named, so that a damaged run does not vanish without notice.
-  app.get("/api/runs", (c) => {
+  app.get("/api/runs", async (c) => {
     c.header("cache-control", "no-cache");
-    return c.json({ runs: index.list(), skipped: skippedRunFolders(index.root) });
+    return c.json({ runs: await index.list(), skipped: index.skipped() });
   });
 
   // Verdicts recomputed with today's targets: the kept results, where this store's runs of a seed replace them.
@@ -137,7 +136,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       total: s.total,
       counts: s.counts,
     }));
-    return c.json({ sweeps });
+    return c.json({ sweeps, skipped: skippedSweeps(index.root) });
   });
 
   app.get("/api/sweeps/:id", async (c) => {
@@ -218,12 +217,12 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     return problem ? c.json({ error: problem }, 400) : c.json(readRunNotes(found.dir));
   });
 
-  app.get("/api/runs/:exp/:id/metrics", (c) => {
+  app.get("/api/runs/:exp/:id/metrics", async (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
     let metrics: MetricsReader;
     try {
-      metrics = index.metrics(found.dir);
+      metrics = await index.metrics(found.dir);
     } catch (error) {
       return c.json({ error: metricsProblem(error) }, 500);
     }
@@ -232,19 +231,23 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     const series = pickSeries(metrics, query.keys, query.from, query.maxPoints);
     if (c.req.query("format") === "csv") {
       const lines = ["key,step,time,value"];
-      for (const [key, s] of Object.entries(series)) {
-        s.x.forEach((x, i) => lines.push(`${JSON.stringify(key)},${x},${s.t[i]},${s.y[i]}`));
-      }
-      return c.body(lines.join("\n") + "\n", 200, {
+      for (const [key, s] of series) s.x.forEach((x, i) => lines.push(csvRow([key, x, s.t[i], s.y[i]])));
+      // RFC 4180: lines end in CRLF.
+      return c.body(lines.join("\r\n") + "\r\n", 200, {
         "content-type": "text/csv; charset=utf-8",
         "content-disposition": `attachment; filename="${c.req.param("exp")}-${c.req.param("id")}.csv"`,
       });
     }
-    return c.json({ keys: [...metrics.series.keys()], series, lines: metrics.lines, skipped: metrics.skipped });
+    return c.json({
+      keys: [...metrics.series.keys()],
+      series: Object.fromEntries(series),
+      lines: metrics.lines,
+      skipped: metrics.skipped,
+    });
   });
 
   // The charts of a selection in one request: one per run would queue behind the browser's 6 connections per host.
-  app.get("/api/metrics", (c) => {
+  app.get("/api/metrics", async (c) => {
     const names = runNames(c.req.query("runs"));
     if (names.length === 0) return c.json({ error: "runs=<experiment>/<id>,… names no run" }, 400);
     const query = metricsQuery((name) => c.req.query(name));
@@ -263,12 +266,13 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       }
       let metrics: MetricsReader;
       try {
-        metrics = index.metrics(found.dir);
+        metrics = await index.metrics(found.dir);
       } catch (error) {
         problems[name] = metricsProblem(error);
         continue;
       }
-      series[name] = pickSeries(metrics, query.keys, query.from, query.maxPoints);
+      // Built from entries: a metric named __proto__ is a key like any other.
+      series[name] = Object.fromEntries(pickSeries(metrics, query.keys, query.from, query.maxPoints));
       offsets[name] = metrics.offset;
     }
     return c.json({ series, offsets, missing, problems });
@@ -293,7 +297,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
   // One stream for all the runs a page charts: browsers allow 6 connections per host, one per run would starve the rest.
   // `offsets` (optional, one per run, an empty one for "from now"): where in each metrics.jsonl the page's
   // series end, as /api/metrics answered them, so that no line appended in between is lost.
-  app.get("/api/events", (c) => {
+  app.get("/api/events", async (c) => {
     const names = runNames(c.req.query("runs"));
     const given = c.req.query("offsets")?.split(",");
     if (given && given.length !== names.length) return c.json({ error: "offsets must give one per run" }, 400);
@@ -310,7 +314,7 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
       } else {
         try {
           // The page fetched every complete line already; what is appended from here comes through the stream.
-          offset = index.metrics(found.dir).offset;
+          offset = (await index.metrics(found.dir)).offset;
         } catch {
           // unreadable now: read from the start once it can be read
         }
@@ -333,7 +337,8 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
           }
           if (rows.length > 0) {
             // The offset after these rows: where a stream opened later for this run goes on from.
-            await stream.writeSSE({ event: "metrics", data: JSON.stringify({ run: name, rows, offset: r.offset }) });
+            const data = { run: name, rows: thinRows(rows, LIVE_POINTS_PER_METRIC), offset: r.offset };
+            await stream.writeSSE({ event: "metrics", data: JSON.stringify(data) });
           }
           const now = readRun(r.dir)?.status ?? "deleted";
           if (now !== r.status) {
@@ -346,16 +351,27 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
     });
   });
 
-  app.get("/api/runs/:exp/:id/events", (c) => {
+  app.get("/api/runs/:exp/:id/events", async (c) => {
     const found = run(c.req.param("exp"), c.req.param("id"));
     if ("error" in found) return c.json({ error: "no such run" }, found.error);
     const dir = found.dir;
+    const given = c.req.query("offset");
     let offset: number;
-    try {
-      // The client already fetched every complete line; a line still being written comes through the stream.
-      offset = Number(c.req.query("offset") ?? index.metrics(dir).offset);
-    } catch (error) {
-      return c.json({ error: metricsProblem(error) }, 500);
+    if (given !== undefined) {
+      offset = Number(given);
+      if (given === "" || !Number.isSafeInteger(offset) || offset < 0) {
+        return c.json(
+          { error: `offset must be a byte offset (a whole number ≥ 0), not ${JSON.stringify(given)}` },
+          400,
+        );
+      }
+    } else {
+      try {
+        // The client already fetched every complete line; a line still being written comes through the stream.
+        offset = (await index.metrics(dir)).offset;
+      } catch (error) {
+        return c.json({ error: metricsProblem(error) }, 500);
+      }
     }
     return streamSSE(c, async (stream) => {
       let status = "", problem = "";
@@ -371,7 +387,9 @@ export function createApp(root: string, options: AppOptions = {}): Hono {
             await stream.writeSSE({ event: "problem", data: JSON.stringify({ problem }) });
           }
         }
-        if (rows.length > 0) await stream.writeSSE({ event: "metrics", data: JSON.stringify(rows) });
+        if (rows.length > 0) {
+          await stream.writeSSE({ event: "metrics", data: JSON.stringify(thinRows(rows, LIVE_POINTS_PER_METRIC)) });
+        }
         const now = readRun(dir)?.status ?? "deleted";
         if (now !== status) {
           status = now;
@@ -404,15 +422,16 @@ function metricsQuery(
 
 /**
  * Of a run's metrics, the series named by `keys` (all when null) from the
- * first step after `from`, each downsampled to about `maxPoints` points.
+ * first step after `from`, each downsampled to about `maxPoints` points, in
+ * a Map: metric names are data (`constructor` and `__proto__` included).
  */
 function pickSeries(
   metrics: MetricsReader,
   keys: string[] | null,
   from: number,
   maxPoints: number,
-): Record<string, Series> {
-  const series: Record<string, Series> = {};
+): Map<string, Series> {
+  const series = new Map<string, Series>();
   for (const key of keys ?? metrics.series.keys()) {
     const full = metrics.series.get(key);
     if (!full) continue;
@@ -423,9 +442,17 @@ function pickSeries(
       : start === 0
       ? full
       : { x: full.x.slice(start), t: full.t.slice(start), y: full.y.slice(start) };
-    series[key] = downsample(slice, maxPoints);
+    series.set(key, downsample(slice, maxPoints));
   }
   return series;
+}
+
+/** One CSV record per RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled. */
+export function csvRow(fields: readonly (string | number)[]): string {
+  return fields.map((field) => {
+    const text = String(field);
+    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  }).join(",");
 }
 
 /** Bundles the Preact UI with `deno bundle` and returns the script. */
@@ -441,6 +468,23 @@ export async function bundleUi(): Promise<string> {
   const script = await Deno.readTextFile(out);
   await Deno.remove(out);
   return script;
+}
+
+/**
+ * The host names a dashboard bound to `bind` answers to: the bind itself
+ * and loopback, and, bound to every address (0.0.0.0 or ::), the machine's
+ * name and each address of its network interfaces, by which others reach it.
+ */
+export function servedHostNames(bind: string): string[] {
+  const names = [bind, "127.0.0.1", "localhost", "[::1]"];
+  if (bind === "0.0.0.0" || bind === "::" || bind === "[::]") {
+    names.push(Deno.hostname());
+    for (const { family, address } of Deno.networkInterfaces()) {
+      // Link-local IPv6 addresses carry a zone ("%eth0") that no Host header can.
+      names.push(family === "IPv6" ? `[${address.split("%")[0]}]` : address);
+    }
+  }
+  return [...new Set(names.map((name) => name.toLowerCase()))];
 }
 
 const OPTIONS = { port: integer(8787, "port to listen on", { min: 0, max: 65535 }) };
@@ -472,7 +516,7 @@ async function main(args: string[]): Promise<void> {
     script: await bundleUi(),
     warm: true,
     results: fileURLToPath(new URL(`../${RESULTS_FOLDER}`, import.meta.url)),
-    allowedHosts: [...new Set([hostname, "127.0.0.1", "localhost", "[::1]"])],
+    allowedHosts: servedHostNames(hostname),
   });
   try {
     Deno.serve({

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { CurvePoints } from "./curves.ts";
 import { type Verdict, VERDICTS } from "./targets.ts";
 import type { SummaryView } from "./run_layout.ts";
-import { isObject, writeJsonAtomic } from "./run_files.ts";
+import { isObject, readSmallFile, writeJsonAtomic } from "./run_files.ts";
 import { configOverrides, listRuns, readConfig, readSummary } from "./run_reader.ts";
 
 /** One kept run. */
@@ -145,7 +145,7 @@ export function readResults(folder: string): { results: ReferenceResult[]; skipp
       if (entry.isDirectory) walk(path);
       else if (entry.isFile && entry.name.endsWith(".json")) {
         try {
-          const parsed = JSON.parse(Deno.readTextFileSync(path));
+          const parsed = JSON.parse(readSmallFile(path));
           const problem = resultProblem(parsed);
           if (problem) skipped.push(`${path}: ${problem}`);
           else results.push({ config: null, commit: null, machine: null, backend: null, ...parsed });

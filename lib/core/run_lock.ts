@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { UsageError } from "./errors.ts";
 import { type RunInfo, STALE_HEARTBEAT_MS } from "./run_layout.ts";
-import { readRunInfo, removeIfPresent } from "./run_files.ts";
+import { readRunInfo, readSmallFile, removeIfPresent } from "./run_files.ts";
 
 /** Who writes a run: the holder of its `lock` file (the file's mtime is the writer's heartbeat too). */
 export interface RunLock {
@@ -67,7 +67,7 @@ export function lastBeat(dir: string, info: Pick<RunInfo, "heartbeat">): number 
 export function liveWriter(dir: string, now = Date.now()): RunLock | null {
   let lock: RunLock | null = null;
   try {
-    const raw = JSON.parse(Deno.readTextFileSync(runLockPath(dir)));
+    const raw = JSON.parse(readSmallFile(runLockPath(dir)));
     lock = { pid: Number(raw.pid), host: String(raw.host), since: String(raw.since) };
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) lock = { pid: NaN, host: "", since: "" };
@@ -118,7 +118,7 @@ export function acquireRunLock(dir: string): void {
 /** Gives up this process's lock on a run (another process's lock is left alone). */
 export function releaseRunLock(dir: string): void {
   try {
-    const raw = JSON.parse(Deno.readTextFileSync(runLockPath(dir)));
+    const raw = JSON.parse(readSmallFile(runLockPath(dir)));
     if (raw.pid === Deno.pid && raw.host === Deno.hostname()) Deno.removeSync(runLockPath(dir));
   } catch {
     // no lock, or not ours

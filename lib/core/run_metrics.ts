@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { extremes } from "./curves.ts";
 import type { MetricsRow, Reducers, Series } from "./run_layout.ts";
-import { isNumber, isObject } from "./run_files.ts";
+import { closeSync, readSync } from "node:fs";
+import { isNumber, isObject, openRegularFile, type StoreFile } from "./run_files.ts";
 
 /** Bytes {@linkcode MetricsReader.update} reads at a time, so that no file is held, or decoded, whole. */
 export const METRICS_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -28,6 +29,8 @@ export interface MetricsReaderOptions {
    * `maxPointsPerKey / 2` stay whole, and the reducers stay exact.
    */
   maxPointsPerKey?: number;
+  /** A file larger than this is refused (see {@linkcode openRegularFile}); no limit by default. */
+  maxFileBytes?: number;
 }
 
 /** Of a thinned metric: its points at steps below `below` were thinned; `min` and `max` are their exact extremes. */
@@ -78,6 +81,13 @@ function extremesByStep({ x, y }: Series, end: number, buckets: number): number[
   return keep;
 }
 
+/** Sets `row[key]`, defining it where assigning would not: a metric named `__proto__` is a value like any other. */
+function setOwn(row: MetricsRow, key: string, value: number): void {
+  if (key === "__proto__") {
+    Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
+  } else row[key] = value;
+}
+
 /** How every line `RunWriter.log` (run_writer.ts) writes begins, so a line glued to a torn one can be found. */
 const LINE_START = '{"step":';
 
@@ -121,6 +131,7 @@ export class MetricsReader {
   #thinned = new Map<string, Thinned>();
   #chunkBytes: number;
   #maxPointsPerKey: number;
+  #maxFileBytes: number | undefined;
   #offset: number;
   #pending = 0;
   #lines = 0;
@@ -131,6 +142,7 @@ export class MetricsReader {
     this.#offset = offset;
     this.#chunkBytes = options.chunkBytes ?? METRICS_CHUNK_BYTES;
     this.#maxPointsPerKey = options.maxPointsPerKey ?? Infinity;
+    this.#maxFileBytes = options.maxFileBytes;
     if (!(this.#chunkBytes >= 1)) throw new RangeError(`chunkBytes must be at least 1, not ${this.#chunkBytes}`);
     if (!(this.#maxPointsPerKey >= 16)) {
       throw new RangeError(`maxPointsPerKey must be at least 16, not ${this.#maxPointsPerKey}`);
@@ -160,11 +172,13 @@ export class MetricsReader {
   /**
    * Reads what was appended to the file at `path` since the last call and
    * returns its rows in written order. A missing file reads as empty; a file
-   * shorter than what was consumed was replaced, and is read again from the start.
+   * shorter than what was consumed was replaced, and is read again from the
+   * start. With a `deadline` (of `performance.now()`), reading stops after
+   * the chunk that passes it; the rest comes with the next call.
    */
-  update(path: string): MetricsRow[] {
+  update(path: string, deadline = Infinity): MetricsRow[] {
     const rows: MetricsRow[] = [];
-    this.#readAppended(path, rows);
+    this.#readAppended(path, rows, deadline);
     return rows;
   }
 
@@ -177,30 +191,46 @@ export class MetricsReader {
     this.#readAppended(path, null);
   }
 
-  #readAppended(path: string, rows: MetricsRow[] | null): void {
-    let file: Deno.FsFile;
+  /**
+   * {@linkcode MetricsReader.catchUp} until `performance.now()` passes
+   * `deadline`, checked between chunks: true once the reader is at the end
+   * of the file, false when time ran out first (call again to go on).
+   */
+  catchUpUntil(path: string, deadline: number): boolean {
+    return this.#readAppended(path, null, deadline);
+  }
+
+  #readAppended(path: string, rows: MetricsRow[] | null, deadline = Infinity): boolean {
+    let file: StoreFile;
     try {
-      file = Deno.openSync(path, { read: true });
+      file = openRegularFile(path, { maxBytes: this.#maxFileBytes });
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
       if (this.#offset > 0) this.#reset();
-      return;
+      return true;
     }
     try {
-      const size = file.statSync().size;
+      const { fd, size } = file;
       if (size < this.#offset) this.#reset();
       let unread = size - this.#offset;
-      if (unread === 0) return;
-      file.seekSync(this.#offset, Deno.SeekMode.Start);
+      if (unread === 0) return true;
+      const start = this.#offset;
+      let position = start;
       const chunk = new Uint8Array(Math.min(this.#chunkBytes, unread));
       // The start of a line that crosses a chunk boundary, read again with the next chunk.
       let carried = new Uint8Array(0);
       // Bytes so far of a line longer than a chunk: counted, not held.
       let overlong = 0;
       while (unread > 0) {
-        const n = file.readSync(chunk.subarray(0, Math.min(chunk.length, unread)));
-        if (n === null || n === 0) break;
+        // Out of time after a chunk at least: what is consumed stays, the carried start of a line is read again.
+        if (overlong === 0 && position > start && performance.now() > deadline) {
+          this.#pending = 0;
+          return false;
+        }
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, unread), position);
+        if (n === 0) break;
         unread -= n;
+        position += n;
         let bytes = chunk.subarray(0, n);
         if (overlong > 0) {
           const end = bytes.indexOf(0x0a);
@@ -226,8 +256,9 @@ export class MetricsReader {
         } else carried = bytes.slice(bytes.length - this.#pending);
       }
       if (overlong > 0) this.#pending = overlong;
+      return true;
     } finally {
-      file.close();
+      closeSync(file.fd);
     }
   }
 
@@ -285,7 +316,7 @@ export class MetricsReader {
     for (const key in row) {
       const value = row[key];
       if (key === "step" || key === "time" || typeof value !== "number") continue;
-      clean[key] = value;
+      setOwn(clean, key, value);
       this.#set(key, row.step, clean.time, value);
     }
     return clean;
@@ -397,7 +428,7 @@ export class MetricsReader {
         let row = byStep.get(step);
         if (!row) byStep.set(step, row = { step, time: series.t[i] } as MetricsRow);
         else if (series.t[i] > row.time || Number.isNaN(row.time)) row.time = series.t[i];
-        row[key] = series.y[i];
+        setOwn(row, key, series.y[i]);
       });
     }
     return [...byStep.values()].sort((a, b) => a.step - b.step);

@@ -129,28 +129,45 @@ export function listRuns(root: string, options: { now?: number } = {}): RunListi
   return newestFirst(runs);
 }
 
+/** Entries of a folder; none when it is missing or was deleted while listing. */
+function entries(path: string): Deno.DirEntry[] {
+  try {
+    return [...Deno.readDirSync(path)];
+  } catch {
+    return [];
+  }
+}
+
+/** Why a store entry that is a symbolic link is passed over. */
+const LINK_SKIPPED = "a symbolic link; only folders inside the store are read";
+
 /**
  * Folders under `root` where a run would be that {@linkcode listRuns} passes
- * over, as `experiment/name` with why: no run.json (a run being created, or
- * not a run), one that is not a regular file, or one that does not parse.
+ * over, as `experiment/name` (or `experiment` for an experiment's folder)
+ * with why: a symbolic link, no run.json (a run being created, or not a
+ * run), one that is not a regular file, or one that does not parse.
  */
 export function skippedRunFolders(root: string): { folder: string; why: string }[] {
   const skipped: { folder: string; why: string }[] = [];
-  for (const experiment of subdirectories(root)) {
-    if (experiment === SWEEPS_FOLDER) continue;
-    for (const name of subdirectories(join(root, experiment))) {
-      const path = join(root, experiment, name, "run.json");
+  for (const experiment of entries(root)) {
+    if (experiment.name === SWEEPS_FOLDER) continue;
+    if (experiment.isSymlink) skipped.push({ folder: experiment.name, why: LINK_SKIPPED });
+    if (!experiment.isDirectory) continue;
+    for (const entry of entries(join(root, experiment.name))) {
+      const folder = `${experiment.name}/${entry.name}`;
+      if (entry.isSymlink) skipped.push({ folder, why: LINK_SKIPPED });
+      if (!entry.isDirectory) continue;
       let why: string | null = null;
       try {
-        if (!isObject(JSON.parse(readSmallFile(path)))) why = "run.json is not a JSON object";
+        if (!isObject(JSON.parse(readSmallFile(join(root, folder, "run.json"))))) why = "run.json is not a JSON object";
       } catch (error) {
         why = error instanceof Deno.errors.NotFound
           ? "no run.json"
           : error instanceof SyntaxError
           ? "run.json does not parse"
-          : (error as Error).message.replace(path, "run.json");
+          : (error as Error).message;
       }
-      if (why) skipped.push({ folder: `${experiment}/${name}`, why });
+      if (why) skipped.push({ folder, why });
     }
   }
   return skipped.sort((a, b) => a.folder.localeCompare(b.folder));

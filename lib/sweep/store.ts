@@ -21,7 +21,8 @@ import { fileURLToPath } from "node:url";
 import { UsageError } from "../core/errors.ts";
 import { gitCommit } from "../core/experiment.ts";
 import { SWEEPS_FOLDER } from "../core/run_layout.ts";
-import { writeJsonAtomic } from "../core/run_files.ts";
+import { openRegularFile, readSmallFile, writeJsonAtomic } from "../core/run_files.ts";
+import { closeSync, readSync } from "node:fs";
 import { liveWriter } from "../core/run_lock.ts";
 import { readRun, readSummary, type RunListing } from "../core/run_reader.ts";
 import { canonicalJson, checkSweepId, type SweepSpec, type SweepTask } from "./spec.ts";
@@ -185,7 +186,7 @@ export function localLogs(sweepDir: string, key: string): { out: string; err: st
 /** The record of a task, or null when it was never launched (or its file is unreadable). */
 export function readTaskRecord(sweepDir: string, key: string): TaskRecord | null {
   try {
-    const raw = JSON.parse(Deno.readTextFileSync(taskRecordPath(sweepDir, key)));
+    const raw = JSON.parse(readSmallFile(taskRecordPath(sweepDir, key)));
     return typeof raw === "object" && raw !== null && raw.key === key ? raw as TaskRecord : null;
   } catch {
     return null;
@@ -234,7 +235,7 @@ export function writeTaskState(
 export function readSweep(sweepDir: string): Sweep {
   let raw: unknown;
   try {
-    raw = JSON.parse(Deno.readTextFileSync(join(sweepDir, "sweep.json")));
+    raw = JSON.parse(readSmallFile(join(sweepDir, "sweep.json")));
   } catch (error) {
     const why = error instanceof Deno.errors.NotFound ? "no sweep.json" : (error as Error).message;
     throw new UsageError(`${sweepDir}: not a sweep folder (${why})`);
@@ -263,6 +264,35 @@ export function sweepIds(runsRoot: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Folders under the store's sweeps folder that {@linkcode listSweeps} passes
+ * over, with why: a symbolic link, no sweep.json (a sweep that broke while
+ * it was being planned), or one that cannot be read or lacks its tasks.
+ */
+export function skippedSweeps(runsRoot: string): { folder: string; why: string }[] {
+  let found: Deno.DirEntry[];
+  try {
+    found = [...Deno.readDirSync(join(runsRoot, SWEEPS_FOLDER))];
+  } catch {
+    return [];
+  }
+  const skipped: { folder: string; why: string }[] = [];
+  for (const entry of found) {
+    if (entry.isSymlink) {
+      skipped.push({ folder: entry.name, why: "a symbolic link; only folders inside the store are read" });
+    }
+    if (!entry.isDirectory) continue;
+    try {
+      readSweep(join(runsRoot, SWEEPS_FOLDER, entry.name));
+    } catch (error) {
+      // readSweep names the folder; the page names it already.
+      const why = (error as Error).message.replace(/^.*: not a sweep folder \((.*)\)$/, "$1");
+      skipped.push({ folder: entry.name, why: why.replace(`${join(runsRoot, SWEEPS_FOLDER, entry.name)}: `, "") });
+    }
+  }
+  return skipped.sort((a, b) => a.folder.localeCompare(b.folder));
 }
 
 /**
@@ -383,22 +413,20 @@ export function sweepRuns(runsRoot: string, experimentName: string): Map<string,
 export function lastLines(path: string | null, n = 5): string[] {
   if (!path) return [];
   try {
-    const file = Deno.openSync(path, { read: true });
+    const { fd, size } = openRegularFile(path);
     try {
       // The end of the file is enough for a few lines; a log can be large.
-      const size = file.statSync().size;
       const length = Math.min(size, 16 * 1024);
-      file.seekSync(size - length, Deno.SeekMode.Start);
       const bytes = new Uint8Array(length);
       let read = 0;
       while (read < length) {
-        const got = file.readSync(bytes.subarray(read));
-        if (got === null || got === 0) break;
+        const got = readSync(fd, bytes, read, length - read, size - length + read);
+        if (got === 0) break;
         read += got;
       }
       return new TextDecoder().decode(bytes.subarray(0, read)).split("\n").filter((l) => l.trim() !== "").slice(-n);
     } finally {
-      file.close();
+      closeSync(fd);
     }
   } catch {
     return [];

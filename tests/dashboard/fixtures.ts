@@ -1,5 +1,24 @@
 /** Fixtures shared by the dashboard's tests. */
 import type { RunRow } from "../../dashboard/run_index.ts";
+import { RunWriter } from "../../lib/core/run_writer.ts";
+
+/** A new run of `experiment` in the store at `root`, written as an experiment writes it. */
+export function newRun(root: string, experiment = "toy", config: Record<string, unknown> = { lr: 0.1 }): RunWriter {
+  return RunWriter.create({
+    root,
+    experiment,
+    argv: [],
+    seed: 1,
+    preset: "smoke",
+    backend: { name: "wasm" },
+    config,
+    versions: {},
+    gitCommit: null,
+  });
+}
+
+/** The `experiment/id` of a run's directory, as the API names it. */
+export const idOf = (dir: string): string => dir.split("/").slice(-2).join("/");
 
 /** A completed run row of experiment "vae" with `fields` overriding the defaults. */
 export function runRow(id: string, fields: Partial<RunRow> = {}): RunRow {

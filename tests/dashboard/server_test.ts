@@ -1,31 +1,14 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { createApp } from "../../dashboard/server.ts";
-import { eventReader } from "./fixtures.ts";
+import { eventReader, idOf, newRun } from "./fixtures.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
 import { METRICS } from "../../lib/metrics/registry.ts";
 import { downsample } from "../../dashboard/downsample.ts";
-import { RunWriter } from "../../lib/core/run_writer.ts";
 import { MetricsReader, parseMetrics } from "../../lib/core/run_metrics.ts";
 import { sparkline, summaryCurvesSvg, targetCurve } from "../../lib/core/curves.ts";
 import { POINTS_KEPT_PER_METRIC } from "../../dashboard/run_index.ts";
 import { RESUMED_LOSS, RESUMED_METRICS } from "../core/run_store_fixtures.ts";
-
-function newRun(root: string, experiment = "toy", config: Record<string, unknown> = { lr: 0.1 }): RunWriter {
-  return RunWriter.create({
-    root,
-    experiment,
-    argv: [],
-    seed: 1,
-    preset: "smoke",
-    backend: { name: "wasm" },
-    config,
-    versions: {},
-    gitCommit: null,
-  });
-}
-
-const idOf = (dir: string) => dir.split("/").slice(-2).join("/");
 
 Deno.test("GET /api/runs lists runs with status, config and metric reducers", async () => {
   const root = Deno.makeTempDirSync();
@@ -63,8 +46,8 @@ Deno.test("metrics paging returns points after a step and downsampling keeps the
   assertEquals([x[0], x.at(-1)], [1, 1000]);
   assert(y.includes(1e6) && y.includes(-1e6), "spikes survive downsampling");
   const csv = await (await app.request(`/api/runs/${idOf(run.dir)}/metrics?keys=loss&from=998&format=csv`)).text();
-  assertEquals(csv.split("\n")[0], "key,step,time,value");
-  assertEquals(csv.trim().split("\n").length, 3);
+  assertEquals(csv.split("\r\n")[0], "key,step,time,value");
+  assertEquals(csv.trim().split("\r\n").length, 3);
 });
 
 Deno.test("downsample keeps first, last, minima and maxima of every bucket", () => {
@@ -315,9 +298,11 @@ Deno.test("a run of 200,000 points of one key: exact reducers, a bounded series,
   let min = Infinity;
   for (let step = 1; step <= n; step++) min = Math.min(min, loss(step));
   const app = createApp(root);
+  const id = idOf(run.dir);
+  // Read whole first: a listing waits only so long for a large file, listing it meanwhile with its progress.
+  await (await app.request(`/api/runs/${id}/metrics?keys=loss&max_points=10`)).body?.cancel();
   const [listed] = (await (await app.request("/api/runs")).json()).runs;
   assertEquals(listed.metrics.loss, { last: loss(n), min, max: 1e9 });
-  const id = idOf(run.dir);
   const chart = (await (await app.request(`/api/runs/${id}/metrics?keys=loss&max_points=2000`)).json()).series.loss;
   assert(chart.x.length <= 2000 && chart.y.includes(1e9), `${chart.x.length} points, the spike among them`);
   assertEquals([chart.x[0], chart.x.at(-1)], [1, n]);
@@ -327,7 +312,7 @@ Deno.test("a run of 200,000 points of one key: exact reducers, a bounded series,
   assert(all.series.loss.y.includes(1e9), "thinning keeps the spike");
   assertEquals(all.series.loss.x.slice(-3), [n - 2, n - 1, n], "the newest points stay whole");
   const csv = await (await app.request(`/api/runs/${id}/metrics?keys=loss&format=csv`)).text();
-  assertEquals(csv.trim().split("\n").length, all.series.loss.x.length + 1);
+  assertEquals(csv.trim().split("\r\n").length, all.series.loss.x.length + 1);
 
   const unthinned = new MetricsReader();
   unthinned.catchUp(join(run.dir, "metrics.jsonl"));
@@ -434,7 +419,8 @@ Deno.test("one stream carries the lines and statuses of 8 running runs, each tag
   controller.abort();
   await stream.cancel();
   runs.forEach((r, i) => i !== 3 && r.finish("completed"));
-  assertEquals((await app.request("/api/events?runs=nope/x")).status, 400);
+  assertEquals((await app.request("/api/events?runs=nope/a%20b")).status, 400);
+  assertEquals((await app.request("/api/events?runs=nope/x")).status, 404);
   assertEquals((await app.request(`/api/events?runs=${names[0]}/extra`)).status, 400);
   assertEquals((await app.request("/api/events")).status, 400);
 });
