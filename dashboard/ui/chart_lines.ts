@@ -55,7 +55,7 @@ export function chartLines(
   grouping: string[] | null,
   band: BandKind = "sd",
 ): Line[] {
-  const present = runs.filter((r) => data[runKey(r)]?.[metric]);
+  const present = runs.filter((r) => data[runKey(r)]?.has(metric));
   // Lines are named by what tells them apart: the config keys that differ, then the seed.
   const differing = differingKeys(present.map((r) => r.config));
   if (!grouping) {
@@ -68,13 +68,13 @@ export function chartLines(
     return present.map((r, i) => ({
       label: unique[i],
       color: lineColor(runKey(r)),
-      series: data[runKey(r)][metric],
+      series: data[runKey(r)].get(metric)!,
     }));
   }
   return runGroups(present, grouping).map(({ label, id, runs }) => ({
     label,
     color: lineColor(id),
-    ...meanBand(runs.map((r) => data[runKey(r)][metric]), band),
+    ...meanBand(runs.map((r) => data[runKey(r)].get(metric)!), band),
   }));
 }
 

@@ -93,12 +93,14 @@ export type MetricRow = Pick<RunRow, "metrics"> & Partial<Pick<RunRow, "final">>
  * logged metric.
  */
 export function metricValue(run: MetricRow, key: string, reducer: keyof Reducers): number | undefined {
-  return run.final?.[key] ?? run.metrics[key]?.[reducer];
+  // Own keys only: a metric named like an Object method (`constructor`) is not found on the prototype.
+  const final = run.final && Object.hasOwn(run.final, key) ? run.final[key] : undefined;
+  return final ?? (Object.hasOwn(run.metrics, key) ? run.metrics[key][reducer] : undefined);
 }
 
 /** Whether `key` is a final score (summary.json) of any of the runs, so that the reducer does not apply to it. */
 export function isFinalScore(runs: MetricRow[], key: string): boolean {
-  return runs.some((r) => r.final !== undefined && key in r.final);
+  return runs.some((r) => r.final !== undefined && Object.hasOwn(r.final, key));
 }
 
 /** The value a run shows in a column (see {@linkcode SortState.column}); metric columns show `reducer`. */

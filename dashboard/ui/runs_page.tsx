@@ -33,7 +33,7 @@ export function RunsPage(props: RunsPageProps) {
   const [exportText, setExportText] = useState("");
   const selectedRuns = props.runs.filter((r) => view.selected.has(runKey(r)));
   const needle = view.metricFilter.toLowerCase();
-  const metricNames = [...new Set(selectedRuns.flatMap((r) => Object.keys(data[runKey(r)] ?? {})))]
+  const metricNames = [...new Set(selectedRuns.flatMap((r) => [...(data[runKey(r)]?.keys() ?? [])]))]
     .filter((m) => m.toLowerCase().includes(needle)).sort();
   const grouping = view.groupBy.length ? view.groupBy : view.group ? [] : null;
   // Each chart's lines are built once per change of the data, the selection or the grouping, not per render.

@@ -151,10 +151,14 @@ export function runGroups<R extends { experiment: string; config: Record<string,
   runs: R[],
   by: string[] = [],
 ): RunGroup<R>[] {
-  const idOf = (r: R) => `${r.experiment} ${JSON.stringify(by.length ? by.map((k) => r.config[k] ?? null) : r.config)}`;
+  // Seeds of one setting differ in their seed: a config that records it (`seed`) must not split them.
+  const setting = (config: Record<string, unknown>) =>
+    Object.entries(config).filter(([k]) => k !== "seed").sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+  const idOf = (r: R) =>
+    `${r.experiment} ${JSON.stringify(by.length ? by.map((k) => r.config[k] ?? null) : setting(r.config))}`;
   const groups = new Map<string, R[]>();
   for (const r of runs) groups.set(idOf(r), [...(groups.get(idOf(r)) ?? []), r]);
-  const named = by.length ? by : differingKeys(runs.map((r) => r.config));
+  const named = by.length ? by : differingKeys(runs.map((r) => r.config)).filter((k) => k !== "seed");
   const unit = by.length ? "run" : "seed";
   return [...groups.entries()].map(([id, members]) => ({
     id,

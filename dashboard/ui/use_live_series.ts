@@ -10,7 +10,7 @@ import type { MetricsRow } from "../../lib/core/run_layout.ts";
 import type { RunRow } from "../run_index.ts";
 import { getJson, type MetricsBatch, type MetricsEvent } from "./api.ts";
 import { runKey } from "./format.ts";
-import { appendRows, type RunSeries } from "./metric_series.ts";
+import { appendRows, type RunSeries, seriesOf } from "./metric_series.ts";
 
 const MAX_POINTS = 2000, MIN_POINTS = 500, POINTS_PER_CHART = 50_000;
 
@@ -59,7 +59,7 @@ export function useLiveSeries(runs: RunRow[], selected: Set<string>): Record<str
       pending.clear();
       setData((d) => ({
         ...d,
-        ...Object.fromEntries(batch.map(([run, rows]) => [run, appendRows(d[run] ?? {}, rows)])),
+        ...Object.fromEntries(batch.map(([run, rows]) => [run, appendRows(d[run] ?? new Map(), rows)])),
       }));
     };
     const names = new Set(chosen.map(runKey));
@@ -83,7 +83,10 @@ export function useLiveSeries(runs: RunRow[], selected: Set<string>): Record<str
         const key = runKey(r);
         if (key in body.offsets) held.current.set(key, { offset: body.offsets[key], status: r.status });
       }
-      setData((d) => ({ ...d, ...body.series }));
+      setData((d) => ({
+        ...d,
+        ...Object.fromEntries(Object.entries(body.series).map(([run, series]) => [run, seriesOf(series)])),
+      }));
     });
     fetched.catch(() => {}).then(() => {
       const live = chosen.filter((r) => r.status === "running").map(runKey);

@@ -1,4 +1,5 @@
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
+import { seriesOf } from "../../dashboard/ui/metric_series.ts";
 import { runRow } from "./fixtures.ts";
 import {
   chartConfig,
@@ -13,9 +14,9 @@ const row = (id: string, config: Record<string, unknown>) => runRow(id, { config
 
 const runs = [row("1", { beta: 4 }), row("2", { beta: 1 }), row("3", { beta: 4 })];
 const data = {
-  "vae/1": { loss: { x: [0, 10], t: [0, 1], y: [2, 4] } },
-  "vae/2": { loss: { x: [0, 10], t: [0, 1], y: [5, 5] }, acc: { x: [10], t: [1], y: [0.5] } },
-  "vae/3": { loss: { x: [0, 10], t: [0, 1], y: [4, 8] } },
+  "vae/1": seriesOf({ loss: { x: [0, 10], t: [0, 1], y: [2, 4] } }),
+  "vae/2": seriesOf({ loss: { x: [0, 10], t: [0, 1], y: [5, 5] }, acc: { x: [10], t: [1], y: [0.5] } }),
+  "vae/3": seriesOf({ loss: { x: [0, 10], t: [0, 1], y: [4, 8] } }),
 };
 
 Deno.test("chartLines: one line per run that logged the metric, named by what differs, in its own run's colour", () => {
@@ -31,7 +32,7 @@ Deno.test("chartLines: one line per run that logged the metric, named by what di
   ]);
   // A run keeps its colour whatever else is selected.
   assertEquals(chartLines("loss", runs.slice(2), data, null)[0].color, lineColor("vae/3"));
-  assertEquals(lines[0].series, data["vae/1"].loss);
+  assertEquals(lines[0].series, data["vae/1"].get("loss"));
   assertEquals(chartLines("acc", runs, data, null).map((l) => l.label), ["vae"]);
   assertEquals(pointCount(lines), 6);
   // Seeds that differ are named too.
@@ -43,9 +44,9 @@ Deno.test("chartLines grouped: one mean ± s.d. line per config", () => {
   const [four, one] = chartLines("loss", runs, data, []);
   assertEquals([four.label, four.color, one.label, one.color], [
     "vae beta=4 (2 seeds)",
-    lineColor('vae {"beta":4}'),
+    lineColor('vae [["beta",4]]'),
     "vae beta=1 (1 seed)",
-    lineColor('vae {"beta":1}'),
+    lineColor('vae [["beta",1]]'),
   ]);
   // Seeds 2 and 4 at step 0, 4 and 8 at step 10: means 3 and 6, sample s.d. √2 and 2√2.
   assertEquals(four.series, { x: [0, 10], t: [0, 1], y: [3, 6] });

@@ -105,3 +105,12 @@ Deno.test("meanBand ci95: the mean ± t(0.975, n − 1)·s/√n (scipy: t.ppf(0.
   assertAlmostEquals(bandHalfWidth(1, 2, "ci95"), 12.7062 / Math.SQRT2, 1e-12);
   assertAlmostEquals(bandHalfWidth(1, 100, "ci95"), 0.196, 1e-12);
 });
+
+Deno.test("runGroups of seeds: a `seed` key in the config, or keys in another order, does not split a setting", () => {
+  const runs = [
+    { experiment: "a", config: { lr: 1, seed: 0 } },
+    { experiment: "a", config: { seed: 1, lr: 1 } },
+    { experiment: "a", config: { lr: 2, seed: 2 } },
+  ];
+  assertEquals(runGroups(runs).map((g) => g.label), ["a lr=1 (2 seeds)", "a lr=2 (1 seed)"]);
+});
