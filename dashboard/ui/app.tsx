@@ -13,6 +13,7 @@ import { ScorecardPage } from "./scorecard_page.tsx";
 import { SweepPage, SweepsPage } from "./sweeps_page.tsx";
 import { HparamsPage } from "./hparams_page.tsx";
 import { route } from "./url_state.ts";
+import { type SkippedFolder, SkippedFolders } from "./skipped_folders.tsx";
 import { useHash } from "./use_hash.ts";
 
 /** How often the runs listing is polled, so new runs and status changes show up. */
@@ -23,7 +24,7 @@ export function App() {
   const hash = useHash();
   const [runs, setRuns] = useState<RunRow[] | null>(null);
   const [lost, setLost] = useState(false);
-  const [skipped, setSkipped] = useState<{ folder: string; why: string }[]>([]);
+  const [skipped, setSkipped] = useState<SkippedFolder[]>([]);
   useEffect(() => {
     let last = "";
     // A failed poll keeps the last listing and says the server is out of reach; the next poll tries again.
@@ -35,7 +36,7 @@ export function App() {
         // An unchanged listing changes nothing on the page: no table or chart is rebuilt.
         if (text === last) return;
         last = text;
-        const body = JSON.parse(text) as { runs: RunRow[]; skipped?: { folder: string; why: string }[] };
+        const body = JSON.parse(text) as { runs: RunRow[]; skipped?: SkippedFolder[] };
         setRuns(body.runs);
         setSkipped(body.skipped ?? []);
       }).catch(() => setLost(true));
@@ -54,16 +55,6 @@ export function App() {
         <a href="#/sweeps">sweeps</a>
         <span>
           {runs === null ? "" : `${runs.length} runs`}
-          {skipped.length > 0 && (
-            <span
-              id="skipped-folders"
-              title={skipped.map((s) => `${s.folder}: ${s.why}`).join("\n")}
-            >
-              {` · ${skipped.length} folder${skipped.length > 1 ? "s" : ""} skipped (${skipped[0].folder}: ${
-                skipped[0].why
-              }${skipped.length > 1 ? ", …" : ""})`}
-            </span>
-          )}
         </span>
       </header>
       {lost && (
@@ -72,6 +63,7 @@ export function App() {
         </p>
       )}
       <main>
+        {page.page === "runs" && <SkippedFolders id="skipped-folders" what="run" skipped={skipped} />}
         {runs === null ? <p>{lost ? "" : "loading…"}</p> : page.page === "run"
           // Keyed by the run: another run's page starts from nothing, not from this one's state.
           ? <RunPage key={`${page.experiment}/${page.id}`} experiment={page.experiment} id={page.id} runs={runs} />

@@ -24,7 +24,11 @@ export function ConfigDiff(props: ConfigDiffProps) {
   const [other, setOther] = useState("");
   const [otherConfig, setOtherConfig] = useState<Record<string, unknown> | null>(null);
   useEffect(() => {
-    if (other) getJson<RunDetail>(`/api/runs/${other}`).then((d) => setOtherConfig(d.config));
+    if (other) {
+      getJson<RunDetail>(`/api/runs/${other.split("/").map(encodeURIComponent).join("/")}`).then((d) =>
+        setOtherConfig(d.config)
+      );
+    }
   }, [other]);
   const keys = otherConfig ? differingKeys([props.config, otherConfig]) : [];
   return (

@@ -19,6 +19,19 @@ export function runKey(run: { experiment: string; id: string }): string {
 }
 
 /**
+ * A run's `experiment/id` as a URL path: each name percent-encoded, so that
+ * a folder copied in under a name of its own (accents) makes a working link.
+ *
+ * @example
+ * ```ts
+ * runPath({ experiment: "résumé", id: "Run-1" }); // "r%C3%A9sum%C3%A9/Run-1"
+ * ```
+ */
+export function runPath(run: { experiment: string; id: string }): string {
+  return `${encodeURIComponent(run.experiment)}/${encodeURIComponent(run.id)}`;
+}
+
+/**
  * A config or metric value as a table cell: integers in full, other numbers
  * to 4 significant digits without trailing zeros, strings as they are,
  * anything else as JSON.

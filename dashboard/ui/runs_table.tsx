@@ -7,7 +7,7 @@
  */
 import { useMemo } from "preact/hooks";
 import type { Reducers, RunRow } from "../run_index.ts";
-import { formatValue, runKey } from "./format.ts";
+import { formatValue, runKey, runPath } from "./format.ts";
 import {
   configColumns,
   isFinalScore,
@@ -103,7 +103,14 @@ export function RunsTable(props: RunsTableProps) {
                   />
                 </td>
                 <td class="run-cell">
-                  <a href={`#/run/${runKey(r)}`}>{r.experiment}</a> <small>{r.id}</small>
+                  <a href={`#/run/${runPath(r)}`}>{r.experiment}</a> <small>{r.id}</small>
+                  {r.problem && <div class="problem">⚠ {r.problem}</div>}
+                  {r.reading && (
+                    <div class="note reading">
+                      reading metrics.jsonl: {Math.floor((100 * r.reading.bytes) / Math.max(1, r.reading.of))}% of{" "}
+                      {(r.reading.of / 1e6).toFixed(0)} MB
+                    </div>
+                  )}
                   {r.skipped > 0 && (
                     <span class="skipped" title="malformed or torn lines of metrics.jsonl the reader passed over">
                       {` ⚠ ${r.skipped} line${r.skipped > 1 ? "s" : ""} skipped`}

@@ -8,7 +8,8 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { getJson } from "./api.ts";
-import { formatMeasured, formatValue } from "./format.ts";
+import { formatMeasured, formatValue, runPath } from "./format.ts";
+import { type SkippedFolder, SkippedFolders } from "./skipped_folders.tsx";
 import {
   progressSegments,
   sortedTasks,
@@ -62,50 +63,57 @@ const moving = (counts: Record<SweepTaskStatus, number>) => counts.active > 0;
 
 /** The page `#/sweeps` (`#sweeps`). */
 export function SweepsPage() {
-  const { body, error } = usePolled<{ sweeps: SweepSummary[] }>(
+  const { body, error } = usePolled<{ sweeps: SweepSummary[]; skipped: SkippedFolder[] }>(
     "/api/sweeps",
     (b) => b.sweeps.some((s) => moving(s.counts)),
   );
   if (error) return <p>{error}</p>;
   if (!body) return <p>loading…</p>;
+  const skipped = <SkippedFolders id="skipped-sweeps" what="sweep" skipped={body.skipped ?? []} />;
   if (!body.sweeps.length) {
     return (
-      <p>
-        No sweeps yet: <code>deno task sweep sweeps/ica_toy_smoke.json</code>
-      </p>
+      <>
+        {skipped}
+        <p>
+          No sweeps yet: <code>deno task sweep sweeps/ica_toy_smoke.json</code>
+        </p>
+      </>
     );
   }
   return (
-    <table id="sweeps">
-      <thead>
-        <tr>
-          <th>sweep</th>
-          <th>experiment</th>
-          <th>preset</th>
-          <th>executor</th>
-          <th>created</th>
-          <th>tasks</th>
-          <th>progress</th>
-        </tr>
-      </thead>
-      <tbody>
-        {body.sweeps.map((s) => (
-          <tr key={s.id}>
-            <td>
-              <a href={`#/sweep/${s.id}`}>{s.id}</a>
-            </td>
-            <td>{s.experiment}</td>
-            <td>{s.preset}</td>
-            <td>{s.executor}</td>
-            <td>{s.created}</td>
-            <td>{s.total}</td>
-            <td>
-              <Progress counts={s.counts} total={s.total} />
-            </td>
+    <>
+      {skipped}
+      <table id="sweeps">
+        <thead>
+          <tr>
+            <th>sweep</th>
+            <th>experiment</th>
+            <th>preset</th>
+            <th>executor</th>
+            <th>created</th>
+            <th>tasks</th>
+            <th>progress</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {body.sweeps.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <a href={`#/sweep/${s.id}`}>{s.id}</a>
+              </td>
+              <td>{s.experiment}</td>
+              <td>{s.preset}</td>
+              <td>{s.executor}</td>
+              <td>{s.created}</td>
+              <td>{s.total}</td>
+              <td>
+                <Progress counts={s.counts} total={s.total} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 
@@ -160,7 +168,7 @@ export function SweepPage(props: { id: string }) {
                 {t.attempts > 1 ? ` · ${t.attempts} attempts` : ""}
               </td>
               {body.metric && <td>{formatMeasured(t.metric)}</td>}
-              <td>{t.run ? <a href={`#/run/${t.run.experiment}/${t.run.id}`}>{t.run.id}</a> : "—"}</td>
+              <td>{t.run ? <a href={`#/run/${runPath(t.run)}`}>{t.run.id}</a> : "—"}</td>
             </tr>
           ))}
         </tbody>

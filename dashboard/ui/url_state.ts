@@ -144,7 +144,7 @@ export type Route =
  */
 export function route(path: string): Route {
   const run = /^\/run\/([^/]+)\/([^/]+)$/.exec(path);
-  if (run) return { page: "run", experiment: run[1], id: run[2] };
+  if (run) return { page: "run", experiment: decoded(run[1]), id: decoded(run[2]) };
   const sweep = /^\/sweep\/([^/]+)$/.exec(path);
   if (sweep) return { page: "sweep", id: sweep[1] };
   return path === "/scorecard"
@@ -154,4 +154,13 @@ export function route(path: string): Route {
     : path === "/hparams"
     ? { page: "hparams" }
     : { page: "runs" };
+}
+
+/** A percent-encoded path segment decoded; one that is malformed stays as it is (and names no run). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -169,13 +169,13 @@ browserTest(
       "the archived run when asked for",
     );
 
-    // A folder whose run.json does not parse is named in the header, not hidden.
+    // A folder whose run.json does not parse is named on the runs page, not hidden.
     Deno.mkdirSync(join(root, "ica-toy", "20240101-000000-bad000"));
     Deno.writeTextFileSync(join(root, "ica-toy", "20240101-000000-bad000", "run.json"), "{");
     const skipped = await browser.waitFor<string>(
-      `document.querySelector('#skipped-folders')?.innerText`,
+      `document.querySelector('#skipped-folders')?.textContent`,
       "the skipped folder",
     );
-    assert(skipped.includes("1 folder skipped") && skipped.includes("does not parse"), skipped);
+    assert(skipped.includes("1 run folder skipped") && skipped.includes("does not parse"), skipped);
   },
 );
