@@ -198,9 +198,8 @@ export function axisTicks(scale: AxisScale, from: number, to: number, count = 6)
     const rough = (to - from) / count;
     const power = 10 ** Math.floor(Math.log10(rough));
     const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough)!;
-    const ticks: number[] = [];
-    for (let v = Math.ceil(from / step) * step; v <= to + step * 1e-9; v += step) ticks.push(roundTick(v));
-    return ticks;
+    // Whole multiples of the step, counted so float noise (−0.3 / 0.1 = −2.9999999999999996) loses no edge tick.
+    return range(Math.ceil(from / step - 1e-9), Math.floor(to / step + 1e-9)).map((i) => roundTick(i * step));
   }
   if (scale.kind === "log") {
     const decades = range(Math.floor(from), Math.ceil(to)).map((k) => 10 ** k);
