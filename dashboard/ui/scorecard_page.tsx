@@ -44,17 +44,20 @@ function breakable(name: string) {
  * measured values, then the table `#scorecard`, one row per target or claim.
  */
 export function ScorecardPage() {
-  const [card, setCard] = useState<Scorecard | null>(null);
-  // The runs of this store: a point links to its run when the store holds it.
-  const [storeRuns, setStoreRuns] = useState<ReadonlySet<string>>(new Set());
+  // The scorecard with the runs of this store (a point links to its run when the store holds it), shown once both
+  // are read, so no point changes its link after it is drawn; without the runs, every point leads to its row.
+  const [loaded, setLoaded] = useState<{ card: Scorecard; storeRuns: ReadonlySet<string> } | null>(null);
   useEffect(() => {
-    getJson<Scorecard>("/api/scorecard").then(setCard);
-    getJson<{ runs: RunRow[] }>("/api/runs")
-      .then(({ runs }) => setStoreRuns(new Set(runs.map((r) => `${r.experiment}/${r.id}`))))
-      .catch(() => {});
+    const runs = getJson<{ runs: RunRow[] }>("/api/runs")
+      .then(({ runs }) => new Set(runs.map((r) => `${r.experiment}/${r.id}`)))
+      .catch(() => new Set<string>());
+    Promise.all([getJson<Scorecard>("/api/scorecard"), runs]).then(([card, storeRuns]) =>
+      setLoaded({ card, storeRuns })
+    );
   }, []);
-  const entries = useMemo(() => card && scatterEntries(card.groups, storeRuns), [card, storeRuns]);
-  if (!card || !entries) return <p>loading…</p>;
+  const entries = useMemo(() => loaded && scatterEntries(loaded.card.groups, loaded.storeRuns), [loaded]);
+  if (!loaded || !entries) return <p>loading…</p>;
+  const { card } = loaded;
   if (!card.groups.length) return <p>No completed runs or kept results yet.</p>;
   return (
     <div class="scorecard-page">

@@ -80,8 +80,8 @@ function Whiskers({ at, colour }: { at: Placement; colour: string }) {
   );
 }
 
-/** The legend beside the plot: verdict colours (with how many points each), classes' shapes and the lines. */
-function Legend({ plotted }: { plotted: readonly ScatterEntry[] }) {
+/** The legend beside the plot: verdict colours (with how many targets each), classes' shapes and the lines. */
+function Legend({ plotted, unmeasured }: { plotted: readonly ScatterEntry[]; unmeasured: number }) {
   const swatch = (colour: string, analogue = false) => (
     <svg width="14" height="14" viewBox="0 0 14 14" aria-hidden="true">
       <Marker x={7} y={7} colour={colour} analogue={analogue} />
@@ -104,7 +104,9 @@ function Legend({ plotted }: { plotted: readonly ScatterEntry[] }) {
     <ul class="scorecard-legend" id="scorecard-legend">
       {verdicts.map((v) => (
         <li key={v} data-verdict={v}>
-          {swatch(VERDICT_COLOURS[v])} {v} ({plotted.filter((e) => e.target.verdict === v).length})
+          {swatch(VERDICT_COLOURS[v])} {v} {v === "not measured"
+            ? `(${unmeasured}: listed below, not drawn)`
+            : `(${plotted.filter((e) => e.target.verdict === v).length})`}
         </li>
       ))}
       <li>{swatch("currentColor")} like-for-like</li>
@@ -200,7 +202,7 @@ export function ScorecardScatter(
         <p class="note">{scaleText(frame.scale)}</p>
       </div>
       <div class="scorecard-side">
-        <Legend plotted={plotted} />
+        <Legend plotted={plotted} unmeasured={unmeasured.length} />
         {unmeasured.length > 0 && (
           <p id="scorecard-unmeasured" class="note">
             not measured ({unmeasured.length}): {unmeasured.map((e, i) => (
