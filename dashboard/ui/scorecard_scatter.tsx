@@ -104,8 +104,10 @@ function Legend({ plotted, unmeasured }: { plotted: readonly ScatterEntry[]; unm
     <ul class="scorecard-legend" id="scorecard-legend">
       {verdicts.map((v) => (
         <li key={v} data-verdict={v}>
-          {swatch(VERDICT_COLOURS[v])} {v} {v === "not measured"
+          {swatch(VERDICT_COLOURS[v])} {v} {v === "not measured" && unmeasured > 0
             ? `(${unmeasured}: listed below, not drawn)`
+            : v === "not measured"
+            ? "(0)"
             : `(${plotted.filter((e) => e.target.verdict === v).length})`}
         </li>
       ))}

@@ -96,7 +96,7 @@ export function VerdictTable(
             <td>{row.published}</td>
             <td>{row.ours}</td>
             <td>{row.rule}</td>
-            {curves && <td title={row.curve?.title}>{row.curve?.text ?? ""}</td>}
+            {curves && <td title={row.curve?.title}>{row.curve && <CurveText text={row.curve.text} />}</td>}
             <td class={row.verdictClass}>
               <VerdictBadge verdict={row.verdict} analogue={row.analogue ?? false} />
               {row.verdict}
@@ -120,5 +120,16 @@ function VerdictBadge({ verdict, analogue }: { verdict: string; analogue: boolea
       aria-hidden="true"
       style={analogue ? { border: `2px solid ${colour}` } : { background: colour, border: `2px solid ${colour}` }}
     />
+  );
+}
+
+/** A curve cell's sparkline, then its projection ("→ 0.41 at 2×") on a line of its own: the column stays narrow. */
+function CurveText({ text }: { text: string }) {
+  const [sparkline, ...projection] = text.split(" → ");
+  return (
+    <>
+      <span class="curve-sparkline">{sparkline}</span>
+      {projection.length > 0 && <span class="curve-projection">→ {projection.join(" → ")}</span>}
+    </>
   );
 }
