@@ -6,9 +6,13 @@
  *
  * @module
  */
-import { useEffect, useState } from "preact/hooks";
+import { Fragment } from "preact";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { groupLabel, oursText, type ScoredGroup } from "../../lib/core/scorecard.ts";
+import type { RunRow } from "../run_index.ts";
 import { getJson } from "./api.ts";
+import { ScorecardScatter } from "./scorecard_scatter.tsx";
+import { scatterEntries, targetRowId } from "./scorecard_points.ts";
 import { claimRow, targetRow, type VerdictRow, VerdictTable } from "./verdict_table.tsx";
 
 /** What GET /api/scorecard answers. */
@@ -18,25 +22,55 @@ interface Scorecard {
   skipped: string[];
 }
 
-/** The page `#/scorecard` (`#scorecard`), one row per target or claim. */
+/**
+ * A metric's name with a line break allowed after each "/", so a long name
+ * wraps at its parts rather than widening the table.
+ */
+function breakable(name: string) {
+  return name.split("/").map((part, i, parts) => (
+    <Fragment key={i}>
+      {part}
+      {i < parts.length - 1 && (
+        <>
+          /<wbr />
+        </>
+      )}
+    </Fragment>
+  ));
+}
+
+/**
+ * The page `#/scorecard`: the headline, the scatter of published against
+ * measured values, then the table `#scorecard`, one row per target or claim.
+ */
 export function ScorecardPage() {
-  const [card, setCard] = useState<Scorecard | null>(null);
+  // The scorecard with the runs of this store (a point links to its run when the store holds it), shown once both
+  // are read, so no point changes its link after it is drawn; without the runs, every point leads to its row.
+  const [loaded, setLoaded] = useState<{ card: Scorecard; storeRuns: ReadonlySet<string> } | null>(null);
   useEffect(() => {
-    getJson<Scorecard>("/api/scorecard").then(setCard);
+    const runs = getJson<{ runs: RunRow[] }>("/api/runs")
+      .then(({ runs }) => new Set(runs.map((r) => `${r.experiment}/${r.id}`)))
+      .catch(() => new Set<string>());
+    Promise.all([getJson<Scorecard>("/api/scorecard"), runs]).then(([card, storeRuns]) =>
+      setLoaded({ card, storeRuns })
+    );
   }, []);
-  if (!card) return <p>loading…</p>;
+  const entries = useMemo(() => loaded && scatterEntries(loaded.card.groups, loaded.storeRuns), [loaded]);
+  if (!loaded || !entries) return <p>loading…</p>;
+  const { card } = loaded;
   if (!card.groups.length) return <p>No completed runs or kept results yet.</p>;
   return (
-    <div>
+    <div class="scorecard-page">
       <p id="scorecard-headline">{card.headline}</p>
       {card.skipped.length > 0 && <p class="note">kept results not read: {card.skipped.join("; ")}</p>}
+      <ScorecardScatter plotted={entries.plotted} unmeasured={entries.unmeasured} />
       <VerdictTable
         id="scorecard"
         lead={["experiment", "class", "source", "metric or finding"]}
         ours="ours (95% interval with ≥ 3 seeds)"
         curves
-        rows={card.groups.flatMap((g) => [
-          ...g.targets.map((t) => ({
+        rows={card.groups.flatMap((g, gi) => [
+          ...g.targets.map((t, ti) => ({
             ...targetRow(
               t,
               <>
@@ -46,11 +80,12 @@ export function ScorecardPage() {
                 </td>
                 <td title={t.standIn ?? ""}>{t.kind}</td>
                 <td title={`tolerance: ${t.toleranceSource}`}>{t.source}</td>
-                <td>{t.metric}</td>
+                <td class="metric-name">{breakable(t.metric)}</td>
               </>,
               oursText(t),
               t.kind,
             ),
+            id: targetRowId(gi, ti),
             class: t.kind === "analogue" ? "analogue" : "",
           })),
           ...g.claims.map((c) =>

@@ -11,10 +11,13 @@ import type { ComponentChildren } from "preact";
 import { curveCell, type TargetCurve } from "../../lib/core/curves.ts";
 import { type Comparison, comparisonText } from "../../lib/core/targets.ts";
 import { formatValue, verdictClass } from "./format.ts";
+import { verdictColour } from "./scorecard_points.ts";
 
 /** One row of a {@linkcode VerdictTable}. */
 export interface VerdictRow {
   key?: string;
+  /** The row's element id, for links to it. */
+  id?: string;
   class?: string;
   /** The page's own cells (`<td>`s), one per leading heading of the table. */
   lead: ComponentChildren;
@@ -29,6 +32,8 @@ export interface VerdictRow {
   verdict: string;
   /** The CSS class that colours the verdict ({@linkcode verdictClass}). */
   verdictClass: string;
+  /** An analogue's verdict badge is hollow, as its point in the scorecard scatter. */
+  analogue?: boolean;
 }
 
 /** A target's row: `ours` as the page writes it; `kind` "analogue" gives the verdict the analogues' colour. */
@@ -47,6 +52,7 @@ export function targetRow(
     curve: { text: curveCell(target), title: curve ? `learning curve of ${curve.metric}` : "no curve kept" },
     verdict: target.verdict,
     verdictClass: verdictClass(target.verdict, kind),
+    analogue: kind === "analogue",
   };
 }
 
@@ -85,16 +91,45 @@ export function VerdictTable(
       </thead>
       <tbody>
         {rows.map((row) => (
-          <tr key={row.key} class={row.class}>
+          <tr key={row.key} id={row.id} class={row.class}>
             {row.lead}
             <td>{row.published}</td>
             <td>{row.ours}</td>
             <td>{row.rule}</td>
-            {curves && <td title={row.curve?.title}>{row.curve?.text ?? ""}</td>}
-            <td class={row.verdictClass}>{row.verdict}</td>
+            {curves && <td title={row.curve?.title}>{row.curve && <CurveText text={row.curve.text} />}</td>}
+            <td class={row.verdictClass}>
+              <VerdictBadge verdict={row.verdict} analogue={row.analogue ?? false} />
+              {row.verdict}
+            </td>
           </tr>
         ))}
       </tbody>
     </table>
+  );
+}
+
+/**
+ * The verdict's colour as a dot before its text, the same colour and shape as
+ * the scorecard scatter's points: filled, hollow for an analogue.
+ */
+function VerdictBadge({ verdict, analogue }: { verdict: string; analogue: boolean }) {
+  const colour = verdictColour(verdict);
+  return (
+    <span
+      class="verdict-badge"
+      aria-hidden="true"
+      style={analogue ? { border: `2px solid ${colour}` } : { background: colour, border: `2px solid ${colour}` }}
+    />
+  );
+}
+
+/** A curve cell's sparkline, then its projection ("→ 0.41 at 2×") on a line of its own: the column stays narrow. */
+function CurveText({ text }: { text: string }) {
+  const [sparkline, ...projection] = text.split(" → ");
+  return (
+    <>
+      <span class="curve-sparkline">{sparkline}</span>
+      {projection.length > 0 && <span class="curve-projection">→ {projection.join(" → ")}</span>}
+    </>
   );
 }

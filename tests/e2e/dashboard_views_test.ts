@@ -185,6 +185,13 @@ browserTest(
     assertEquals(classes, ["verdict-not", "verdict-reproduced"]);
 
     // The scorecard judges with today's targets of ica-toy; toy is no experiment, and its row says so.
+    // At 1280 px wide the page (scatter and table) fits without scrolling sideways.
+    await browser.send("Emulation.setDeviceMetricsOverride", {
+      width: 1280,
+      height: 900,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
     await browser.evaluate(`location.hash = '#/scorecard'`);
     const card = await browser.waitFor<string[][]>(
       `document.querySelectorAll('#scorecard tbody tr').length > 2 && ${cells("#scorecard")}`,
@@ -209,6 +216,27 @@ browserTest(
       claims.length > 0 && claims.every((row) => row[4] === "holds" && row[0] === "ica-toy"),
       JSON.stringify(claims),
     );
+    // One point per measured target of the store's scorecard, with its verdict, linking to the run it came from.
+    const measured = await browser.evaluate<string[]>(
+      `fetch('/api/scorecard').then((r) => r.json()).then((card) =>
+         card.groups.flatMap((g) => g.targets.filter((t) => t.ours !== null).map((t) => t.metric + ' ' + t.verdict)))`,
+    );
+    assertEquals(measured, ["mcc/slowflow/L1 not reproduced"]);
+    const points = await browser.waitFor<{ verdict: string; metric: string; href: string }[]>(
+      `document.querySelectorAll('#scorecard-scatter .scorecard-point').length > 0 &&
+         [...document.querySelectorAll('#scorecard-scatter .scorecard-point')].map((p) =>
+           ({ metric: p.dataset.metric, verdict: p.dataset.verdict, href: p.getAttribute('href') }))`,
+      "the scatter's points",
+    );
+    assertEquals(points.map((p) => `${p.metric} ${p.verdict}`), measured);
+    assertEquals(points[0].href, `#/run/ica-toy/${run.info.id}`);
+    // ica-toy's other targets were not measured: listed under the plot, not drawn.
+    const unmeasured = await browser.evaluate<string>(`document.querySelector('#scorecard-unmeasured').innerText`);
+    assert(unmeasured.includes("ica-toy mcc/pcl/L1") && !unmeasured.includes("slowflow/L1;"), unmeasured);
+    const width = await browser.evaluate<{ scroll: number; viewport: number }>(
+      `({ scroll: document.documentElement.scrollWidth, viewport: innerWidth })`,
+    );
+    assert(width.viewport === 1280 && width.scroll <= width.viewport, JSON.stringify(width));
     assertEquals(card.find((row) => row[0] === "toy"), [
       "toy",
       "",
