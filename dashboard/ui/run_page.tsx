@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
- * One run's page: status, downloads, published targets, media, config and
- * its diff against another run, and run.json.
+ * One run's page: status, downloads, published targets, a chart of every
+ * logged metric, media, config and its diff against another run, and run.json.
  *
  * @module
  */
@@ -13,6 +13,7 @@ import { ConfigDiff } from "./config_diff.tsx";
 import { formatValue, resumeCommand } from "./format.ts";
 import { MediaViewer } from "./media_viewer.tsx";
 import { NotesCard } from "./notes_card.tsx";
+import { RunCharts } from "./run_charts.tsx";
 import { TargetCurves } from "./target_curves.tsx";
 import { TargetsTable } from "./targets_table.tsx";
 
@@ -38,6 +39,7 @@ export function RunPage(props: RunPageProps) {
   for (const m of detail.media) mediaByName.set(m.name, [...(mediaByName.get(m.name) ?? []), m]);
   const config = detail.config ?? {};
   const resume = resumeCommand(props.experiment, detail.dir, detail.run.status);
+  const row = props.runs.find((r) => r.experiment === props.experiment && r.id === props.id);
   return (
     <div id="run-page">
       <h2>
@@ -68,6 +70,7 @@ export function RunPage(props: RunPageProps) {
       )}
       {detail.summary && <TargetsTable summary={detail.summary} />}
       {detail.summary && <TargetCurves summary={detail.summary} />}
+      {row && <RunCharts run={row} summary={detail.summary} />}
       <div class="charts">
         {[...mediaByName].map(([name, items]) => <MediaViewer key={name} base={base} items={items} />)}
       </div>
