@@ -323,7 +323,7 @@ interface LabelledChart {
   isDatasetVisible(index: number): boolean;
 }
 
-/** A chart.js plugin writing each published value's label above its dashed line, at the right. */
+/** A chart.js plugin writing each published value's label by its dashed line, at the right. */
 function referenceLabels(references: Reference[], color: string) {
   return {
     id: "referenceLabels",
@@ -338,8 +338,10 @@ function referenceLabels(references: Reference[], color: string) {
         ctx.fillStyle = color;
         ctx.font = "10px system-ui, sans-serif";
         ctx.textAlign = "right";
-        ctx.textBaseline = "bottom";
-        ctx.fillText(ref.label, chartArea.right - 4, y - 2);
+        // Above its line, or below it where the line runs along the top of the plot.
+        const below = y - 12 < chartArea.top;
+        ctx.textBaseline = below ? "top" : "bottom";
+        ctx.fillText(ref.label, chartArea.right - 4, below ? y + 3 : y - 2);
         ctx.restore();
       }
     },

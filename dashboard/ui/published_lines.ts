@@ -70,7 +70,8 @@ export function namesTarget(logged: string, target: string): boolean {
 /**
  * The published values to draw on the chart of `metric`. With the run's
  * summary targets, the targets whose learning curve is that metric (their
- * `curve.metric`, else their own name), valued as the registry states them
+ * `curve.metric`; a target that recorded no curve, by the name as
+ * {@linkcode namesTarget} judges it), valued as the registry states them
  * today when it lists them; without a summary, the registry's targets whose
  * name {@linkcode namesTarget} the metric.
  *
@@ -83,7 +84,9 @@ export function publishedFor(
   summary: SummaryTarget[] | null,
 ): Reference[] {
   const chosen = summary?.length
-    ? summary.filter((t) => t.metric === metric || matchesPattern(t.curve?.metric ?? t.metric, metric))
+    ? summary.filter((t) =>
+      t.curve ? matchesPattern(t.curve.metric, metric) || t.metric === metric : namesTarget(metric, t.metric)
+    )
       .map((t) => registry.find((r) => r.metric === t.metric) ?? t)
     : registry.filter((t) => namesTarget(metric, t.metric));
   const seen = new Set<string>();

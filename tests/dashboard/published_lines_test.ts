@@ -42,7 +42,7 @@ Deno.test("publishedFor without a summary: the registry's targets the logged nam
 Deno.test("publishedFor with a summary: the targets whose curve is the metric, valued as the registry says today", () => {
   const summary = [
     { ...target("mig", 0.1, "higher", "old source"), curve: { metric: "beta_vae/mig", points: [] } },
-    // A target without a curve draws on the metric of its own name.
+    // A target that recorded no curve draws on the metrics that name it.
     { ...target("score", 0.5), curve: null },
     { ...target("r2", 0.8), curve: { metric: "place/seed*/r2", points: [] } },
   ] as unknown as SummaryTarget[];
@@ -52,6 +52,7 @@ Deno.test("publishedFor with a summary: the targets whose curve is the metric, v
   ]);
   // Not in today's registry: the summary's own value.
   assertEquals(publishedFor("score", registry, summary).map((r) => [r.label, r.paper]), [["published (T score)", 0.5]]);
+  assertEquals(publishedFor("method/score", registry, summary).map((r) => r.paper), [0.5]);
   assertEquals(publishedFor("place/seed2/r2", registry, summary).map((r) => r.paper), [0.8]);
   // The summary decides: a metric the registry's names would match but no summary target's curve is gets nothing.
   assertEquals(publishedFor("dislib/mig", registry, summary), []);
