@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { useEffect, useMemo, useState } from "preact/hooks";
-import type { RunSummary } from "../../lib/core/run_layout.ts";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { RunSummary, Series } from "../../lib/core/run_layout.ts";
 import type { RegistrySnapshot } from "../registry.ts";
 import type { RunRow } from "../run_index.ts";
 import { getJson } from "./api.ts";
 import { ChartPanel } from "./chart_panel.tsx";
-import { chartLines } from "./chart_lines.ts";
+import { chartLines, type Line } from "./chart_lines.ts";
 import { runKey } from "./format.ts";
 import { publishedFor, type PublishedTarget, type Reference } from "./published_lines.ts";
 import { metricSections } from "./run_rows.ts";
@@ -53,9 +53,18 @@ export function RunCharts(props: RunChartsProps) {
     publishedTargets().then((byName) => setRegistry(byName.get(props.run.experiment) ?? []));
   }, [props.run.experiment]);
   const series = data[key];
-  const metrics = useMemo(() => Object.keys(series ?? {}).sort(), [series]);
-  // Lines and published values are built once per change of the data, so each card updates only when its own do.
-  const lines = useMemo(() => new Map(metrics.map((m) => [m, chartLines(m, [props.run], data, null)])), [series]);
+  const names = Object.keys(series ?? {}).sort().join("\n");
+  const metrics = useMemo(() => names ? names.split("\n") : [], [names]);
+  // A metric's lines are built again only when its own series changed (the stream grows the metrics a row
+  // names): the other cards are handed the same lines and do not redraw.
+  const built = useRef(new Map<string, { series: Series; lines: Line[] }>());
+  const lines = useMemo(() => {
+    for (const m of metrics) {
+      if (built.current.get(m)?.series === series[m]) continue;
+      built.current.set(m, { series: series[m], lines: chartLines(m, [props.run], data, null) });
+    }
+    return built.current;
+  }, [series]);
   const references = useMemo(() => {
     const byMetric = new Map<string, Reference[]>();
     for (const m of metrics) byMetric.set(m, publishedFor(m, registry, props.summary?.targets ?? null));
@@ -75,7 +84,7 @@ export function RunCharts(props: RunChartsProps) {
               <ChartPanel
                 key={metric}
                 metric={metric}
-                lines={lines.get(metric)!}
+                lines={lines.get(metric)!.lines}
                 references={references.get(metric)}
                 smoothing={0}
                 logY={false}

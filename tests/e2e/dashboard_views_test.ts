@@ -249,6 +249,15 @@ browserTest(
       `document.querySelectorAll('#run-charts .card[data-metric="L1/slowflow/mcc"] .chart-legend li').length`,
     );
     assertEquals(entries, 2);
+    // Its PNG is drawn off screen with the published value too, and handed to the browser as a download.
+    const png = await browser.evaluate<string[]>(`(() => {
+      let saved = [];
+      const click = HTMLAnchorElement.prototype.click;
+      HTMLAnchorElement.prototype.click = function () { saved = [this.download, this.href.slice(0, 22)]; };
+      document.querySelector('#run-charts .card[data-metric="L1/slowflow/mcc"] h3 button:last-child').click();
+      HTMLAnchorElement.prototype.click = click;
+      return saved; })()`);
+    assertEquals(png, ["L1_slowflow_mcc.png", "data:image/png;base64,"]);
     const classes = await browser.evaluate<string[]>(
       `[...document.querySelectorAll('#targets tbody tr td:last-child')].map((td) => td.className)`,
     );
