@@ -20,11 +20,13 @@ export interface ChartLegendProps {
   hidden: ReadonlySet<string>;
   /** Hides the line of `label` when shown, shows it when hidden. */
   onToggle: (label: string) => void;
+  /** Shows the line of `label` alone, or every line when it already is (an alt-click). */
+  onIsolate: (label: string) => void;
 }
 
 /**
  * The list `.chart-legend` (scrolling when long): a button per line that
- * hides or shows it (`aria-pressed` while shown). Plain elements, one per
+ * hides or shows it (`aria-pressed` while shown), or, alt-clicked, shows it alone. Plain elements, one per
  * line (the card memoizes the list, so it is diffed again only when its
  * entries or the hidden set change): 200 runs cost 200 buttons, no chart work.
  */
@@ -40,8 +42,8 @@ export function ChartLegend(props: ChartLegendProps) {
               type="button"
               class={hidden ? "legend-hidden" : ""}
               aria-pressed={!hidden}
-              title={`${hidden ? "show" : "hide"} ${entry.label}`}
-              onClick={() => props.onToggle(entry.label)}
+              title={`${entry.label}\nclick: ${hidden ? "show" : "hide"} · alt-click: this line alone, or all`}
+              onClick={(event) => event.altKey ? props.onIsolate(entry.label) : props.onToggle(entry.label)}
             >
               <span
                 class={entry.dashed ? "legend-swatch legend-dashed" : "legend-swatch"}

@@ -368,6 +368,31 @@ export function toggleLine(chart: ToggleableChart, label: string): void {
   chart.update();
 }
 
+/**
+ * Shows exactly the lines whose labels are not in `hidden`, with everything
+ * drawn for each, in one update of the chart (hiding 199 of 200 lines one by
+ * one would redraw it 199 times).
+ */
+export function applyHidden(chart: ToggleableChart, hidden: ReadonlySet<string>): void {
+  chart.data.datasets.forEach((d, i) => chart.setDatasetVisibility(i, !isHidden(d.label ?? "", hidden)));
+  chart.update();
+}
+
+/**
+ * The hidden labels after an alt-click on `label`: every other line hidden,
+ * or, when it is already the only line shown, every line shown again.
+ *
+ * @example
+ * ```ts
+ * isolated(["a", "b", "c"], new Set(), "b"); // Set {"a", "c"}
+ * isolated(["a", "b", "c"], new Set(["a", "c"]), "b"); // Set {}
+ * ```
+ */
+export function isolated(labels: string[], hidden: ReadonlySet<string>, label: string): Set<string> {
+  const alone = labels.every((l) => l === label ? !hidden.has(l) : hidden.has(l));
+  return alone ? new Set() : new Set(labels.filter((l) => l !== label));
+}
+
 /** How many points the lines hold, the band and smoothing aside. */
 export function pointCount(lines: Line[]): number {
   return lines.reduce((n, l) => n + l.series.x.length, 0);

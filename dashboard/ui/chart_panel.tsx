@@ -9,7 +9,15 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Chart, type Plugin, registerables } from "chart.js";
 import zoomPlugin from "chartjs-plugin-zoom";
-import { chartConfig, type ChartView, type Line, pointCount, toggleLine } from "./chart_lines.ts";
+import {
+  applyHidden,
+  chartConfig,
+  type ChartView,
+  isolated,
+  type Line,
+  pointCount,
+  toggleLine,
+} from "./chart_lines.ts";
 import { ChartLegend, type LegendEntry } from "./chart_legend.tsx";
 import { chartTheme, useDarkMode } from "./chart_theme.ts";
 import type { Reference } from "./published_lines.ts";
@@ -68,7 +76,8 @@ const NO_REFERENCES: Reference[] = [];
  * steps, shift-dragging pans, ctrl + wheel zooms; a double click or "reset
  * zoom" shows everything again. The zoomed range (`data-x-range`) is kept
  * while live points arrive. The legend under the canvas hides and shows
- * lines; a hidden line stays hidden as its points grow.
+ * lines (alt-click: only that line, or all again); a hidden line stays
+ * hidden as its points grow.
  */
 export function ChartPanel(props: ChartPanelProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -134,7 +143,12 @@ export function ChartPanel(props: ChartPanelProps) {
     const entries: LegendEntry[] = props.lines.map((l) => ({ label: l.label, color: l.color }));
     const referenceColor = chartTheme(dark).reference;
     for (const r of references) entries.push({ label: r.label, color: referenceColor, dashed: true });
-    return <ChartLegend entries={entries} hidden={hidden} onToggle={toggle} />;
+    const isolate = (label: string) => {
+      const after = isolated(entries.map((e) => e.label), hidden, label);
+      if (chart.current) applyHidden(chart.current, after);
+      setHidden(after);
+    };
+    return <ChartLegend entries={entries} hidden={hidden} onToggle={toggle} onIsolate={isolate} />;
   }, [props.lines, references, hidden, dark]);
   // Drawn again off screen for the file: twice the resolution, light colours on white, the metric as its title,
   // and the canvas legend (the HTML one is not part of the image).

@@ -1,9 +1,11 @@
 import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { runRow } from "./fixtures.ts";
 import {
+  applyHidden,
   chartConfig,
   chartDatasets,
   chartLines,
+  isolated,
   lineColor,
   pointCount,
   toggleLine,
@@ -221,4 +223,30 @@ Deno.test("tooltipOptions lists 12 lines at most and counts the rest in its foot
   const kept = items.filter((i, at) => options.filter(i, at, items));
   assertEquals(kept.length, 12);
   assertEquals(options.callbacks.footer(kept), "… and 3 more");
+});
+
+Deno.test("isolated: an alt-click shows that line alone, and, when it already is, every line again", () => {
+  const labels = ["a", "b", "c"];
+  assertEquals(isolated(labels, new Set(), "b"), new Set(["a", "c"]));
+  assertEquals(isolated(labels, new Set(["a", "c"]), "b"), new Set());
+  // A hidden line alt-clicked is shown alone.
+  assertEquals(isolated(labels, new Set(["b"]), "b"), new Set(["a", "c"]));
+});
+
+Deno.test("applyHidden shows exactly the lines not hidden, their helpers with them, in one update", () => {
+  const labels = ["g lo", "g hi", "g raw", "g", "h raw", "h", "published (T) lo", "published (T)"];
+  const visible = labels.map(() => true);
+  let updates = 0;
+  const chart = {
+    data: { datasets: labels.map((label) => ({ label })) },
+    isDatasetVisible: (i: number) => visible[i],
+    setDatasetVisibility: (i: number, v: boolean) => {
+      visible[i] = v;
+    },
+    update: () => updates++,
+  };
+  applyHidden(chart, new Set(["g", "published (T)"]));
+  assertEquals(visible, [false, false, false, false, true, true, false, false]);
+  applyHidden(chart, new Set());
+  assertEquals([visible.every((v) => v), updates], [true, 2]);
 });

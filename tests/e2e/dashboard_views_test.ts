@@ -123,6 +123,17 @@ browserTest("metric columns, grouping by a key, chart sections and drag-to-zoom"
   );
   await clickEntry(legend[0].label);
   await browser.waitFor(`${shownOf(legend[0].label)}`, "the line shown again");
+  // An alt-click shows that line alone; another shows every line again.
+  const altClick = (label: string) =>
+    browser.evaluate(
+      `[...document.querySelectorAll('.card[data-metric="L1/mcc"] .chart-legend button')]
+         .find((b) => b.innerText === ${JSON.stringify(label)})
+         .dispatchEvent(new MouseEvent('click', { bubbles: true, altKey: true }))`,
+    );
+  await altClick(legend[1].label);
+  await browser.waitFor(`!${shownOf(legend[0].label)} && ${shownOf(legend[1].label)}`, "one line alone");
+  await altClick(legend[1].label);
+  await browser.waitFor(`${shownOf(legend[0].label)} && ${shownOf(legend[1].label)}`, "every line again");
 
   // The dark scheme recolours the chart's ticks (chart.js draws them) as the page's scheme changes.
   const tickColor =
