@@ -1,14 +1,26 @@
 /// <reference lib="dom" />
 /**
- * One metric's chart card: its lines drawn by chart.js, and a button to save
- * the chart as a PNG.
+ * One metric's chart card: its lines drawn by chart.js in the page's colour
+ * scheme, published values as dashed lines, a legend listing every line, and
+ * a button to save the chart as a PNG.
  *
  * @module
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Chart, type Plugin, registerables } from "chart.js";
 import zoomPlugin from "chartjs-plugin-zoom";
-import { chartConfig, type ChartView, type Line, pointCount } from "./chart_lines.ts";
+import {
+  applyHidden,
+  chartConfig,
+  type ChartView,
+  isolated,
+  type Line,
+  pointCount,
+  toggleLine,
+} from "./chart_lines.ts";
+import { ChartLegend, type LegendEntry } from "./chart_legend.tsx";
+import { chartTheme, useDarkMode } from "./chart_theme.ts";
+import type { Reference } from "./published_lines.ts";
 
 // chart.js draws nothing unregistered: lines, linear and log scales, the legend and the band fill all come from here.
 // The zoom plugin's types describe its module, not its default export (the plugin object).
@@ -51,7 +63,11 @@ export interface ChartPanelProps {
   logY: boolean;
   /** "time" plots against seconds since the start; anything else against steps. */
   xAxis: string;
+  /** Published values drawn as dashed lines with their tolerance bands. */
+  references?: Reference[];
 }
+
+const NO_REFERENCES: Reference[] = [];
 
 /**
  * The card of one metric (`.card[data-metric]`, with its point count in
@@ -59,7 +75,9 @@ export interface ChartPanelProps {
  * run's growing curve does not flicker. Dragging across it zooms into those
  * steps, shift-dragging pans, ctrl + wheel zooms; a double click or "reset
  * zoom" shows everything again. The zoomed range (`data-x-range`) is kept
- * while live points arrive.
+ * while live points arrive. The legend under the canvas hides and shows
+ * lines (alt-click: only that line, or all again); a hidden line stays
+ * hidden as its points grow.
  */
 export function ChartPanel(props: ChartPanelProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -68,9 +86,12 @@ export function ChartPanel(props: ChartPanelProps) {
   const [seen, setSeen] = useState(typeof IntersectionObserver === "undefined");
   // Every update replaces the chart's options, so the zoom lives here rather than in the chart.
   const [xRange, setXRange] = useState<XRange | null>(null);
-  const view: ChartView = { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis, xRange };
+  const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
+  const dark = useDarkMode();
+  const references = props.references ?? NO_REFERENCES;
+  const view: ChartView = { smoothing: props.smoothing, logY: props.logY, xAxis: props.xAxis, xRange, dark, hidden };
   const configOf = () => {
-    const config = chartConfig(props.lines, view);
+    const config = chartConfig(props.lines, view, references);
     const remember = ({ chart }: { chart: Chart }) => setXRange({ min: chart.scales.x.min, max: chart.scales.x.max });
     const zoom = {
       zoom: {
@@ -102,16 +123,42 @@ export function ChartPanel(props: ChartPanelProps) {
         announceDrawn(canvas.current!, props.metric);
       });
     }
-    const config = configOf();
-    chart.current.data = config.data as never;
-    chart.current.options = config.options as never;
-    chart.current.update();
-    announceDrawn(canvas.current!, props.metric);
-  }, [seen, props.lines, props.smoothing, props.logY, props.xAxis, xRange?.min, xRange?.max]);
+    // At most one redraw per animation frame: live rows that come faster than frames replace the pending update.
+    const frame = requestAnimationFrame(() => {
+      if (!chart.current) return;
+      const config = configOf();
+      chart.current.data = config.data as never;
+      chart.current.options = config.options as never;
+      chart.current.update();
+      announceDrawn(canvas.current!, props.metric);
+    });
+    return () => cancelAnimationFrame(frame);
+    // The hidden set is left out: a click hides a line in the chart as it is (toggleLine), no rebuild.
+  }, [seen, props.lines, references, props.smoothing, props.logY, props.xAxis, xRange?.min, xRange?.max, dark]);
   useEffect(() => () => chart.current?.destroy(), []);
-  // Drawn again off screen for the file: twice the resolution, a white background, the metric as its title.
+  const toggle = (label: string) => {
+    if (chart.current) toggleLine(chart.current, label);
+    setHidden((before) => {
+      const after = new Set(before);
+      if (!after.delete(label)) after.add(label);
+      return after;
+    });
+  };
+  const legend = useMemo(() => {
+    const entries: LegendEntry[] = props.lines.map((l) => ({ label: l.label, color: l.color }));
+    const referenceColor = chartTheme(dark).reference;
+    for (const r of references) entries.push({ label: r.label, color: referenceColor, dashed: true });
+    const isolate = (label: string) => {
+      const after = isolated(entries.map((e) => e.label), hidden, label);
+      if (chart.current) applyHidden(chart.current, after);
+      setHidden(after);
+    };
+    return <ChartLegend entries={entries} hidden={hidden} onToggle={toggle} onIsolate={isolate} />;
+  }, [props.lines, references, hidden, dark]);
+  // Drawn again off screen for the file: twice the resolution, light colours on white, the metric as its title,
+  // and the canvas legend (the HTML one is not part of the image).
   const download = () => {
-    const config = chartConfig(props.lines, view);
+    const config = chartConfig(props.lines, { ...view, dark: false }, references);
     const off = document.createElement("canvas");
     off.width = 900;
     off.height = 540;
@@ -130,9 +177,13 @@ export function ChartPanel(props: ChartPanelProps) {
         ...config.options,
         responsive: false,
         devicePixelRatio: 2,
-        plugins: { ...config.options.plugins, title: { display: true, text: props.metric } },
+        plugins: {
+          ...config.options.plugins,
+          legend: { ...config.options.plugins.legend, display: true },
+          title: { ...config.options.plugins.title, display: true, text: props.metric },
+        },
       },
-      plugins: [whiteBackground],
+      plugins: [...config.plugins, whiteBackground],
     } as never);
     const a = document.createElement("a");
     a.href = off.toDataURL("image/png");
@@ -155,6 +206,8 @@ export function ChartPanel(props: ChartPanelProps) {
         </span>
       </h3>
       <canvas ref={canvas} onDblClick={() => setXRange(null)}></canvas>
+      {/* Listed once the chart is drawn: a page of many unseen charts holds no legends. */}
+      {seen && legend}
     </div>
   );
 }

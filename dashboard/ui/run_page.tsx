@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
- * One run's page: status, downloads, published targets, media, config and
- * its diff against another run, and run.json.
+ * One run's page: status, downloads, published targets, a chart of every
+ * logged metric, media, config and its diff against another run, and run.json.
  *
  * @module
  */
@@ -10,9 +10,10 @@ import type { RunRow } from "../run_index.ts";
 import type { MediaEntry } from "../../lib/core/run_layout.ts";
 import { getJson, type RunDetail } from "./api.ts";
 import { ConfigDiff } from "./config_diff.tsx";
-import { formatValue, resumeCommand } from "./format.ts";
+import { formatValue, resumeCommand, runKey, runPath } from "./format.ts";
 import { MediaViewer } from "./media_viewer.tsx";
 import { NotesCard } from "./notes_card.tsx";
+import { RunCharts } from "./run_charts.tsx";
 import { TargetCurves } from "./target_curves.tsx";
 import { TargetsTable } from "./targets_table.tsx";
 
@@ -26,7 +27,7 @@ export interface RunPageProps {
 
 /** The page `#/run/<experiment>/<id>` (`#run-page`). */
 export function RunPage(props: RunPageProps) {
-  const base = `/api/runs/${props.experiment}/${props.id}`;
+  const base = `/api/runs/${runPath(props)}`;
   const [detail, setDetail] = useState<RunDetail | null>(null);
   const [error, setError] = useState("");
   useEffect(() => {
@@ -38,6 +39,7 @@ export function RunPage(props: RunPageProps) {
   for (const m of detail.media) mediaByName.set(m.name, [...(mediaByName.get(m.name) ?? []), m]);
   const config = detail.config ?? {};
   const resume = resumeCommand(props.experiment, detail.dir, detail.run.status);
+  const row = props.runs.find((r) => r.experiment === props.experiment && r.id === props.id);
   return (
     <div id="run-page">
       <h2>
@@ -46,7 +48,7 @@ export function RunPage(props: RunPageProps) {
       </h2>
       <p>
         <a href={`${base}/metrics?format=csv`}>metrics CSV</a> · <a href={`${base}/metrics`}>metrics JSON</a> ·{" "}
-        <a href={`#/?sel=${props.experiment}/${props.id}`}>chart this run</a>
+        <a href={`#/?sel=${encodeURIComponent(runKey(props))}`}>chart this run</a>
         {detail.run.sweep && (
           <>
             {" "}· task {detail.run.sweep.index} of sweep{" "}
@@ -54,6 +56,11 @@ export function RunPage(props: RunPageProps) {
           </>
         )}
       </p>
+      {row?.problem && (
+        <p class="problem" id="run-problem">
+          ⚠ {row.problem}
+        </p>
+      )}
       {detail.run.error && (
         <div class="card error-panel">
           <h3>error</h3>
@@ -68,6 +75,7 @@ export function RunPage(props: RunPageProps) {
       )}
       {detail.summary && <TargetsTable summary={detail.summary} />}
       {detail.summary && <TargetCurves summary={detail.summary} />}
+      {row && <RunCharts run={row} summary={detail.summary} />}
       <div class="charts">
         {[...mediaByName].map(([name, items]) => <MediaViewer key={name} base={base} items={items} />)}
       </div>

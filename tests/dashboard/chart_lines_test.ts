@@ -2,13 +2,17 @@ import { assert, assertAlmostEquals, assertEquals } from "../assert.ts";
 import { seriesOf } from "../../dashboard/ui/metric_series.ts";
 import { runRow } from "./fixtures.ts";
 import {
+  applyHidden,
   chartConfig,
   chartDatasets,
   chartLines,
+  isolated,
   lineColor,
   pointCount,
   toggleLine,
+  tooltipOptions,
 } from "../../dashboard/ui/chart_lines.ts";
+import { chartTheme } from "../../dashboard/ui/chart_theme.ts";
 
 const row = (id: string, config: Record<string, unknown>) => runRow(id, { config });
 
@@ -117,21 +121,12 @@ Deno.test("chartConfig: axes follow the view, the legend hides the helper datase
   const config = chartConfig([], { smoothing: 0.6, logY: true, xAxis: "time" });
   assertEquals(config.options.scales.x.title.text, "seconds");
   assertEquals(config.options.scales.y.type, "logarithmic");
-  assertEquals(chartConfig([], { smoothing: 0, logY: false, xAxis: "step" }).options.scales, {
-    x: { type: "linear", title: { display: true, text: "step" } },
-    y: { type: "linear" },
-  });
+  const light = chartConfig([], { smoothing: 0, logY: false, xAxis: "step" }).options.scales;
+  assertEquals([light.x.type, light.x.title.text, light.y.type], ["linear", "step", "linear"]);
+  assertEquals([light.x.min, light.x.max], [undefined, undefined]);
   const filter = config.options.plugins.legend.labels.filter;
   assert(filter({ text: "vae/1" }) && filter({ text: "vae (2 seeds)" }));
   assert(!filter({ text: "vae/1 raw" }) && !filter({ text: "g lo" }) && !filter({ text: "g hi" }));
-});
-
-Deno.test("lineColor: #rrggbb, the same for the same key, 200 run keys spread over at least 150 colours", () => {
-  const keys = Array.from({ length: 200 }, (_, i) => `ica-toy/20240101-1200${String(i).padStart(2, "0")}-abcdef`);
-  const colors = keys.map(lineColor);
-  assert(colors.every((c) => /^#[0-9a-f]{6}$/.test(c)), colors.join(" "));
-  assertEquals(keys.map(lineColor), colors);
-  assert(new Set(colors).size >= 150, `${new Set(colors).size} distinct colours`);
 });
 
 Deno.test("toggleLine hides and shows a line with its raw values and band, and nothing of other lines", () => {
@@ -151,4 +146,108 @@ Deno.test("toggleLine hides and shows a line with its raw values and band, and n
   toggleLine(chart, "g");
   assertEquals(visible, [true, true, true, true, true, true, true]);
   assertEquals(updates, 2);
+});
+
+Deno.test("chartLines colours every selected run in table order, whichever metric is built first", () => {
+  const ordered = [row("c1", {}), row("c2", {}), row("c3", {})];
+  const series = { "vae/c3": seriesOf({ acc: { x: [1], t: [1], y: [1] } }) };
+  // Only the third run logged acc, yet the first two get their colours first.
+  const [third] = chartLines("acc", ordered, series, null);
+  assertEquals(third.color, lineColor("vae/c3"));
+  const colors = ["vae/c1", "vae/c2", "vae/c3"].map(lineColor);
+  assertEquals(new Set(colors).size, 3);
+});
+
+Deno.test("chartDatasets: a published value spans the lines' steps, its band filled, hidden lines flagged", () => {
+  const line = { label: "run", color: "#112233", series: { x: [10, 20, 30], t: [1, 2, 3], y: [0.1, 0.5, 0.7] } };
+  const ref = { label: "published (T5)", paper: 0.9, lo: 0.85, hi: 0.9 };
+  const view = { smoothing: 0, logY: false, xAxis: "step", hidden: new Set(["published (T5)"]) };
+  const sets = chartDatasets([line], view, [ref]);
+  assertEquals(sets.map((s) => s.label), ["run", "published (T5) lo", "published (T5) hi", "published (T5)"]);
+  assertEquals(sets[1].data, [{ x: 10, y: 0.85 }, { x: 30, y: 0.85 }]);
+  assertEquals([sets[2].fill, sets[2].data], ["-1", [{ x: 10, y: 0.9 }, { x: 30, y: 0.9 }]]);
+  assertEquals([sets[3].data, sets[3].borderDash], [[{ x: 10, y: 0.9 }, { x: 30, y: 0.9 }], [6, 4]]);
+  // The hidden published value is hidden with its band; the run's line is not.
+  assertEquals(sets.map((s) => s.hidden ?? false), [false, true, true, true]);
+  // On the time axis it spans the seconds; a band of no width is not drawn.
+  const timed = chartDatasets([line], { smoothing: 0, logY: false, xAxis: "time" }, [{ ...ref, lo: 0.9 }]);
+  assertEquals(timed.map((s) => s.label), ["run", "published (T5)"]);
+  assertEquals(timed[1].data, [{ x: 1, y: 0.9 }, { x: 3, y: 0.9 }]);
+  // A score logged once: the published line runs from the origin to its step.
+  const once = { ...line, series: { x: [50], t: [5], y: [0.4] } };
+  assertEquals(chartDatasets([once], view, [ref]).at(-1)!.data, [{ x: 0, y: 0.9 }, { x: 50, y: 0.9 }]);
+  // No lines, no published line.
+  assertEquals(chartDatasets([], view, [ref]), []);
+});
+
+Deno.test("chartConfig takes the dark scheme's colours for ticks, grid, titles and tooltip", () => {
+  const dark = chartTheme(true), light = chartTheme(false);
+  const config = chartConfig([], { smoothing: 0, logY: false, xAxis: "step", dark: true });
+  const { x, y } = config.options.scales;
+  assertEquals([x.ticks.color, x.grid.color, x.title.color, y.ticks.color, y.grid.color], [
+    dark.text,
+    dark.grid,
+    dark.text,
+    dark.text,
+    dark.grid,
+  ]);
+  assertEquals(config.options.plugins.tooltip.bodyColor, dark.tooltipText);
+  assertEquals(config.options.plugins.tooltip.backgroundColor, dark.tooltipBackground);
+  const plain = chartConfig([], { smoothing: 0, logY: false, xAxis: "step" }).options;
+  assertEquals([plain.scales.x.ticks.color, plain.color], [light.text, light.text]);
+  assert(dark.text !== light.text && dark.grid !== light.grid);
+  // The canvas legend is off (the card lists the lines); the PNG export turns it on.
+  assertEquals(config.options.plugins.legend.display, false);
+});
+
+Deno.test("tooltipOptions: each point names its line, value, raw value, step and time; helpers left out", () => {
+  const line = { label: "vae/1", color: "#000000", series: { x: [10, 20], t: [12.34, 245], y: [0.123456, 2] } };
+  const ref = { label: "published (T5)", paper: 0.997, lo: 0.967, hi: 0.997 };
+  const options = tooltipOptions([line], [ref], { smoothing: 0.5, logY: false, xAxis: "time" });
+  const item = (label: string, dataIndex: number, y: number) => ({ dataset: { label }, dataIndex, parsed: { y } });
+  assertEquals(options.callbacks.label(item("vae/1", 0, 0.1)), "vae/1: 0.1 (raw 0.1235) · step 10 · 12.3 s");
+  assertEquals(options.callbacks.label(item("vae/1", 1, 2)), "vae/1: 2 · step 20 · 4 min 5 s");
+  assertEquals(options.callbacks.label(item("published (T5)", 0, 0.997)), "published (T5): 0.997");
+  const items = [item("vae/1 raw", 0, 0), item("vae/1", 0, 0), item("published (T5) lo", 0, 0)];
+  assertEquals(items.map((i, at) => options.filter(i, at, items)), [false, true, false]);
+  assertEquals(options.callbacks.footer([items[1]]), "");
+});
+
+Deno.test("tooltipOptions lists 12 lines at most and counts the rest in its footer", () => {
+  const lines = Array.from({ length: 15 }, (_, i) => ({
+    label: `run ${i}`,
+    color: "#000000",
+    series: { x: [1], t: [1], y: [i] },
+  }));
+  const options = tooltipOptions(lines, [], { smoothing: 0, logY: false, xAxis: "step" });
+  const items = lines.map((l) => ({ dataset: { label: l.label }, dataIndex: 0, parsed: { y: 0 } }));
+  const kept = items.filter((i, at) => options.filter(i, at, items));
+  assertEquals(kept.length, 12);
+  assertEquals(options.callbacks.footer(kept), "… and 3 more");
+});
+
+Deno.test("isolated: an alt-click shows that line alone, and, when it already is, every line again", () => {
+  const labels = ["a", "b", "c"];
+  assertEquals(isolated(labels, new Set(), "b"), new Set(["a", "c"]));
+  assertEquals(isolated(labels, new Set(["a", "c"]), "b"), new Set());
+  // A hidden line alt-clicked is shown alone.
+  assertEquals(isolated(labels, new Set(["b"]), "b"), new Set(["a", "c"]));
+});
+
+Deno.test("applyHidden shows exactly the lines not hidden, their helpers with them, in one update", () => {
+  const labels = ["g lo", "g hi", "g raw", "g", "h raw", "h", "published (T) lo", "published (T)"];
+  const visible = labels.map(() => true);
+  let updates = 0;
+  const chart = {
+    data: { datasets: labels.map((label) => ({ label })) },
+    isDatasetVisible: (i: number) => visible[i],
+    setDatasetVisibility: (i: number, v: boolean) => {
+      visible[i] = v;
+    },
+    update: () => updates++,
+  };
+  applyHidden(chart, new Set(["g", "published (T)"]));
+  assertEquals(visible, [false, false, false, false, true, true, false, false]);
+  applyHidden(chart, new Set());
+  assertEquals([visible.every((v) => v), updates], [true, 2]);
 });

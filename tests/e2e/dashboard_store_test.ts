@@ -23,7 +23,7 @@ let outside = "";
 
 browserTest(
   "a damaged store: good runs chart, damaged ones say why, a fast writer's chart stays bounded, nothing outside is served",
-  async (root, browser) => {
+  async (_root, browser) => {
     try {
       await browser.evaluate(`location.hash = '#/'`);
       await browser.waitFor(`document.querySelectorAll('#runs tbody tr').length === 7`, "the seven listed runs");
@@ -37,6 +37,11 @@ browserTest(
       assert(skipped.includes("2 run folders skipped"), skipped);
       assert(skipped.includes("toy/my run") && skipped.includes("rename it"), skipped);
       assert(skipped.includes("toy/linked-run") && skipped.includes("symbolic link"), skipped);
+
+      // A damaged run's own page says what is wrong with it.
+      await browser.evaluate(`location.hash = ${JSON.stringify(`#/run/${fifo}`)}`);
+      const said = await browser.waitFor<string>(`document.querySelector('#run-problem')?.textContent`, "the problem");
+      assert(said.includes("FIFO"), said);
 
       // Every good run charts: the accented and capitalised ones, the 200 MB one and the live one among them.
       const charted = [...good, big, keyOf(live)];

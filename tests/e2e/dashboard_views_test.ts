@@ -1,12 +1,15 @@
 /**
  * The runs page's views in headless Chromium: metric columns chosen among
  * final scores and logged metrics, grouping by a config key (charts and
- * export), chart sections and the metric filter, and zoom by dragging.
+ * export), chart sections and the metric filter, the HTML legend, tooltips,
+ * the dark scheme and zoom by dragging; a run's page with its metric charts
+ * and published values.
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { RunWriter } from "../../lib/core/run_writer.ts";
 import { browserTest } from "./browser.ts";
+import { chartData } from "./chart_probe.ts";
 
 /** Three completed runs: two of method pcl, one of slowflow, each logging 100 steps in two sections and a final score. */
 function writeStore(root: string): string[] {
@@ -93,6 +96,54 @@ browserTest("metric columns, grouping by a key, chart sections and drag-to-zoom"
     "| toy method=slowflow (1 run) | 0.7 | 0.8 | 3 |",
   ]);
 
+  // The legend under the chart lists both group lines in distinct colours; a click hides a line, another shows it.
+  const legend = await browser.waitFor<{ label: string; color: string }[]>(
+    `(() => { const items = [...document.querySelectorAll('.card[data-metric="L1/mcc"] .chart-legend button')];
+       return items.length === 2 && items.map((b) => ({ label: b.innerText, color: b.firstChild.style.background })); })()`,
+    "the legend",
+  );
+  assertEquals(legend.map((e) => e.label).sort(), ["toy method=pcl (2 runs)", "toy method=slowflow (1 run)"]);
+  assert(legend[0].color !== legend[1].color, JSON.stringify(legend));
+  const shownOf = (label: string) =>
+    `(() => { const chart = window.__chartOf(document.querySelector('.card[data-metric="L1/mcc"]'));
+       const i = chart.data.datasets.findIndex((d) => d.label === ${JSON.stringify(label)});
+       return chart.isDatasetVisible(i); })()`;
+  const clickEntry = (label: string) =>
+    browser.evaluate(
+      `[...document.querySelectorAll('.card[data-metric="L1/mcc"] .chart-legend button')]
+         .find((b) => b.innerText === ${JSON.stringify(label)}).click()`,
+    );
+  await clickEntry(legend[0].label);
+  await browser.waitFor(
+    `!${shownOf(legend[0].label)} && ${shownOf(legend[1].label)} &&
+       document.querySelector('.card[data-metric="L1/mcc"] .legend-hidden')?.innerText === ${
+      JSON.stringify(legend[0].label)
+    }`,
+    "the line hidden and struck through",
+  );
+  await clickEntry(legend[0].label);
+  await browser.waitFor(`${shownOf(legend[0].label)}`, "the line shown again");
+  // An alt-click shows that line alone; another shows every line again.
+  const altClick = (label: string) =>
+    browser.evaluate(
+      `[...document.querySelectorAll('.card[data-metric="L1/mcc"] .chart-legend button')]
+         .find((b) => b.innerText === ${JSON.stringify(label)})
+         .dispatchEvent(new MouseEvent('click', { bubbles: true, altKey: true }))`,
+    );
+  await altClick(legend[1].label);
+  await browser.waitFor(`!${shownOf(legend[0].label)} && ${shownOf(legend[1].label)}`, "one line alone");
+  await altClick(legend[1].label);
+  await browser.waitFor(`${shownOf(legend[0].label)} && ${shownOf(legend[1].label)}`, "every line again");
+
+  // The dark scheme recolours the chart's ticks (chart.js draws them) as the page's scheme changes.
+  const tickColor =
+    `window.__chartOf(document.querySelector('.card[data-metric="L1/mcc"]')).options.scales.x.ticks.color`;
+  const lightTicks = await browser.evaluate<string>(tickColor);
+  await browser.send("Emulation.setEmulatedMedia", { features: [{ name: "prefers-color-scheme", value: "dark" }] });
+  await browser.waitFor(`${tickColor} !== ${JSON.stringify(lightTicks)}`, "dark ticks");
+  await browser.send("Emulation.setEmulatedMedia", { features: [] });
+  await browser.waitFor(`${tickColor} === ${JSON.stringify(lightTicks)}`, "light ticks again");
+
   // Dragging across the middle of a chart zooms into those steps; a double click shows them all again.
   const box = await browser.waitFor<{ x: number; y: number; w: number; h: number }>(
     `(() => { const card = document.querySelector('.card[data-metric="L1/mcc"]');
@@ -105,6 +156,18 @@ browserTest("metric columns, grouping by a key, chart sections and drag-to-zoom"
   const at = (f: number) => ({ x: box.x + f * box.w, y: box.y + box.h / 2 });
   const mouse = (type: string, p: { x: number; y: number }, extra: Record<string, unknown> = {}) =>
     browser.send("Input.dispatchMouseEvent", { type, x: p.x, y: p.y, button: "left", ...extra });
+  // A point's tooltip names its line, value, step and the seconds since the start (step s + 1 was logged at s s).
+  await mouse("mouseMoved", at(0.5));
+  const tips = await browser.waitFor<string[]>(
+    `(() => { const t = window.__chartOf(document.querySelector('.card[data-metric="L1/mcc"]')).tooltip;
+       return t.opacity > 0 && t.body.flatMap((b) => b.lines); })()`,
+    "the tooltip",
+  );
+  assert(tips.length > 0, JSON.stringify(tips));
+  for (const tip of tips) {
+    const [, step, seconds] = tip.match(/^toy method=\S+ \(\d runs?\): -?[\d.]+ · step (\d+) · (\d+) s$/) ?? [];
+    assert(step && Number(seconds) === Number(step) - 1, tip);
+  }
   await mouse("mousePressed", at(0.4), { clickCount: 1 });
   await mouse("mouseMoved", at(0.55), { buttons: 1 });
   await mouse("mouseMoved", at(0.7), { buttons: 1 });
@@ -155,6 +218,11 @@ browserTest(
       }],
       claims: [{ text: "SlowFlow beats PCL", source: "Table 5", verdict: "reproduced" }],
     });
+    // The run logged the curve of its target mcc/slowflow/L1 under the name ica-toy logs it.
+    Deno.writeTextFileSync(
+      join(run.dir, "metrics.jsonl"),
+      [1, 2, 3].map((s) => JSON.stringify({ step: s * 10, time: s, "L1/slowflow/mcc": s / 10 })).join("\n") + "\n",
+    );
     run.finish("completed");
     const unknown = newRun("toy");
     unknown.writeSummary({
@@ -179,6 +247,28 @@ browserTest(
       ["mcc/slowflow/L1", "Table 5", "0.997", "0.5", "0.997 ± 0.03", "not reproduced"],
       ["SlowFlow beats PCL", "Table 5", "holds", "", "", "reproduced"],
     ]);
+    // Its page charts the metric it logged, with the published value as a dashed line over the run's steps.
+    const drawn = await browser.waitFor<{ label: string; x: number[]; y: number[] }[]>(
+      `(() => { const card = document.querySelector('#run-charts .card[data-metric="L1/slowflow/mcc"]');
+         card?.scrollIntoView(); return ${chartData("L1/slowflow/mcc")}; })()`,
+      "the run's chart",
+    );
+    const published = drawn.find((d) => d.label.startsWith("published (Klindt2021") && !/ (lo|hi)$/.test(d.label));
+    assertEquals([published?.x, published?.y], [[10, 30], [0.997, 0.997]]);
+    assertEquals(drawn.find((d) => d.label === "ica-toy")?.y, [0.1, 0.2, 0.3]);
+    const entries = await browser.evaluate<number>(
+      `document.querySelectorAll('#run-charts .card[data-metric="L1/slowflow/mcc"] .chart-legend li').length`,
+    );
+    assertEquals(entries, 2);
+    // Its PNG is drawn off screen with the published value too, and handed to the browser as a download.
+    const png = await browser.evaluate<string[]>(`(() => {
+      let saved = [];
+      const click = HTMLAnchorElement.prototype.click;
+      HTMLAnchorElement.prototype.click = function () { saved = [this.download, this.href.slice(0, 22)]; };
+      document.querySelector('#run-charts .card[data-metric="L1/slowflow/mcc"] h3 button:last-child').click();
+      HTMLAnchorElement.prototype.click = click;
+      return saved; })()`);
+    assertEquals(png, ["L1_slowflow_mcc.png", "data:image/png;base64,"]);
     const classes = await browser.evaluate<string[]>(
       `[...document.querySelectorAll('#targets tbody tr td:last-child')].map((td) => td.className)`,
     );
