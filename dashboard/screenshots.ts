@@ -1,7 +1,8 @@
 /**
  * README screenshots of the dashboard, taken in headless Chromium over a run
  * store: the runs page with the seeds of each setting grouped (mean and
- * band), the hyperparameter view, and a run page.
+ * band), the hyperparameter view, a run page and the scorecard, and the
+ * runs and run pages again in the dark scheme.
  *
  * usage: deno task screenshots [--runs data/runs] [--out docs/images] [--metric mcc/slowflow/L1]
  *        [--charts L1/slowflow] [--preset smoke] [--run experiment/id]
@@ -72,7 +73,23 @@ try {
     `document.querySelector('#parallel-coordinates path') !== null`,
     "dashboard-hparams.png",
   );
-  await shoot(`#/run/${text("run", keys[0])}`, `document.querySelector('#run-page') !== null`, "dashboard-run.png");
+  const runPage = `#/run/${text("run", keys[0])}`;
+  await shoot(runPage, `document.querySelector('#run-page') !== null`, "dashboard-run.png");
+  await shoot(
+    "#/scorecard",
+    `document.querySelector('#scorecard-scatter .scorecard-point') !== null`,
+    "dashboard-scorecard.png",
+  );
+  // The same pages in the dark scheme, which the page follows from the system's preference.
+  await browser.send("Emulation.setEmulatedMedia", { features: [{ name: "prefers-color-scheme", value: "dark" }] });
+  await shoot(runPage + "?dark", `document.querySelector('#run-page') !== null`, "dashboard-run-dark.png");
+  await shoot(
+    `#/?sel=${keys.join(",")}&group=1&diff=1&cols=${encodeURIComponent(metric)}&metrics=${
+      encodeURIComponent(text("charts", ""))
+    }&dark=1`,
+    `document.querySelectorAll('.card[data-metric] canvas').length > 0`,
+    "dashboard-runs-grouped-dark.png",
+  );
 } finally {
   await browser.close();
   await server.shutdown();

@@ -54,12 +54,15 @@ function kindOfFile(mode: number): string {
 
 /** Why a run store's file was refused: it is not a regular file inside the store, or it is too large. */
 export class StoreFileError extends Error {
+  /** The name stack traces and messages show. */
   override name = "StoreFileError";
 }
 
 /** An open regular file of the run store: its descriptor and size; close it with `closeSync(fd)` of node:fs. */
 export interface StoreFile {
+  /** The file descriptor, opened read-only. */
   fd: number;
+  /** The file's size in bytes when it was opened. */
   size: number;
 }
 
