@@ -20,6 +20,7 @@ import { UsageError } from "../lib/core/errors.ts";
 import { Browser, findChromium } from "./cdp.ts";
 import type { RunRow } from "./run_index.ts";
 import { bundleUi, createApp } from "./server.ts";
+import { RESULTS_FOLDER } from "../lib/core/reference_results.ts";
 
 const PROJECT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -34,7 +35,11 @@ const out = resolve(text("out", join(PROJECT, "docs", "images")));
 const chromium = findChromium();
 if (!chromium) throw new UsageError("the screenshots need Chromium: apt-get install chromium");
 
-const app = createApp(root, { script: await bundleUi() });
+// The scorecard shows the kept reference results beside the store's runs, as `deno task serve` does.
+const app = createApp(root, {
+  script: await bundleUi(),
+  results: fileURLToPath(new URL(`../${RESULTS_FOLDER}`, import.meta.url)),
+});
 const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, app.fetch);
 const browser = await Browser.launch(chromium, `http://127.0.0.1:${server.addr.port}/`);
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
