@@ -131,21 +131,12 @@ Deno.test("chartConfig: axes follow the view, the legend hides the helper datase
 
 Deno.test("toggleLine hides and shows a line with its raw values and band, and nothing of other lines", () => {
   const labels = ["g lo", "g hi", "g raw", "g", "g2 raw", "g2", "g extra"];
-  const visible = labels.map(() => true);
-  let updates = 0;
-  const chart = {
-    data: { datasets: labels.map((label) => ({ label })) },
-    isDatasetVisible: (i: number) => visible[i],
-    setDatasetVisibility: (i: number, v: boolean) => {
-      visible[i] = v;
-    },
-    update: () => updates++,
-  };
+  const { chart, visible, updates } = fakeChart(labels);
   toggleLine(chart, "g");
   assertEquals(visible, [false, false, false, false, true, true, true]);
   toggleLine(chart, "g");
   assertEquals(visible, [true, true, true, true, true, true, true]);
-  assertEquals(updates, 2);
+  assertEquals(updates(), 2);
 });
 
 Deno.test("chartLines colours every selected run in table order, whichever metric is built first", () => {
@@ -236,6 +227,15 @@ Deno.test("isolated: an alt-click shows that line alone, and, when it already is
 
 Deno.test("applyHidden shows exactly the lines not hidden, their helpers with them, in one update", () => {
   const labels = ["g lo", "g hi", "g raw", "g", "h raw", "h", "published (T) lo", "published (T)"];
+  const { chart, visible, updates } = fakeChart(labels);
+  applyHidden(chart, new Set(["g", "published (T)"]));
+  assertEquals(visible, [false, false, false, false, true, true, false, false]);
+  applyHidden(chart, new Set());
+  assertEquals([visible.every((v) => v), updates()], [true, 2]);
+});
+
+/** A chart with datasets of `labels`, all visible, recording visibility and counting updates. */
+function fakeChart(labels: string[]) {
   const visible = labels.map(() => true);
   let updates = 0;
   const chart = {
@@ -246,8 +246,5 @@ Deno.test("applyHidden shows exactly the lines not hidden, their helpers with th
     },
     update: () => updates++,
   };
-  applyHidden(chart, new Set(["g", "published (T)"]));
-  assertEquals(visible, [false, false, false, false, true, true, false, false]);
-  applyHidden(chart, new Set());
-  assertEquals([visible.every((v) => v), updates], [true, 2]);
-});
+  return { chart, visible, updates: () => updates };
+}
