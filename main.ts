@@ -25,8 +25,8 @@ import { commonCorruptionPreview, datasetPreview, imageGrid, mnistCPreview } fro
 import { KittiMasksPairs, kittiMasksPreview } from "./lib/data/kitti_masks.ts";
 import { DATASET_NAMES, loadDataset } from "./lib/data/registry.ts";
 import { NpyError, readNpy } from "./lib/core/npy.ts";
-import { UsageError } from "./lib/core/errors.ts";
-import { checkMetricInputs, evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
+import { UsageError, userFacingError } from "./lib/core/errors.ts";
+import { checkMetricInputs, constantColumnsWarning, evaluateArrays, validateArrays } from "./lib/metrics/evaluate.ts";
 import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
 import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
 import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
@@ -96,6 +96,9 @@ deno task serve opens the dashboard on http://127.0.0.1:8787 (live and past runs
 deno task bench times the reference models per backend beside PyTorch (bench/bench.ts --help).
 
 Each experiment is also its own task: ${EXPERIMENTS.map((e) => `deno task ${e.name}`).join(", ")}.`;
+
+/** Where the commands are listed, printed after a command line's error instead of all of them. */
+const HELP_HINT = "(deno run -A main.ts help lists the commands, deno task list the experiments)";
 
 function usageError(message: string): never {
   throw new UsageError(message);
@@ -456,6 +459,8 @@ async function evaluate(args: string[]): Promise<void> {
     if (error instanceof UsageError) usageError(error.message);
     throw error;
   }
+  const warning = constantColumnsWarning(inputs.codes);
+  if (warning) console.error(warning);
   const { values, seconds } = evaluateArrays(inputs.codes, inputs.factors, metrics);
   const text = JSON.stringify(values);
   console.log(text);
@@ -543,8 +548,10 @@ if (import.meta.main) {
   try {
     await main(Deno.args);
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`error: ${error.message}\n\n${HELP}`);
-    Deno.exitCode = USAGE_EXIT_CODE;
+    // What the user can act on is one line; a fault of the program keeps its stack.
+    const line = error instanceof UsageError ? error.message : userFacingError(error);
+    if (line === null) throw error;
+    console.error(`error: ${line}${error instanceof UsageError ? `\n${HELP_HINT}` : ""}`);
+    Deno.exitCode = error instanceof UsageError ? USAGE_EXIT_CODE : 1;
   }
 }

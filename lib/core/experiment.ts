@@ -22,7 +22,7 @@ import {
   resolveConfig,
   unknownKeyError,
 } from "./config.ts";
-import { RunInterrupted, UsageError } from "./errors.ts";
+import { isDiskFull, RunInterrupted, UsageError, userFacingError } from "./errors.ts";
 import type { Image } from "./png.ts";
 import { Progress } from "./progress.ts";
 import { type Claim, type Target, targetVerdict, type Verdict } from "./targets.ts";
@@ -390,7 +390,7 @@ export async function runExperiment<S extends ConfigSpec>(
   // The heartbeat and the signals, also while the main thread is busy; stopPoint() reads what it sets.
   clearRequestedStop();
   const guard = hooks.watchSignals ? await startRunGuard(runLockPath(writer.dir), { signals: true }) : null;
-  let ended = false;
+  let ended = false, diskFull = false;
   hooks.started?.({
     dir: writer.dir,
     interrupt: (reason) => {
@@ -472,15 +472,25 @@ export async function runExperiment<S extends ConfigSpec>(
     }
     if (stop.signal.aborted) throw stop.signal.reason;
     // A stop point saw a signal before this thread's own listener ran.
-    if (error instanceof RunInterrupted) writer.finish("interrupted", error.message, { keepLock: true });
-    else writer.finish("failed", error instanceof Error ? (error.stack ?? error.message) : String(error));
+    try {
+      if (error instanceof RunInterrupted) writer.finish("interrupted", error.message, { keepLock: true });
+      else {writer.finish(
+          "failed",
+          userFacingError(error) ?? (error instanceof Error ? error.stack ?? error.message : String(error)),
+        );}
+    } catch (finishing) {
+      if (!isDiskFull(finishing)) throw finishing;
+      // run.json keeps its last whole state ("running"); the lock, kept, names a dead writer once this process ends,
+      // so that readers call the run crashed and --resume takes it over.
+      diskFull = true;
+    }
     throw error;
   } finally {
     ended = true;
     guard?.stop();
     clearRequestedStop();
     tf.engine().endScope();
-    writer.releaseLock();
+    if (!diskFull) writer.releaseLock();
   }
 }
 

@@ -66,10 +66,20 @@ export class RunWriter {
     const now = new Date();
     const id = newRunId(now);
     const dir = join(options.root, options.experiment, id);
-    Deno.mkdirSync(join(dir, "media"), { recursive: true });
-    Deno.mkdirSync(join(dir, "checkpoints"), { recursive: true });
-    acquireRunLock(dir);
-    writeJsonAtomic(join(dir, "config.json"), options.config);
+    // Until run.json is written the folder is not a run: one that cannot be made whole (a full disk) is removed.
+    try {
+      Deno.mkdirSync(join(dir, "media"), { recursive: true });
+      Deno.mkdirSync(join(dir, "checkpoints"), { recursive: true });
+      acquireRunLock(dir);
+      writeJsonAtomic(join(dir, "config.json"), options.config);
+      return RunWriter.#created(dir, id, now, options);
+    } catch (error) {
+      removeIfPresent(dir);
+      throw error;
+    }
+  }
+
+  static #created(dir: string, id: string, now: Date, options: NewRunOptions): RunWriter {
     const sweep = sweepTagFromEnv();
     return new RunWriter(dir, {
       id,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import { checkOutputFile, closest, parseCommandLine } from "../core/cli.ts";
 import { UsageError } from "../core/errors.ts";
 import { formatNpy, type NpyArray, readNpy } from "../core/npy.ts";
@@ -96,10 +97,16 @@ export async function corruptCommand(
   }
   const seedText = flagValue(parsed.flags, "seed", "an integer", false) ?? "0";
   const seed = Number(seedText);
-  if (!/^-?\d+$/.test(seedText) || !Number.isSafeInteger(seed)) {
-    throw new UsageError(`--seed must be an integer, got "${seedText}"`);
+  // Seeds are 32-bit: a larger or negative one would wrap onto another seed's output.
+  if (!/^\d+$/.test(seedText) || !Number.isSafeInteger(seed) || seed > 0xffffffff) {
+    throw new UsageError(`--seed must be an integer from 0 to 4294967295, got "${seedText}"`);
   }
   checkOutputFile(output, "--out");
+  if (sameFile(output, input)) {
+    throw new UsageError(
+      `--out ${output} is the --in file: it would be overwritten; write the corrupted images elsewhere`,
+    );
+  }
   let array: NpyArray;
   try {
     array = await readNpy(input);
@@ -125,4 +132,16 @@ export async function corruptCommand(
   await Deno.writeFile(output, formatNpy(data, array.shape));
   print(`${output}: ${images.n} images of ${h}×${w}×${c}, ${what}, seed ${seed}, ${bytes ? "uint8" : "float32"}`);
   return 0;
+}
+
+/** Whether two paths name one file (through links too), so that writing one would overwrite the other. */
+function sameFile(a: string, b: string): boolean {
+  const real = (path: string) => {
+    try {
+      return Deno.realPathSync(path);
+    } catch {
+      return resolve(path);
+    }
+  };
+  return real(a) === real(b);
 }

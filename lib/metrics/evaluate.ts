@@ -96,6 +96,38 @@ export function checkMetricInputs(codes: Matrix, metrics: readonly string[]): vo
   }
 }
 
+/**
+ * The code columns that are constant or nearly so (their range at most
+ * 1e-9 of their largest magnitude, or of 1): they carry no information,
+ * and scores of such codes (MIG, MCC 0) say so only silently.
+ */
+export function constantColumns(codes: Matrix): number[] {
+  const constant: number[] = [];
+  for (let j = 0; j < codes.cols; j++) {
+    let lo = Infinity, hi = -Infinity;
+    for (let i = 0; i < codes.rows; i++) {
+      const v = codes.data[i * codes.cols + j];
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    if (hi - lo <= 1e-9 * Math.max(1, Math.abs(lo), Math.abs(hi))) constant.push(j);
+  }
+  return constant;
+}
+
+/** The warning `eval` prints about constant code columns, or null when every column varies. */
+export function constantColumnsWarning(codes: Matrix): string | null {
+  const constant = constantColumns(codes);
+  if (!constant.length) return null;
+  if (constant.length === codes.cols) {
+    return `warning: all ${codes.cols} code columns are constant: the codes carry no information, and every score ` +
+      `is that of such codes`;
+  }
+  return `warning: code column${constant.length > 1 ? "s" : ""} ${constant.join(", ")} of ${codes.cols} ` +
+    `${constant.length > 1 ? "are" : "is"} constant: ${constant.length > 1 ? "they carry" : "it carries"} no ` +
+    `information about any factor`;
+}
+
 /** Runs the chosen "codes" metrics of the registry; train = first floor(0.8 n) rows, test = the rest. */
 export function evaluateArrays(codes: Matrix, factors: Matrix, metrics: readonly string[]): EvaluationResult {
   checkMetricInputs(codes, metrics);

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { main } from "../../main.ts";
 import { UsageError } from "../../lib/core/errors.ts";
+import { constantColumns, constantColumnsWarning } from "../../lib/metrics/evaluate.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { FactorSpace } from "../../lib/data/ground_truth.ts";
@@ -165,4 +166,16 @@ Deno.test("deno task eval refuses before any work what the metrics cannot score,
     "--out",
   );
   assertEquals([...Deno.readDirSync(dir)].map((e) => e.name).sort(), before);
+});
+
+Deno.test("eval warns about constant code columns, naming them, and when every column is constant", () => {
+  const codes = (rows: number[][]) => ({ data: rows.flat(), rows: rows.length, cols: rows[0].length });
+  const varied = [[0, 5, 1], [1, 5, 1 + 1e-12], [2, 5, 1], [3, 5, 1], [4, 5, 1], [5, 5, 1]];
+  assertEquals(constantColumns(codes(varied)), [1, 2]);
+  assertEquals(
+    constantColumnsWarning(codes(varied)),
+    "warning: code columns 1, 2 of 3 are constant: they carry no information about any factor",
+  );
+  assertEquals(constantColumnsWarning(codes(varied.map((r) => [r[0], r[0] * 1e-3]))), null);
+  assert(constantColumnsWarning(codes(varied.map((r) => [r[1]])))!.startsWith("warning: all 1 code columns"));
 });

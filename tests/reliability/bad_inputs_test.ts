@@ -13,6 +13,8 @@ import { coerceValue, type ConfigSpec, resolveConfig } from "../../lib/core/conf
 import { UsageError } from "../../lib/core/errors.ts";
 import { parseInvocation, USAGE_EXIT_CODE } from "../../lib/core/experiment.ts";
 import { formatNpy } from "../../lib/core/npy.ts";
+import { listRuns } from "../../lib/core/run_reader.ts";
+import { readMetrics } from "../../lib/core/run_metrics.ts";
 import { projectPath } from "../experiments/cli.ts";
 import { npyWithHeader } from "../core/npy_bytes.ts";
 import { mainInProcess } from "../main_in_process.ts";
@@ -310,4 +312,33 @@ Deno.test("as real processes, bad command lines exit with code 2 and the message
     assert(!/\n\s+at /.test(stderr), `${script} ${args.join(" ")}: a stack trace: ${stderr}`);
   });
   assertEquals([listing(runs), listing(files)], before);
+});
+
+Deno.test("a full disk is one line naming the file, the run marked failed with the reason, the store readable", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    const fixture = projectPath("tests/reliability/fixtures/full_disk_experiment.ts");
+    const { code, stderr } = await cli("main.ts", ["run", fixture, "--runs", root]);
+    assertEquals(code, 1, stderr);
+    const errors = stderr.split("\n").filter((line) => line.startsWith("error"));
+    assertEquals(errors.length, 1, stderr);
+    assert(/^error: the disk is full: \S+summary\.json\.tmp-\d+ could not be written/.test(errors[0]), errors[0]);
+    assert(!/\n\s+at /.test(stderr), `a stack trace: ${stderr}`);
+    const [run] = listRuns(root);
+    assertEquals([run.status, run.problem], ["failed", undefined]);
+    assert(run.info.error?.startsWith("the disk is full"), run.info.error);
+    assertEquals(readMetrics(run.dir).rows.length, 3);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("an unknown experiment or sweep spec is one line and a hint, not the whole usage", async () => {
+  const results = await Promise.all([["run", "nope"], ["sweep", "nope.json"]].map((args) => cli("main.ts", args)));
+  for (const { code, stderr } of results) {
+    assertEquals(code, 2, stderr);
+    const lines = stderr.trim().split("\n");
+    assertEquals(lines.length, 2, stderr);
+    assert(lines[0].startsWith("error: ") && lines[1].includes("main.ts help"), stderr);
+  }
 });
