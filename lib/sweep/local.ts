@@ -218,6 +218,14 @@ export async function runLocal(
           [state] = await statesOf([task], storeOf);
         }
         if (result.signal !== null) return;
+        // Its launcher is gone or elsewhere: the record says how the attempt ended.
+        if (state.status === "completed" || state.status === "failed") {
+          writeTaskState(sweep.dir, task.key, {
+            status: state.status,
+            run_dir: state.run,
+            ended: new Date().toISOString(),
+          });
+        }
         if (state.status === "completed") {
           result.completed++;
           result.adopted++;

@@ -340,16 +340,13 @@ function lineColumn(text: string, position: number): { line: number; column: num
  * did not see.
  */
 export function repeatedJsonKey(text: string): { path: string; position: number } | null {
-  // Per open object its keys and the key it is in; null for an array.
-  const open: ({ keys: Set<string>; key: string | null } | null)[] = [];
+  // Per open object or array: the key it is the value of, and an object's keys so far (null for an array).
+  const open: { key: string | null; keys: Set<string> | null }[] = [];
   let lastKey: string | null = null;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === "{") {
-      open.push({ keys: new Set(), key: lastKey });
-      lastKey = null;
-    } else if (c === "[") {
-      open.push(null);
+    if (c === "{" || c === "[") {
+      open.push({ key: lastKey, keys: c === "{" ? new Set() : null });
       lastKey = null;
     } else if (c === "}" || c === "]") {
       open.pop();
@@ -362,14 +359,14 @@ export function repeatedJsonKey(text: string): { path: string; position: number 
       let next = end + 1;
       while (/\s/.test(text[next] ?? "")) next++;
       const isKey = text[next] === ":";
-      const top = open.at(-1);
-      if (isKey && top) {
+      const keys = open.at(-1)?.keys;
+      if (isKey && keys) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
-        if (top.keys.has(key)) {
-          const outer = open.filter((o) => o?.key != null).map((o) => o!.key);
+        if (keys.has(key)) {
+          const outer = open.flatMap((o) => o.key === null ? [] : [o.key]);
           return { path: [...outer, key].join("."), position: i };
         }
-        top.keys.add(key);
+        keys.add(key);
         lastKey = key;
       }
       i = end;
