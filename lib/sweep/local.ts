@@ -399,8 +399,9 @@ export const childExecutor: TaskExecutor = async (args: string[], env: Record<st
 
 /**
  * `sweep run-task <sweep dir> <submission> <array index>`: the task on line
- * `arrayIndex` of `slurm/<submission>.tasks`. A task the run store shows
- * completed (or being run) is left as it is (exit code 0); an interrupted
+ * `arrayIndex` of `slurm/<submission>.tasks`. A task another process has
+ * claimed (see {@linkcode claimTask}), or the run store shows completed or
+ * being run, is left as it is (exit code 0); an interrupted
  * or crashed run is continued with `--resume`; otherwise the task runs
  * afresh. Returns the run's exit code. Throws UsageError for arguments that
  * name no task.
