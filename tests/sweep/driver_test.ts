@@ -7,12 +7,13 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
+import { UsageError } from "../../lib/core/errors.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { liveWriter } from "../../lib/core/run_lock.ts";
 import { listRuns, readSummary, type RunListing } from "../../lib/core/run_reader.ts";
 import { runTask } from "../../lib/sweep/local.ts";
-import { claimPath, claimTask, releaseClaim, sweepLockPath } from "../../lib/sweep/lock.ts";
+import { acquireSweepLock, claimPath, claimTask, releaseClaim, sweepLockPath } from "../../lib/sweep/lock.ts";
 import { checkSweepSpec, expandSweep, importExperiment } from "../../lib/sweep/spec.ts";
 import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
@@ -206,6 +207,32 @@ Deno.test("a claimed task is not run again: a second claim names its holder; run
   assertEquals(await runTask(sweep.dir, "sub-0", 0, { execute, report: () => {} }), 0);
   assertEquals(executed, 1);
   assertEquals(listing(sweep.dir).includes(`claims/${key}.json`), false, "run-task gives its claim up");
+});
+
+Deno.test("a sweep's lock is taken over from a dead process, or a silent host after the stale age; else refused", () => {
+  const dir = join(temp, "lock");
+  const path = sweepLockPath(dir);
+  Deno.mkdirSync(dir);
+  const hint = "deno task sweep status lock";
+  // No pid is above Linux's largest (2^22): the holder on this host is gone.
+  Deno.writeTextFileSync(path, JSON.stringify({ pid: 2 ** 22 + 1, host: Deno.hostname(), since: "x" }));
+  const release = acquireSweepLock(dir, "lock", hint);
+  assertEquals(JSON.parse(Deno.readTextFileSync(path)).pid, Deno.pid);
+  release();
+  assertEquals(listing(dir), []);
+
+  // Another host is judged by the heartbeat: fresh, it holds the sweep; after the stale age, it is taken over.
+  const elsewhere = { pid: 4242, host: "node-7", since: "2026-01-02T03:04:05.000Z" };
+  Deno.writeTextFileSync(path, JSON.stringify(elsewhere));
+  assertThrows(
+    () => acquireSweepLock(dir, "lock", hint),
+    UsageError,
+    `sweep lock is being launched by process 4242 on node-7 since ${elsewhere.since}; follow it with ${hint}`,
+  );
+  const old = new Date(Date.now() - 3 * 60 * 1000);
+  Deno.utimeSync(path, old, old);
+  acquireSweepLock(dir, "lock", hint)();
+  assertEquals(listing(dir), []);
 });
 
 /** Files under a folder, relative, sorted. */
