@@ -59,31 +59,71 @@ export function lastBeat(dir: string, info: Pick<RunInfo, "heartbeat">): number 
 }
 
 /**
+ * The holder a lock file names, or null when there is no lock file; a lock
+ * that cannot be read or parsed names an unknown holder (pid NaN), which
+ * counts as live while the lock's heartbeat is fresh.
+ */
+export function readLock(path: string): RunLock | null {
+  try {
+    const raw = JSON.parse(readSmallFile(path));
+    return { pid: Number(raw.pid), host: String(raw.host), since: String(raw.since) };
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? null : { pid: NaN, host: "", since: "" };
+  }
+}
+
+/**
+ * Whether a lock's holder lives: its process, when it is on this host and
+ * /proc can tell; otherwise (another host sharing the folder, or no /proc)
+ * a sign of life at `lastBeatMs` no older than {@linkcode STALE_HEARTBEAT_MS}.
+ */
+export function lockHolderAlive(lock: RunLock, lastBeatMs: number, now = Date.now()): boolean {
+  const alive = lock.host === Deno.hostname() && Number.isSafeInteger(lock.pid) ? denoProcessAlive(lock.pid) : null;
+  return alive ?? now - lastBeatMs <= STALE_HEARTBEAT_MS;
+}
+
+/**
  * The live writer of a run, or null when none: the lock's process is alive
  * (on this host), or its heartbeat is fresh (another host sharing the
  * folder, or no /proc). A running run without a lock file (written before
  * runs had one) counts as live while its heartbeat is fresh.
  */
 export function liveWriter(dir: string, now = Date.now()): RunLock | null {
-  let lock: RunLock | null = null;
-  try {
-    const raw = JSON.parse(readSmallFile(runLockPath(dir)));
-    lock = { pid: Number(raw.pid), host: String(raw.host), since: String(raw.since) };
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) lock = { pid: NaN, host: "", since: "" };
-  }
+  const lock = readLock(runLockPath(dir));
   let info: RunInfo | null = null;
   try {
     info = readRunInfo(dir);
   } catch {
     // a run without a readable run.json has no heartbeat to go by
   }
-  const fresh = info !== null && now - lastBeat(dir, info) <= STALE_HEARTBEAT_MS;
+  const beat = info === null ? -Infinity : lastBeat(dir, info);
   if (lock === null) {
-    return info?.status === "running" && fresh ? { pid: info.pid, host: info.host, since: info.heartbeat } : null;
+    return info?.status === "running" && now - beat <= STALE_HEARTBEAT_MS
+      ? { pid: info.pid, host: info.host, since: info.heartbeat }
+      : null;
   }
-  const alive = lock.host === Deno.hostname() ? denoProcessAlive(lock.pid) : null;
-  return (alive ?? fresh) ? lock : null;
+  return lockHolderAlive(lock, beat, now) ? lock : null;
+}
+
+/**
+ * Creates the lock file `path` naming `lock`'s holder, atomically; a lock
+ * whose holder `liveHolder` finds gone (killed, crashed) is taken over.
+ * Returns null once the lock is taken, or the live holder that keeps it.
+ */
+export function takeLock(path: string, lock: RunLock, liveHolder: () => RunLock | null): RunLock | null {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      // createNew is atomic: of two processes racing for a free lock, one wins.
+      Deno.writeTextFileSync(path, JSON.stringify(lock) + "\n", { createNew: true });
+      return null;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      const holder = liveHolder();
+      if (holder) return holder;
+      removeIfPresent(path);
+    }
+  }
+  return liveHolder() ?? { pid: NaN, host: "", since: "" };
 }
 
 function lockRefusal(dir: string, holder: RunLock): UsageError {
@@ -100,19 +140,8 @@ function lockRefusal(dir: string, holder: RunLock): UsageError {
  */
 export function acquireRunLock(dir: string): void {
   const lock: RunLock = { pid: Deno.pid, host: Deno.hostname(), since: new Date().toISOString() };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      // createNew is atomic: of two writers racing for a free run, one wins.
-      Deno.writeTextFileSync(runLockPath(dir), JSON.stringify(lock) + "\n", { createNew: true });
-      return;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      const holder = liveWriter(dir);
-      if (holder) throw lockRefusal(dir, holder);
-      removeIfPresent(runLockPath(dir));
-    }
-  }
-  throw lockRefusal(dir, liveWriter(dir) ?? { pid: NaN, host: "", since: "" });
+  const holder = takeLock(runLockPath(dir), lock, () => liveWriter(dir));
+  if (holder) throw lockRefusal(dir, holder);
 }
 
 /** Gives up this process's lock on a run (another process's lock is left alone). */

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { checkRunsRoot, parseCommandLine } from "../core/cli.ts";
 import { coerceValue, integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
-import { type AnyExperiment, defaultRunsRoot } from "../core/experiment.ts";
+import { type AnyExperiment, defaultRunsRoot, USAGE_EXIT_CODE } from "../core/experiment.ts";
 import { SWEEPS_FOLDER } from "../core/run_layout.ts";
 import { defaultWorkers, runLocal, runTask, type TaskLaunch } from "./local.ts";
+import { acquireSweepLock } from "./lock.ts";
 import { cancelJobs, runSlurm, slurmJobStates } from "./slurm.ts";
 import { checkSweepId, expandSweep, loadSweepSpec, MAX_TASKS, sweepId } from "./spec.ts";
 import {
@@ -238,9 +239,43 @@ async function launch(
     return 0;
   }
 
+  // One driver per sweep: a second launch while the first lives would plan the same tasks again.
+  const statusHint = `deno task sweep status ${id}${text("runs", "") ? ` --runs ${runsRoot}` : ""}`;
+  let releaseLock: () => void;
+  try {
+    releaseLock = acquireSweepLock(sweep.dir, id, statusHint);
+  } catch (error) {
+    // Not a mistake in the command line: the one line says who drives the sweep, without the usage.
+    if (!(error instanceof UsageError)) throw error;
+    report(`error: ${error.message}`);
+    return USAGE_EXIT_CODE;
+  }
+  try {
+    return await drive(sweep, { executor, workers, maxFailures, wait: on.has("wait"), statusHint }, print, report);
+  } finally {
+    releaseLock();
+  }
+}
+
+/** Launches a planned sweep's tasks that need it, as the driver that holds its lock; the exit code. */
+async function drive(
+  sweep: Sweep,
+  options: {
+    executor: "local" | "slurm";
+    workers: number | undefined;
+    maxFailures: number | undefined;
+    wait: boolean;
+    statusHint: string;
+  },
+  print: (line: string) => void,
+  report: (line: string) => void,
+): Promise<number> {
+  const { executor, workers, maxFailures } = options;
+  const { id, runs_root: runsRoot } = sweep;
+  const experimentName = sweep.experiment_name;
   await writeSweep(sweep);
   const slurm = executor === "slurm" ? slurmJobStates : slurmIfSubmitted(sweep, report);
-  const states = await statesOf(sweep.tasks, { sweepDir: sweep.dir, runsRoot, experimentName: experiment.name, slurm });
+  const states = await statesOf(sweep.tasks, { sweepDir: sweep.dir, runsRoot, experimentName, slurm });
   const launches: TaskLaunch[] = states.filter(needsLaunch).map((s) => ({
     ...sweep.tasks[s.index],
     resume: s.resume,
@@ -255,8 +290,8 @@ async function launch(
       return 1;
     }
     print(statusLine(id, states, launched));
-    if (!on.has("wait")) {
-      report(`follow it: deno task sweep status ${id}${text("runs", "") ? ` --runs ${runsRoot}` : ""}`);
+    if (!options.wait) {
+      report(`follow it: ${options.statusHint}`);
       return 0;
     }
     let last = "";
@@ -264,7 +299,7 @@ async function launch(
       const now = await statesOf(sweep.tasks, {
         sweepDir: sweep.dir,
         runsRoot,
-        experimentName: experiment.name,
+        experimentName,
         slurm: slurmJobStates,
       });
       const line = statusLine(id, now);
@@ -280,14 +315,16 @@ async function launch(
   }
 
   const poolSize = workers ?? defaultWorkers();
+  // Running without a driver (an earlier one was killed): watched to their end, not launched again.
+  const adopted = states.filter((s) => s.status === "active" && s.job_id === null).map((s) => sweep.tasks[s.index]);
   print(statusLine(id, states, launches.length));
   if (launches.length > 0) {
     report(
       `${launches.length} tasks on ${Math.min(poolSize, launches.length)} workers; logs in ${join(sweep.dir, "logs")}`,
     );
   }
-  const result = await runLocal(sweep, launches, { workers: poolSize, maxFailures, report });
-  const after = await statesOf(sweep.tasks, { sweepDir: sweep.dir, runsRoot, experimentName: experiment.name });
+  const result = await runLocal(sweep, launches, { workers: poolSize, maxFailures, report, adopted });
+  const after = await statesOf(sweep.tasks, { sweepDir: sweep.dir, runsRoot, experimentName });
   print(statusLine(id, after));
   for (const line of problemLines(after, sweep.varied)) print(line);
   if (result.stoppedByFailures) report(`stopped launching after ${result.failed} failed tasks (--max-failures)`);

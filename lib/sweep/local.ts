@@ -11,6 +11,8 @@
 import { join } from "node:path";
 import { UsageError } from "../core/errors.ts";
 import { SWEEP_TASK_ENV } from "../core/run_layout.ts";
+import { liveWriter } from "../core/run_lock.ts";
+import { claimPath, claimTask, liveHolder, passClaim, releaseClaim, SWEEP_HEARTBEAT_MS, touch } from "./lock.ts";
 import {
   describeValues,
   launchArgs,
@@ -61,12 +63,14 @@ export function defaultWorkers(): number {
 export interface LocalResult {
   /** Tasks launched. */
   launched: number;
-  /** Tasks whose run completed. */
+  /** Tasks whose run completed (launched, or watched to their end). */
   completed: number;
   /** Tasks that failed. */
   failed: number;
   /** Tasks that were interrupted. */
   interrupted: number;
+  /** Tasks found running without this process (an earlier driver's, or a Slurm element's), watched to their end. */
+  adopted: number;
   /** The signal that stopped the sweep (its tasks were interrupted), or null. */
   signal: Deno.Signal | null;
   /** Whether launching stopped because `maxFailures` tasks failed. */
@@ -81,7 +85,16 @@ export interface LocalOptions {
   maxFailures?: number;
   /** Progress lines (default: stderr). */
   report?: (line: string) => void;
+  /**
+   * Tasks running without this process (a live run, or the live process of
+   * an earlier driver's launch): watched to their end, and launched again
+   * (from their checkpoint) only when they die without completing.
+   */
+  adopted?: readonly StoredTask[];
 }
+
+/** How often a watched task is looked at. */
+const WATCH_POLL_MS = 250;
 
 /** The newest run of `key` created at or after `since` (a run id starts with its UTC creation second). */
 function runOfTask(runsRoot: string, experimentName: string, key: string, since: Date): string | null {
@@ -96,9 +109,23 @@ function wasInterrupted(status: Deno.CommandStatus): boolean {
 }
 
 /**
- * Runs tasks `workers` at a time, each as its own process with its output
- * in `logs/<key>.{out,err}` (appended per attempt) and its record in
- * `tasks/<key>.json`. A failure stops nothing until `maxFailures` tasks
+ * Appends a command's stdout and stderr to two files: `sh` opens them and
+ * execs the command, whose pid is then the child's. A task writes to files,
+ * never to a pipe to its driver, so a driver that is killed takes no task's
+ * output with it.
+ */
+const APPEND_OUTPUT = 'out="$1"; err="$2"; shift 2; exec "$@" >>"$out" 2>>"$err"';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs tasks `workers` at a time, each as its own process in a session of
+ * its own, with its output appended to `logs/<key>.{out,err}` and its
+ * record in `tasks/<key>.json`: a driver killed (SIGKILL, SIGHUP of a
+ * closed terminal) leaves its tasks running to their end. Each task is
+ * claimed first (see {@linkcode claimTask}); one that another process
+ * holds, or that the run store then shows running, is watched instead, as
+ * are `options.adopted`. A failure stops nothing until `maxFailures` tasks
  * have failed; then no more are launched. SIGINT/SIGTERM are passed on to
  * the running tasks (their runs are marked interrupted) and nothing more
  * is launched; the result names the signal.
@@ -110,53 +137,138 @@ export async function runLocal(
 ): Promise<LocalResult> {
   const report = options.report ?? ((line: string) => console.error(line));
   const maxFailures = options.maxFailures ?? Infinity;
+  const adopted = options.adopted ?? [];
   const result: LocalResult = {
     launched: 0,
     completed: 0,
     failed: 0,
     interrupted: 0,
+    adopted: 0,
     signal: null,
     stoppedByFailures: false,
   };
+  const total = tasks.length + adopted.length;
   const queue = [...tasks];
-  const children = new Set<Deno.ChildProcess>();
+  const children = new Map<Deno.ChildProcess, string>();
+  // Runs of watched tasks: a signal to this driver reaches their writers too.
+  const watchedRuns = new Map<string, string | null>();
+  const watchers: Promise<void>[] = [];
+  const storeOf = { sweepDir: sweep.dir, runsRoot: sweep.runs_root, experimentName: sweep.experiment_name };
+  // Workers with an empty queue wait here for a watched task to end (it may be queued again) or a signal.
+  let wake = () => {};
+  let event = new Promise<void>((resolve) => wake = resolve);
+  const announce = () => {
+    const waiting = wake;
+    event = new Promise<void>((resolve) => wake = resolve);
+    waiting();
+  };
   const listeners: [Deno.Signal, () => void][] = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     const listener = () => {
       result.signal = signal;
-      for (const child of children) {
+      for (const child of children.keys()) {
         try {
           child.kill(signal);
         } catch {
           // it has exited
         }
       }
+      for (const run of watchedRuns.values()) {
+        const writer = run ? liveWriter(run) : null;
+        if (writer?.host !== Deno.hostname()) continue;
+        try {
+          Deno.kill(writer.pid, signal);
+        } catch {
+          // it has exited
+        }
+      }
+      announce();
     };
     Deno.addSignalListener(signal, listener);
     listeners.push([signal, listener]);
   }
+  // A claim's heartbeat, for readers on other hosts (here its pid is enough).
+  const heartbeat = setInterval(() => {
+    for (const key of children.values()) touch(claimPath(sweep.dir, key));
+  }, SWEEP_HEARTBEAT_MS);
   let done = 0;
-  const runOne = async (task: TaskLaunch) => {
+  const finished = (task: StoredTask, what: string, wall: number | null, run: string | null) => {
+    done++;
+    report(
+      `[${done}/${total}] task ${task.index} ${task.key} ${describeValues(task, sweep.varied)}: ${what}` +
+        `${wall === null ? "" : ` in ${wall.toFixed(1)} s`}${run ? `, run ${run}` : ""}`,
+    );
+  };
+  const relaunched = new Set<string>();
+  /** Follows a task another process runs to its end; one that died without completing is queued once. */
+  const watch = (task: StoredTask, why: string) => {
+    watchedRuns.set(task.key, null);
+    report(`task ${task.index} ${task.key}: ${why}; watching it`);
+    watchers.push((async () => {
+      try {
+        let [state] = await statesOf([task], storeOf);
+        while (result.signal === null) {
+          watchedRuns.set(task.key, state.run);
+          // A live claim without a live run: its holder is starting the task.
+          const claimed = liveHolder(claimPath(sweep.dir, task.key)) !== null;
+          if (state.status === "completed" || (state.status !== "active" && !claimed)) break;
+          await sleep(WATCH_POLL_MS);
+          // While its writer lives, the run store need not be read again.
+          if (state.status === "active" && state.run && liveWriter(state.run)) continue;
+          [state] = await statesOf([task], storeOf);
+        }
+        if (result.signal !== null) return;
+        // Its launcher is gone or elsewhere: the record says how the attempt ended.
+        if (state.status === "completed" || state.status === "failed") {
+          writeTaskState(sweep.dir, task.key, {
+            status: state.status,
+            run_dir: state.run,
+            ended: new Date().toISOString(),
+          });
+        }
+        if (state.status === "completed") {
+          result.completed++;
+          result.adopted++;
+          finished(task, "completed (run by another process)", null, state.run);
+        } else if (state.status === "failed" || relaunched.has(task.key)) {
+          result.failed++;
+          finished(task, `${state.status} (run by another process)`, null, state.run);
+        } else {
+          // It died (crashed, lost, or never made a run): launched again, from its checkpoint when it has one.
+          relaunched.add(task.key);
+          report(`task ${task.index} ${task.key}: ${state.status} without its process; launching it again`);
+          queue.push({ ...task, resume: state.resume });
+        }
+      } finally {
+        watchedRuns.delete(task.key);
+        announce();
+      }
+    })());
+  };
+  for (const task of adopted) watch(task, "running without this driver");
+
+  const launch = async (task: TaskLaunch, resume: string | null) => {
     const logs = localLogs(sweep.dir, task.key);
     const started = new Date();
-    const args = [...launchArgs(task, task.resume), "--runs", sweep.runs_root];
-    const header = `--- ${started.toISOString()} task ${task.index} ${task.resume ? "resumed" : "started"}: ` +
+    const args = [...launchArgs(task, resume), "--runs", sweep.runs_root];
+    const header = `--- ${started.toISOString()} task ${task.index} ${resume ? "resumed" : "started"}: ` +
       `main.ts run ${args.join(" ")}\n`;
     Deno.mkdirSync(join(sweep.dir, "logs"), { recursive: true });
-    const out = Deno.openSync(logs.out, { append: true, create: true });
-    const err = Deno.openSync(logs.err, { append: true, create: true });
-    const encoder = new TextEncoder();
-    out.writeSync(encoder.encode(header));
-    err.writeSync(encoder.encode(header));
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", MAIN_PATH, "run", ...args],
+    for (const path of [logs.out, logs.err]) Deno.writeTextFileSync(path, header, { append: true });
+    const child = new Deno.Command("/bin/sh", {
+      args: ["-c", APPEND_OUTPUT, "sweep-task", logs.out, logs.err, Deno.execPath(), "run", "-A", MAIN_PATH, "run"]
+        .concat(args),
       cwd: REPO_ROOT,
       env: { [SWEEP_TASK_ENV]: sweepTaskTag(sweep.id, task) },
       stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
+      stdout: "null",
+      stderr: "null",
+      // A session of its own: the terminal's SIGHUP, or a Ctrl-C meant for the driver, does not reach it.
+      detached: true,
     }).spawn();
-    children.add(child);
+    // The task's own process holds its claim from now on: it outlives this driver.
+    passClaim(sweep.dir, task.key, child.pid);
+    children.set(child, task.key);
     result.launched++;
     const attempts = readTaskRecord(sweep.dir, task.key)?.attempts ?? 0;
     writeTaskState(sweep.dir, task.key, {
@@ -166,8 +278,8 @@ export async function runLocal(
       attempts: attempts + 1,
       job_id: null,
       submission: null,
-      run_dir: task.resume,
-      resumed: task.resume,
+      run_dir: resume,
+      resumed: resume,
       exit_code: null,
       out: logs.out,
       err: logs.err,
@@ -179,14 +291,10 @@ export async function runLocal(
     });
     // A signal that came while this task was being started reaches it too.
     if (result.signal) child.kill(result.signal);
-    const [status] = await Promise.all([
-      child.status,
-      child.stdout.pipeTo(out.writable),
-      child.stderr.pipeTo(err.writable),
-    ]);
+    const status = await child.status;
     children.delete(child);
     const wall = (Date.now() - started.getTime()) / 1000;
-    const run = task.resume ?? runOfTask(sweep.runs_root, sweep.experiment_name, task.key, started);
+    const run = resume ?? runOfTask(sweep.runs_root, sweep.experiment_name, task.key, started);
     const outcome = status.success ? "completed" : wasInterrupted(status) ? "interrupted" : "failed";
     if (outcome === "completed") result.completed++;
     else if (outcome === "interrupted") result.interrupted++;
@@ -198,15 +306,41 @@ export async function runLocal(
       ended: new Date().toISOString(),
       wall_s: Number(wall.toFixed(3)),
     });
-    done++;
-    const what = outcome === "failed" ? `failed (exit code ${status.code}; log ${logs.err})` : outcome;
-    report(
-      `[${done}/${tasks.length}] task ${task.index} ${task.key} ${describeValues(task, sweep.varied)}: ${what} ` +
-        `in ${wall.toFixed(1)} s${run ? `, run ${run}` : ""}`,
-    );
+    releaseClaim(sweep.dir, task.key, child.pid);
+    finished(task, outcome === "failed" ? `failed (exit code ${status.code}; log ${logs.err})` : outcome, wall, run);
+  };
+
+  const runOne = async (task: TaskLaunch) => {
+    const holder = claimTask(sweep.dir, task.key);
+    if (holder) {
+      watch(task, `claimed by process ${holder.pid} on ${holder.host} since ${holder.since}`);
+      return;
+    }
+    try {
+      // The store as of the claim: another process may have completed or started the task since it was planned.
+      const [state] = await statesOf([task], storeOf);
+      if (state.status === "completed") {
+        result.completed++;
+        finished(task, "completed (by another process)", null, state.run);
+      } else if (state.status === "active") {
+        watch(task, "running without its claim");
+      } else {
+        await launch(task, state.resume);
+        return;
+      }
+    } catch (error) {
+      releaseClaim(sweep.dir, task.key);
+      throw error;
+    }
+    releaseClaim(sweep.dir, task.key);
   };
   const worker = async () => {
-    while (queue.length > 0 && result.signal === null) {
+    while (result.signal === null) {
+      if (queue.length === 0) {
+        if (watchedRuns.size === 0) return;
+        await event;
+        continue;
+      }
       if (result.failed >= maxFailures) {
         result.stoppedByFailures = true;
         return;
@@ -215,8 +349,10 @@ export async function runLocal(
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.workers, tasks.length)) }, worker));
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.workers, total)) }, worker));
+    await Promise.all(watchers);
   } finally {
+    clearInterval(heartbeat);
     for (const [signal, listener] of listeners) Deno.removeSignalListener(signal, listener);
   }
   if (result.failed >= maxFailures && queue.length > 0) result.stoppedByFailures = true;
@@ -263,8 +399,9 @@ export const childExecutor: TaskExecutor = async (args: string[], env: Record<st
 
 /**
  * `sweep run-task <sweep dir> <submission> <array index>`: the task on line
- * `arrayIndex` of `slurm/<submission>.tasks`. A task the run store shows
- * completed (or being run) is left as it is (exit code 0); an interrupted
+ * `arrayIndex` of `slurm/<submission>.tasks`. A task another process has
+ * claimed (see {@linkcode claimTask}), or the run store shows completed or
+ * being run, is left as it is (exit code 0); an interrupted
  * or crashed run is continued with `--resume`; otherwise the task runs
  * afresh. Returns the run's exit code. Throws UsageError for arguments that
  * name no task.
@@ -293,6 +430,30 @@ export async function runTask(
   if (key === undefined) throw new UsageError(`run-task: ${listPath} has ${keys.length} tasks, no index ${index}`);
   const task = sweep.tasks.find((t) => t.key === key);
   if (!task) throw new UsageError(`run-task: task ${key} of ${listPath} is not in ${join(sweep.dir, "sweep.json")}`);
+  // Of two array elements, or an element and a local worker, one runs the task.
+  const holder = claimTask(sweep.dir, key);
+  if (holder) {
+    report(`task ${task.index} ${key}: being run by process ${holder.pid} on ${holder.host} since ${holder.since}`);
+    return 0;
+  }
+  const heartbeat = setInterval(() => touch(claimPath(sweep.dir, key)), SWEEP_HEARTBEAT_MS);
+  try {
+    return await runClaimedTask(sweep, task, submission, options.execute ?? childExecutor, report);
+  } finally {
+    clearInterval(heartbeat);
+    releaseClaim(sweep.dir, key);
+  }
+}
+
+/** The rest of {@linkcode runTask}, once the task is claimed. */
+async function runClaimedTask(
+  sweep: Sweep,
+  task: StoredTask,
+  submission: string,
+  execute: TaskExecutor,
+  report: (line: string) => void,
+): Promise<number> {
+  const key = task.key;
   const runsRoot = runsRootOf(sweep.dir);
   // The run store, not the queue, says what is left: a task may have completed since it was submitted.
   const [state] = await statesOf([task], { sweepDir: null, runsRoot, experimentName: sweep.experiment_name });
@@ -330,7 +491,7 @@ export async function runTask(
   });
   const args = [...launchArgs(task, state.resume), "--runs", runsRoot];
   report(`task ${task.index} ${key}: ${state.resume ? `resuming ${state.resume}` : "starting"}`);
-  const code = await (options.execute ?? childExecutor)(args, { [SWEEP_TASK_ENV]: sweepTaskTag(sweep.id, task) });
+  const code = await execute(args, { [SWEEP_TASK_ENV]: sweepTaskTag(sweep.id, task) });
   const interrupted = code === 130 || code === 143;
   writeTaskState(sweep.dir, key, {
     status: code === 0 ? "completed" : interrupted ? "interrupted" : "failed",

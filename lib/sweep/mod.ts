@@ -6,6 +6,7 @@
  */
 export * from "./commands.ts";
 export * from "./local.ts";
+export * from "./lock.ts";
 export * from "./slurm.ts";
 export * from "./spec.ts";
 export * from "./store.ts";

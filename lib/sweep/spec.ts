@@ -333,10 +333,53 @@ function lineColumn(text: string, position: number): { line: number; column: num
   return { line: lines.length, column: lines[lines.length - 1].length + 1 };
 }
 
-/** Parses JSON, or throws UsageError `<path>:<line>:<column>: <what is wrong>`. */
+/**
+ * The first key that an object of valid JSON `text` gives twice, with the
+ * keys of the objects around it (`slurm.mem_gb`) and its position, or null.
+ * JSON.parse keeps the last silently, so a spec would run what its reader
+ * did not see.
+ */
+export function repeatedJsonKey(text: string): { path: string; position: number } | null {
+  // Per open object or array: the key it is the value of, and an object's keys so far (null for an array).
+  const open: { key: string | null; keys: Set<string> | null }[] = [];
+  let lastKey: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "{" || c === "[") {
+      open.push({ key: lastKey, keys: c === "{" ? new Set() : null });
+      lastKey = null;
+    } else if (c === "}" || c === "]") {
+      open.pop();
+      lastKey = null;
+    } else if (c === ",") {
+      lastKey = null;
+    } else if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      let next = end + 1;
+      while (/\s/.test(text[next] ?? "")) next++;
+      const isKey = text[next] === ":";
+      const keys = open.at(-1)?.keys;
+      if (isKey && keys) {
+        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        if (keys.has(key)) {
+          const outer = open.flatMap((o) => o.key === null ? [] : [o.key]);
+          return { path: [...outer, key].join("."), position: i };
+        }
+        keys.add(key);
+        lastKey = key;
+      }
+      i = end;
+    }
+  }
+  return null;
+}
+
+/** Parses JSON, or throws UsageError `<path>:<line>:<column>: <what is wrong>` (a repeated key too). */
 export function parseJsonAt(text: string, path: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
     const at = /at position (\d+)/.exec(message);
@@ -344,6 +387,14 @@ export function parseJsonAt(text: string, path: string): unknown {
     const what = message.replace(/\s*\(line \d+ column \d+\)/, "").replace(/ in JSON at position \d+/, "");
     throw new UsageError(`${path}:${line}:${column}: invalid JSON: ${what}`);
   }
+  const repeated = repeatedJsonKey(text);
+  if (repeated) {
+    const { line, column } = lineColumn(text, repeated.position);
+    throw new UsageError(
+      `${path}:${line}:${column}: key "${repeated.path}" is given twice; give each key once (JSON keeps only the last)`,
+    );
+  }
+  return value;
 }
 
 async function importModule(path: string, what: string): Promise<Record<string, unknown>> {

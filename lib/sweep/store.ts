@@ -4,6 +4,7 @@
  * ```
  * <runs>/_sweeps/<id>/
  *   sweep.json        the spec, its tasks (index, key, seed, values, args), created, git commit
+ *   lock, claims/     the live launch and the process of each running task (lib/sweep/lock.ts)
  *   tasks/<key>.json  what the last launch of a task knew: status, attempts, job id, run dir, exit code, logs
  *   logs/<key>.{out,err}   a local task's output, appended per attempt
  *   slurm/            sub-<n>.{sbatch,tasks} and %A_%a.{out,err} of Slurm submissions

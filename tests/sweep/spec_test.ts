@@ -14,7 +14,15 @@ import { UsageError } from "../../lib/core/errors.ts";
 import { defineExperiment, parseInvocation, USAGE_EXIT_CODE } from "../../lib/core/experiment.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { listRuns } from "../../lib/core/run_reader.ts";
-import { defineSweep, expandSweep, loadSweepSpec, MAX_TASKS, sweepId, taskKey } from "../../lib/sweep/spec.ts";
+import {
+  defineSweep,
+  expandSweep,
+  loadSweepSpec,
+  MAX_TASKS,
+  repeatedJsonKey,
+  sweepId,
+  taskKey,
+} from "../../lib/sweep/spec.ts";
 import { planSweep, writeSweep } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
 import { listing } from "../tree.ts";
@@ -252,6 +260,13 @@ function specFile(content: unknown, extension = ".json"): string {
 
 const ica = (extra: Record<string, unknown>) => ({ experiment: "ica-toy", preset: "smoke", ...extra });
 
+Deno.test("a key given twice in one object is found with the keys around it; one key in two objects is not", () => {
+  assertEquals(repeatedJsonKey('{"a": {"x": 1}, "b": [{"x": 2}, {"x": 3}], "c": "x", "d": ["x", "x"]}'), null);
+  assertEquals(repeatedJsonKey('{"grid": {"dim": [4], "lr": [1], "dim": [6]}}'), { path: "grid.dim", position: 33 });
+  assertEquals(repeatedJsonKey('{"include": [{"dim": 4}, {"lr": 1, "lr" : 2}]}')?.path, "include.lr");
+  assertEquals(repeatedJsonKey('{"a\\"b": 1, "a\\"b": 2}')?.path, 'a"b');
+});
+
 Deno.test("every bad sweep input is refused with exit code 2, the problem named, nothing written", async () => {
   // A sweep that exists, for --name of a sweep of another experiment or preset.
   const taken = ica({ name: "taken", grid: { dim: [4, 6] } });
@@ -275,6 +290,11 @@ Deno.test("every bad sweep input is refused with exit code 2, the problem named,
     [[specFile('{\n  "experiment": "ica-toy",\n  "grid": { dim: [4] }\n}')], ":3:13: invalid JSON"],
     [[specFile('{ "experiment": "ica-toy", }')], ":1:28: invalid JSON"],
     [[specFile('{ "experiment": "ica-toy"')], ":1:26: invalid JSON"],
+    [
+      [specFile('{\n  "experiment": "ica-toy",\n  "slurm": { "mem_gb": 1, "mem_gb": 4 }\n}')],
+      ':3:27: key "slurm.mem_gb" is given twice; give each key once (JSON keeps only the last)',
+    ],
+    [[specFile('{ "experiment": "ica-toy", "seeds": 2, "seeds": 3 }')], ':1:40: key "seeds" is given twice'],
     [[join(temp, "missing.json")], "missing.json: cannot be read (no such file)"],
     [[temp + "/"], "a spec is a .json file or a .ts module"],
     [[specFile("export const notSweep = {};", ".ts")], "exports no sweep"],
