@@ -6,7 +6,6 @@
  * off one task.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { UsageError } from "../../lib/core/errors.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
@@ -14,12 +13,11 @@ import { liveWriter } from "../../lib/core/run_lock.ts";
 import { listRuns, readSummary, type RunListing } from "../../lib/core/run_reader.ts";
 import { runTask } from "../../lib/sweep/local.ts";
 import { acquireSweepLock, claimPath, claimTask, releaseClaim, sweepLockPath } from "../../lib/sweep/lock.ts";
-import { checkSweepSpec, expandSweep, importExperiment } from "../../lib/sweep/spec.ts";
-import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";
+import { readSweep, readTaskRecord } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
 import { mainInProcess } from "../main_in_process.ts";
+import { plannedArray, RESUMABLE } from "./fixtures/planned.ts";
 
-const RESUMABLE = fileURLToPath(new URL("./fixtures/resumable_experiment.ts", import.meta.url));
 // The fixture's task waits at its checkpoint until this file exists (or a signal comes).
 const RELEASE_ENV = "RESUMABLE_TOY_RELEASE";
 
@@ -167,20 +165,7 @@ Deno.test("SIGKILL to a sweep's driver: its task runs on to complete, and the ne
 
 Deno.test("a claimed task is not run again: a second claim names its holder; run-task leaves it and exits 0", async () => {
   const root = join(temp, "claims");
-  const experiment = await importExperiment(RESUMABLE);
-  const spec = checkSweepSpec({ experiment: RESUMABLE, preset: "smoke", name: "claimed" });
-  const tasks = expandSweep(spec, experiment);
-  const { sweep } = planSweep({
-    id: "claimed",
-    spec,
-    tasks,
-    experimentName: experiment.name,
-    runsRoot: root,
-    executor: "slurm",
-  });
-  await writeSweep(sweep);
-  Deno.mkdirSync(join(sweep.dir, "slurm"));
-  Deno.writeTextFileSync(join(sweep.dir, "slurm", "sub-0.tasks"), `${tasks[0].key}\n`);
+  const { sweep, tasks } = await plannedArray(root, { name: "claimed" }, (tasks) => [tasks[0]]);
   const key = tasks[0].key;
 
   // A claim left by a process that has ended is taken over (no pid is above Linux's largest, 2^22).

@@ -9,15 +9,14 @@ import { fileURLToPath } from "node:url";
 import { assert, assertEquals } from "../assert.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { listRuns, readSummary, type RunListing } from "../../lib/core/run_reader.ts";
-import { checkSweepSpec, expandSweep, importExperiment } from "../../lib/sweep/spec.ts";
-import { planSweep, readSweep, readTaskRecord, writeSweep } from "../../lib/sweep/store.ts";
+import { readSweep, readTaskRecord } from "../../lib/sweep/store.ts";
 import { projectPath } from "../experiments/cli.ts";
 import { mainInProcess } from "../main_in_process.ts";
+import { plannedArray, RESUMABLE } from "./fixtures/planned.ts";
 
 // Module fixtures, not trained experiments: these tests are about the worker pool, signals and the run store, so a
 // task costs little more than its process's start.
 const FAILING = fileURLToPath(new URL("./fixtures/failing_experiment.ts", import.meta.url));
-const RESUMABLE = fileURLToPath(new URL("./fixtures/resumable_experiment.ts", import.meta.url));
 
 const root = Deno.makeTempDirSync({ prefix: "latentlab-sweep-local-" });
 globalThis.addEventListener("unload", () => Deno.removeSync(root, { recursive: true }));
@@ -134,28 +133,13 @@ Deno.test("SIGTERM to a task's process: its run is interrupted, and the next inv
 });
 
 Deno.test("run-task runs its array element's task in process: SIGTERM interrupts it, the next element resumes it", async () => {
-  const experiment = await importExperiment(RESUMABLE);
-  const spec = checkSweepSpec({
-    experiment: RESUMABLE,
-    preset: "smoke",
-    name: "array",
-    // Not the setting of the test above: a task key names a setting, and a completed run of it is not run again.
-    base: { steps: 21 },
-    seeds: 2,
-  });
-  const tasks = expandSweep(spec, experiment);
-  const { sweep: planned } = planSweep({
-    id: "array",
-    spec,
-    tasks,
-    experimentName: experiment.name,
-    runsRoot: root,
-    executor: "slurm",
-  });
-  await writeSweep(planned);
-  Deno.mkdirSync(join(planned.dir, "slurm"));
+  // Not the setting of the test above: a task key names a setting, and a completed run of it is not run again.
   // Array index 1 is task 0: the .tasks file, not the sweep's order, maps indices to tasks.
-  Deno.writeTextFileSync(join(planned.dir, "slurm", "sub-0.tasks"), `${tasks[1].key}\n${tasks[0].key}\n`);
+  const { sweep: planned, tasks } = await plannedArray(
+    root,
+    { name: "array", base: { steps: 21 }, seeds: 2 },
+    (tasks) => [tasks[1], tasks[0]],
+  );
   const runTask = () =>
     new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", projectPath("main.ts"), "sweep", "run-task", planned.dir, "sub-0", "1"],
