@@ -354,12 +354,12 @@ async function trainedRun(dir: string, model?: string): Promise<TrainedEncoder> 
 }
 
 async function evaluateRun(dir: string, model?: string): Promise<void> {
+  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir, model);
   const path = join(dir, "summary.json");
   // Read before the scoring it is to hold, so that a damaged one costs no work.
   const summary = readJsonFile(path);
-  if (!isObject(summary)) usageError(`${path} is missing or not a JSON object; the evaluation is added to it`);
-  const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir, model);
   try {
+    if (!isObject(summary)) usageError(`${path} is missing or not a JSON object; the evaluation is added to it`);
     checkOutputFile(path, "--run");
   } catch (error) {
     dispose();

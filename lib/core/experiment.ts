@@ -473,7 +473,7 @@ export async function runExperiment<S extends ConfigSpec>(
   for (const skipped of resumed?.skipped ?? []) {
     report(`checkpoint passed over, damaged: ${join(checkpoints, skipped)}`);
   }
-  if (resumed && !resumed.checked) {
+  if (resumed?.checked === false) {
     report(`checkpoint ${join(checkpoints, checkpointName(resumed.step))} has no content hashes (written before them)`);
   }
   const writer = resumeDir

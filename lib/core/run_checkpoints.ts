@@ -26,7 +26,7 @@ export interface LoadedCheckpoint {
   /** The JSON state saved beside the arrays (e.g. `Rng.state()`, optimiser counters). */
   state: unknown;
   /** False for a checkpoint written before manifests, whose content could not be checked. */
-  checked: boolean;
+  checked?: boolean;
 }
 
 /** The folder name of the checkpoint of `step`: padded to 9 digits, so that names sort as steps do. */

@@ -71,7 +71,9 @@ export function loadSavedEncoder(dir: string, model?: string): TrainedEncoder {
       latents: spec.latents,
     });
   } catch (error) {
-    throw new UsageError(`saved model ${folder}: state.json does not describe an encoder (${(error as Error).message})`);
+    throw new UsageError(
+      `saved model ${folder}: state.json does not describe an encoder (${(error as Error).message})`,
+    );
   }
   const { encoder, decoder } = networks;
   decoder.params.dispose();
