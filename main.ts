@@ -31,7 +31,7 @@ import { CODES_METRICS, METRICS } from "./lib/metrics/registry.ts";
 import { PAIR_OBJECTIVES } from "./lib/train/slow_vae.ts";
 import { VAE_OBJECTIVES } from "./lib/train/vae_objectives.ts";
 import { formatNpy } from "./lib/core/npy.ts";
-import { readRunInfo, writeJsonAtomic } from "./lib/core/run_files.ts";
+import { isObject, isString, readJsonFile, readRunInfo, writeJsonAtomic } from "./lib/core/run_files.ts";
 import { readConfig, readSummary } from "./lib/core/run_reader.ts";
 import { selectBackend } from "./lib/core/backend.ts";
 import { sampleCodes, SCORE_CONFIG, scoreVae, type TrainedEncoder } from "./lib/metrics/score.ts";
@@ -331,8 +331,18 @@ function datasets(args: string[]): void {
 
 /** The trained encoder of a completed run, through its experiment's `load`, or exit 2 naming what is wrong. */
 async function trainedRun(dir: string, model?: string): Promise<TrainedEncoder> {
+  const runJson = join(dir, "run.json");
   try {
-    const info = readRunInfo(dir);
+    let info;
+    try {
+      info = readRunInfo(dir) as unknown;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) throw error;
+      throw new UsageError(`${runJson} cannot be read as JSON (${(error as Error).message})`);
+    }
+    if (!isObject(info) || !isString(info.experiment)) {
+      throw new UsageError(`${runJson}: field "experiment" is missing or not a string`);
+    }
     const experiment = findExperiment(info.experiment);
     if (!experiment?.load) {
       throw new UsageError(`${dir}: a ${info.experiment} run keeps no trained encoder; runs that do: ${KEEPING}`);
@@ -349,7 +359,10 @@ async function trainedRun(dir: string, model?: string): Promise<TrainedEncoder> 
 async function evaluateRun(dir: string, model?: string): Promise<void> {
   const { encoder, dataset, scoring, seed, dispose } = await trainedRun(dir, model);
   const path = join(dir, "summary.json");
+  // Read before the scoring it is to hold, so that a damaged one costs no work.
+  const summary = readJsonFile(path);
   try {
+    if (!isObject(summary)) usageError(`${path} is missing or not a JSON object; the evaluation is added to it`);
     checkOutputFile(path, "--run");
   } catch (error) {
     dispose();
@@ -357,7 +370,6 @@ async function evaluateRun(dir: string, model?: string): Promise<void> {
   }
   const { metrics, seconds } = await scoreVae(encoder, dataset, scoring, seed);
   dispose();
-  const summary = JSON.parse(Deno.readTextFileSync(path));
   const evaluation = { ...(model === undefined ? {} : { model }), metrics, seconds, at: new Date().toISOString() };
   writeJsonAtomic(path, { ...summary, evaluation });
   console.log(JSON.stringify(metrics));

@@ -93,6 +93,8 @@ export interface SourceModelOptions {
   onEpoch?: (epoch: number, loss: number) => void;
   /** Checked before each training step; training stops with its reason when it aborts. */
   signal?: AbortSignal;
+  /** Where the one-line note of a refused (damaged) cache entry goes (default: stderr). */
+  report?: (line: string) => void;
 }
 
 /** Throws a UsageError unless `arch` and `training` describe a model that can be trained. */

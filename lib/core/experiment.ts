@@ -33,8 +33,8 @@ export type { Claim, NullModel, Target, TargetKind } from "./targets.ts";
 import { Rng } from "./rng.ts";
 import { clearRequestedStop, requestStop, signalExitCode, startRunGuard } from "./run_guard.ts";
 import type { RunSummary } from "./run_layout.ts";
-import { readRunInfo } from "./run_files.ts";
-import { type LoadedCheckpoint, loadLatestCheckpoint } from "./run_checkpoints.ts";
+import { isObject, isString, readSmallFile } from "./run_files.ts";
+import { checkpointName, type LoadedCheckpoint, loadLatestCheckpoint } from "./run_checkpoints.ts";
 import { liveWriter, runLockPath } from "./run_lock.ts";
 import { RunWriter } from "./run_writer.ts";
 import { readSummary } from "./run_reader.ts";
@@ -242,6 +242,32 @@ export function parseInvocation<S extends ConfigSpec>(
   if (positionals.length > 0) {
     throw new UsageError(`unexpected argument "${positionals[0]}"; options are written --key value`);
   }
+  const { run, configFlags } = splitFlags(experiment, flags);
+  const backend = (run.backend as BackendChoice | undefined) ?? "auto";
+  const resumeDir = (run.resume as string | undefined) ?? null;
+  if (resumeDir !== null) {
+    const given = [...flags.keys()].filter((k) => !["resume", "backend", "runs"].includes(k));
+    if (given.length > 0) {
+      throw new UsageError(`--resume continues with the run's own config; drop --${given.join(", --")}`);
+    }
+    return { ...resumeStart(experiment, resumeDir), backend, root: "", resumeDir, argv: args };
+  }
+  const { cfg, preset } = startingConfig(experiment, run, configFlags);
+  const root = (run.runs as string | undefined) ?? defaultRunsRoot();
+  const from = run.runs !== undefined
+    ? "--runs"
+    : Deno.env.get("LATENTLAB_RUNS") !== undefined
+    ? "$LATENTLAB_RUNS"
+    : "the run store";
+  checkRunsRoot(root, { what: from });
+  return { cfg, preset, seed: (run.seed as number | undefined) ?? 0, backend, root, resumeDir: null, argv: args };
+}
+
+/** Parsed flags as run options (coerced) and config flags; throws UsageError on an unknown key. */
+function splitFlags(
+  experiment: AnyExperiment,
+  flags: ReadonlyMap<string, string | true>,
+): { run: Record<string, unknown>; configFlags: Map<string, string | true> } {
   const run: Record<string, unknown> = {};
   const configFlags = new Map<string, string | true>();
   for (const [key, raw] of flags) {
@@ -256,43 +282,15 @@ export function parseInvocation<S extends ConfigSpec>(
       throw unknownKeyError(key, [...RUN_OPTION_KEYS, ...Object.keys(experiment.config)]);
     }
   }
-  const resumeDir = (run.resume as string | undefined) ?? null;
-  if (resumeDir !== null) {
-    const given = [...flags.keys()].filter((k) => !["resume", "backend", "runs"].includes(k));
-    if (given.length > 0) {
-      throw new UsageError(`--resume continues with the run's own config; drop --${given.join(", --")}`);
-    }
-    let info;
-    try {
-      info = readRunInfo(resumeDir);
-    } catch {
-      throw new UsageError(`--resume ${resumeDir}: not a run directory (no readable run.json)`);
-    }
-    if (info.experiment !== experiment.name) {
-      throw new UsageError(`--resume ${resumeDir}: that run belongs to ${info.experiment}, not ${experiment.name}`);
-    }
-    if (info.status === "completed") {
-      throw new UsageError(`--resume ${resumeDir}: that run already completed`);
-    }
-    const writer = liveWriter(resumeDir);
-    if (writer) {
-      throw new UsageError(
-        `--resume ${resumeDir}: process ${writer.pid} on ${writer.host} is still writing that run; a run has one ` +
-          `writer: stop it (Ctrl-C, or kill ${writer.pid}) or wait for it to end`,
-      );
-    }
-    const saved = JSON.parse(Deno.readTextFileSync(join(resumeDir, "config.json")));
-    const cfg = resolveConfig(experiment.config, saved, new Map());
-    return {
-      cfg,
-      preset: info.preset as PresetName,
-      seed: info.seed,
-      backend: (run.backend as BackendChoice | undefined) ?? "auto",
-      root: "",
-      resumeDir,
-      argv: args,
-    };
-  }
+  return { run, configFlags };
+}
+
+/** The preset and resolved config a new run starts with; throws UsageError on a bad preset or value. */
+function startingConfig<S extends ConfigSpec>(
+  experiment: Experiment<S, unknown>,
+  run: Record<string, unknown>,
+  configFlags: ReadonlyMap<string, string | true>,
+): { cfg: ConfigOf<S>; preset: PresetName } {
   const preset = (run.preset as PresetName | undefined) ?? "quick";
   const overrides = experiment.presets[preset];
   if (overrides === undefined) {
@@ -304,22 +302,121 @@ export function parseInvocation<S extends ConfigSpec>(
   }
   const cfg = resolveConfig(experiment.config, overrides, configFlags, RUN_OPTION_KEYS);
   experiment.validate?.(cfg);
-  const root = (run.runs as string | undefined) ?? defaultRunsRoot();
-  const from = run.runs !== undefined
-    ? "--runs"
-    : Deno.env.get("LATENTLAB_RUNS") !== undefined
-    ? "$LATENTLAB_RUNS"
-    : "the run store";
-  checkRunsRoot(root, { what: from });
-  return {
-    cfg,
-    preset,
-    seed: (run.seed as number | undefined) ?? 0,
-    backend: (run.backend as BackendChoice | undefined) ?? "auto",
-    root,
-    resumeDir: null,
-    argv: args,
+  return { cfg, preset };
+}
+
+/** A value as comparable text (arrays and numbers as JSON writes them). */
+const asText = (value: unknown) => JSON.stringify(value);
+
+/**
+ * The config, preset and seed a run continues with: those its run.json's argv
+ * started it with (its preset, its flags), after checking run.json's fields
+ * against them and config.json against the config they give. Throws a
+ * one-line UsageError naming the file, the field or key and both values.
+ */
+function resumeStart<S extends ConfigSpec>(
+  experiment: Experiment<S, unknown>,
+  dir: string,
+): { cfg: ConfigOf<S>; preset: PresetName; seed: number } {
+  const runJson = join(dir, "run.json");
+  let text;
+  try {
+    text = readSmallFile(runJson);
+  } catch {
+    throw new UsageError(`--resume ${dir}: not a run directory (no readable run.json)`);
+  }
+  let info;
+  try {
+    info = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${runJson} does not parse as JSON (${(error as Error).message})`);
+  }
+  if (!isObject(info)) throw new UsageError(`${runJson} is not a JSON object`);
+  const field = (name: string, ok: (value: unknown) => boolean, allowed: string) => {
+    if (!ok(info[name])) {
+      throw new UsageError(`${runJson}: field "${name}" is ${asText(info[name])}; it must be ${allowed}`);
+    }
   };
+  field("experiment", isString, "a string");
+  if (info.experiment !== experiment.name) {
+    throw new UsageError(`--resume ${dir}: that run belongs to ${info.experiment}, not ${experiment.name}`);
+  }
+  field("status", isString, "a string");
+  if (info.status === "completed") throw new UsageError(`--resume ${dir}: that run already completed`);
+  field("argv", (v) => Array.isArray(v) && v.every(isString), "a list of strings");
+  field("preset", (v) => (PRESETS as readonly unknown[]).includes(v), `one of ${PRESETS.join(", ")}`);
+  field("seed", (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 31, "an integer ≥ 0");
+  const writer = liveWriter(dir);
+  if (writer) {
+    throw new UsageError(
+      `--resume ${dir}: process ${writer.pid} on ${writer.host} is still writing that run; a run has one ` +
+        `writer: stop it (Ctrl-C, or kill ${writer.pid}) or wait for it to end`,
+    );
+  }
+  const argv = info.argv as string[];
+  let started;
+  try {
+    const { positionals, flags } = parseCommandLine(argv);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const { run, configFlags } = splitFlags(experiment, flags);
+    if (run.resume !== undefined || flags.has("help")) throw new UsageError("it does not start a run");
+    started = { ...startingConfig(experiment, run, configFlags), seed: (run.seed as number | undefined) ?? 0 };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    throw new UsageError(`${runJson}: field "argv" (${argv.join(" ")}): ${error.message}`);
+  }
+  for (const name of ["preset", "seed"] as const) {
+    if (info[name] !== started[name]) {
+      throw new UsageError(
+        `${runJson}: field "${name}" is ${asText(info[name])}, but its argv started the run with ${
+          asText(started[name])
+        }`,
+      );
+    }
+  }
+  checkSavedConfig(experiment, join(dir, "config.json"), started.cfg, started.preset);
+  return started;
+}
+
+/**
+ * Throws a one-line UsageError unless config.json holds `cfg`, the config the
+ * run was started with: it parses, has only the experiment's keys, and each
+ * value (a missing one is its default) equals the started one.
+ */
+function checkSavedConfig<S extends ConfigSpec>(
+  experiment: Experiment<S, unknown>,
+  path: string,
+  cfg: ConfigOf<S>,
+  preset: PresetName,
+): void {
+  let saved;
+  try {
+    saved = JSON.parse(readSmallFile(path));
+  } catch (error) {
+    throw new UsageError(`${path} cannot be read as JSON (${(error as Error).message})`);
+  }
+  if (!isObject(saved)) throw new UsageError(`${path} is not a JSON object of config keys`);
+  const spec: ConfigSpec = experiment.config;
+  // Own keys only: a "__proto__" key of JSON.parse is one, and never a config key.
+  const unknown = Object.keys(saved).find((key) => !Object.hasOwn(spec, key));
+  if (unknown !== undefined) {
+    throw new UsageError(`${path}: ${asText(unknown)} is not a config key of ${experiment.name}`);
+  }
+  const started = cfg as Record<string, unknown>;
+  for (const [key, param] of Object.entries(spec)) {
+    let value;
+    try {
+      value = coerceValue(key, param, Object.hasOwn(saved, key) ? saved[key] : param.default);
+    } catch (error) {
+      throw new UsageError(`${path}: ${(error as Error).message}`);
+    }
+    if (asText(value) !== asText(started[key])) {
+      throw new UsageError(
+        `${path}: ${key} is ${asText(value)}, but the run was started with ${asText(started[key])} ` +
+          `(run.json's argv and preset ${preset})`,
+      );
+    }
+  }
 }
 
 /** Arrays with every tensor read into its data, as the run store writes them. */
@@ -371,10 +468,16 @@ export async function runExperiment<S extends ConfigSpec>(
   const report = hooks.report ?? ((line: string) => console.error(line));
   const backend = await selectBackend(invocation.backend);
   const { cfg, preset, seed, resumeDir } = invocation;
-  const resumed = resumeDir ? loadLatestCheckpoint(resumeDir) : null;
-  for (const skipped of resumed?.skipped ?? []) report(`checkpoint passed over, damaged: ${skipped}`);
+  const resumed = resumeDir ? loadLatestCheckpoint(resumeDir, cfg) : null;
+  const checkpoints = resumeDir ? join(resumeDir, "checkpoints") : "";
+  for (const skipped of resumed?.skipped ?? []) {
+    report(`checkpoint passed over, damaged: ${join(checkpoints, skipped)}`);
+  }
+  if (resumed?.checked === false) {
+    report(`checkpoint ${join(checkpoints, checkpointName(resumed.step))} has no content hashes (written before them)`);
+  }
   const writer = resumeDir
-    ? RunWriter.reopen(resumeDir, resumed?.step ?? 0, backend, resumed?.skipped)
+    ? RunWriter.reopen(resumeDir, resumed?.step ?? 0, backend, resumed?.skipped, cfg as Record<string, unknown>)
     : RunWriter.create({
       root: invocation.root,
       experiment: experiment.name,

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { encodePng, type Image } from "./png.ts";
 import type { NpyData } from "./npy.ts";
 import { type MediaEntry, newRunId, type RunInfo, type RunStatus, sweepTagFromEnv } from "./run_layout.ts";
-import { readRunInfo, removeIfPresent, writeJsonAtomic } from "./run_files.ts";
+import { readJsonFile, readRunInfo, removeIfPresent, writeJsonAtomic } from "./run_files.ts";
 import { acquireRunLock, lastBeat, releaseRunLock } from "./run_lock.ts";
-import { checkpointNames, safeModelName, writeArrayFolder } from "./run_checkpoints.ts";
+import { checkpointName, checkpointNames, safeModelName, writeArrayFolder } from "./run_checkpoints.ts";
 
 /** How often a live writer rewrites run.json's heartbeat. */
 const HEARTBEAT_INTERVAL_MS = 15 * 1000;
@@ -48,10 +48,13 @@ export class RunWriter {
   #metrics: Deno.FsFile;
   #heartbeat: number;
   #createdMs: number;
+  /** The resolved config, whose hash each checkpoint and saved model records. */
+  #config: Record<string, unknown> | undefined;
 
-  private constructor(dir: string, info: RunInfo) {
+  private constructor(dir: string, info: RunInfo, config: Record<string, unknown> | undefined) {
     this.dir = dir;
     this.#info = info;
+    this.#config = config;
     this.#createdMs = Date.parse(info.created);
     this.#metrics = Deno.openSync(join(dir, "metrics.jsonl"), { read: true, append: true, create: true });
     this.#endTornLine();
@@ -97,11 +100,21 @@ export class RunWriter {
       versions: options.versions,
       git_commit: options.gitCommit,
       ...(sweep ? { sweep } : {}),
-    });
+    }, options.config);
   }
 
-  /** Reopens an existing run directory to continue it (`--resume`). */
-  static reopen(dir: string, resumeStep: number, backend: unknown, passedOver: string[] = []): RunWriter {
+  /**
+   * Reopens an existing run directory to continue it (`--resume`); `config`
+   * is the run's resolved config (default: config.json as it is), whose hash
+   * the new checkpoints record.
+   */
+  static reopen(
+    dir: string,
+    resumeStep: number,
+    backend: unknown,
+    passedOver: string[] = [],
+    config?: Record<string, unknown>,
+  ): RunWriter {
     // Before anything is written: a second writer of a live run is refused.
     acquireRunLock(dir);
     const info = readRunInfo(dir);
@@ -124,7 +137,7 @@ export class RunWriter {
           ...(passedOver.length ? { passed_over: passedOver } : {}),
         },
       ],
-    });
+    }, config ?? (readJsonFile(join(dir, "config.json")) as Record<string, unknown> | undefined));
   }
 
   /**
@@ -179,12 +192,15 @@ export class RunWriter {
 
   /**
    * Saves arrays and JSON state as checkpoints/step-<n>/ (written to a temp
-   * folder, then renamed, so a checkpoint is either whole or absent) and
-   * keeps the newest {@linkcode CHECKPOINTS_KEPT}.
+   * folder, then renamed, so a checkpoint is either whole or absent; its
+   * manifest records each file's hash and the config's) and keeps the newest
+   * {@linkcode CHECKPOINTS_KEPT}.
    */
   saveCheckpoint(step: number, arrays: Record<string, { data: NpyData; shape: number[] }>, state: unknown): void {
     const root = join(this.dir, "checkpoints");
-    writeArrayFolder(join(root, `step-${String(step).padStart(9, "0")}`), arrays, { step, state });
+    writeArrayFolder(join(root, checkpointName(step)), arrays, { step, state }, {
+      config: this.#config,
+    });
     for (const old of checkpointNames(this.dir).slice(0, -CHECKPOINTS_KEPT)) {
       removeIfPresent(join(root, old));
     }
@@ -197,7 +213,7 @@ export class RunWriter {
    */
   saveModel(name: string, arrays: Record<string, { data: NpyData; shape: number[] }>, info: unknown): string {
     const safe = safeModelName(name);
-    writeArrayFolder(join(this.dir, "models", safe), arrays, { info });
+    writeArrayFolder(join(this.dir, "models", safe), arrays, { info }, { config: this.#config });
     return safe;
   }
 

@@ -8,6 +8,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
+import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
 import { loadSavedModel, savedModels } from "../core/run_checkpoints.ts";
 import { COMMON_CORRUPTIONS, corrupt, MNIST_C_CORRUPTIONS, mnistC, type Severity } from "../data/corruptions.ts";
@@ -361,11 +362,17 @@ export async function pretrainOnce(
   cfg: NoiseTrainingSettings,
 ): Promise<{ result: PhaseResult; arrays: PhaseArrays }> {
   if (savedModels(ctx.dir).includes("pretrained")) {
-    const { arrays, info } = loadSavedModel(ctx.dir, "pretrained");
-    return {
-      result: (info as { result: PhaseResult }).result,
-      arrays: Object.fromEntries(Object.entries(arrays).map(([k, v]) => [k, phaseArray(v)])),
-    };
+    try {
+      const { arrays, info } = loadSavedModel(ctx.dir, "pretrained");
+      return {
+        result: (info as { result: PhaseResult }).result,
+        arrays: Object.fromEntries(Object.entries(arrays).map(([k, v]) => [k, phaseArray(v)])),
+      };
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      // A damaged pretraining is this run's own and seeded: doing it again gives the same weights.
+      console.error(`${error.message}; pretraining again`);
+    }
   }
   const { result, arrays } = await runPhase(ctx, cfg, { kind: "pretrain" });
   await ctx.saveModel("pretrained", arrays!, { model: cfg.model, result });

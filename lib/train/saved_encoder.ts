@@ -6,10 +6,11 @@
  *
  * @module
  */
+import { join } from "node:path";
 import type { RunContext } from "../core/experiment.ts";
 import { UsageError } from "../core/errors.ts";
 import { Rng } from "../core/rng.ts";
-import { readRunInfo } from "../core/run_files.ts";
+import { isObject, readRunInfo } from "../core/run_files.ts";
 import { loadSavedModel, savedModels } from "../core/run_checkpoints.ts";
 import { type DatasetName, loadDataset } from "../data/registry.ts";
 import type { ScoreConfig, TrainedEncoder } from "../metrics/score.ts";
@@ -54,16 +55,35 @@ export function loadSavedEncoder(dir: string, model?: string): TrainedEncoder {
   }
   const name = model ?? names[0];
   if (!names.includes(name)) throw new UsageError(`${dir}: no model "${name}"; the run kept ${names.join(", ")}`);
+  // Checked against its manifest: a file unlike its hash, truncated or non-finite is refused, naming it.
   const saved = loadSavedModel(dir, name);
+  const folder = join(dir, "models", name);
   const spec = saved.info as SavedEncoderInfo;
-  // The weights are loaded over the fresh ones; the rng only has to build the shapes.
-  const { encoder, decoder } = vaeNetworks(new Rng(0), spec.architecture, {
-    size: spec.size,
-    channels: spec.channels,
-    latents: spec.latents,
-  });
+  if (!isObject(spec) || !isObject(spec.scoring) || !Number.isSafeInteger(spec.seed)) {
+    throw new UsageError(`saved model ${folder}: state.json does not describe an encoder`);
+  }
+  let networks;
+  try {
+    // The weights are loaded over the fresh ones; the rng only has to build the shapes.
+    networks = vaeNetworks(new Rng(0), spec.architecture, {
+      size: spec.size,
+      channels: spec.channels,
+      latents: spec.latents,
+    });
+  } catch (error) {
+    throw new UsageError(
+      `saved model ${folder}: state.json does not describe an encoder (${(error as Error).message})`,
+    );
+  }
+  const { encoder, decoder } = networks;
   decoder.params.dispose();
-  encoder.params.load(saved.arrays, "encoder/");
+  try {
+    encoder.params.load(saved.arrays, "encoder/");
+  } catch (error) {
+    // A model saved before manifests, whose arrays do not fit the encoder its state.json describes.
+    encoder.params.dispose();
+    throw new UsageError(`saved model ${folder}: its arrays do not fit its encoder (${(error as Error).message})`);
+  }
   return {
     encoder,
     dataset: loadDataset(spec.dataset, { size: spec.size }),

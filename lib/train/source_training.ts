@@ -3,9 +3,10 @@
  * trained once on clean MNIST digits with Adam by {@linkcode trainClassifier} and kept on disk, so every
  * experiment and every preset adapts the same weights.
  *
- * A cache entry is a folder `<cacheRoot>/<key>/` of npy arrays and state.json written by the run
- * store's array-folder writer (temp folder, then rename). Reading checks every array (names, shapes,
- * finite values) and the state before any weight is assigned; an entry that fails is trained again.
+ * A cache entry is a folder `<cacheRoot>/<key>/` of npy arrays, state.json and a manifest of their
+ * SHA-256 hashes and the training's, written by the run store's array-folder writer (temp folder,
+ * then rename). Reading checks the hashes, every array (names, shapes, finite values) and the state
+ * before any weight is assigned; an entry that fails, or has no manifest, is trained again.
  *
  * @module
  */
@@ -113,20 +114,44 @@ function entryProblem(
   return null;
 }
 
-/** The checked arrays and state of a cache folder, or null when it is absent or fails a check. */
+/** What a cache entry's manifest records as its config: everything its weights depend on. */
+function entryConfig(arch: SourceArch, training: SourceTraining): unknown {
+  return { arch, training, version: SOURCE_CACHE_VERSION };
+}
+
+/** A cache folder's checked arrays and state, or why it cannot be used (null when there is no folder). */
 function readEntry(
   folder: string,
   built: Built,
   key: string,
-): { arrays: Record<string, NpyArray>; json: Record<string, unknown> } | null {
+  config: unknown,
+): { arrays: Record<string, NpyArray>; json: Record<string, unknown> } | { problem: string } | null {
   let entry;
   try {
-    entry = readArrayFolder(folder);
-  } catch {
-    return null; // missing folder or file, truncated npy, unparsable state.json
+    entry = readArrayFolder(folder, { config });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound && !exists(folder)) return null;
+    // A missing file, a file unlike its hash, a truncated npy, an unparsable state.json.
+    return { problem: error instanceof Error ? error.message : String(error) };
   }
-  return entryProblem(entry.arrays, entry.json, built, key) === null ? entry : null;
+  // A cache is cheap to rebuild: an entry whose content cannot be checked is not trusted.
+  if (!entry.checked) return { problem: "it has no manifest of content hashes" };
+  const problem = entryProblem(entry.arrays, entry.json, built, key);
+  return problem === null ? entry : { problem };
 }
+
+/** Whether anything is at `path`. */
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether {@linkcode readEntry} found a usable entry. */
+const isEntry = (read: ReturnType<typeof readEntry>) => read !== null && !("problem" in read);
 
 /** Puts checked arrays into the model's variables. */
 function assignEntry(built: Built, arrays: Record<string, NpyArray>): void {
@@ -177,9 +202,10 @@ async function train(
 }
 
 /**
- * Trains the source model once and caches it in `<cacheRoot>/<key>/` (npy arrays + state.json,
- * written to a temp folder then renamed); a cache entry that is missing a file, has wrong shapes or
- * non-finite values is rebuilt. cacheRoot defaults to "data/cache/tta". Bit-identical weights
+ * Trains the source model once and caches it in `<cacheRoot>/<key>/` (npy arrays + state.json +
+ * manifest of hashes, written to a temp folder then renamed); a cache entry that is missing a file or
+ * its manifest, differs from its hashes, has wrong shapes or non-finite values is rebuilt, with a
+ * one-line note to `options.report`. cacheRoot defaults to "data/cache/tta". Bit-identical weights
  * whether trained now or loaded. Two processes training the same key both end with a valid entry:
  * the later writer replaces the earlier one's identical weights, or finds them and keeps them.
  */
@@ -192,10 +218,13 @@ export async function loadSourceModel(
   const cacheRoot = options.cacheRoot ?? DEFAULT_SOURCE_CACHE;
   if (typeof cacheRoot !== "string" || cacheRoot === "") throw new UsageError("cacheRoot must be a folder path");
   const folder = join(cacheRoot, key);
+  const config = entryConfig(arch, training);
   const built = buildSource(arch, training.seed);
   try {
-    const cached = readEntry(folder, built, key);
-    if (cached) {
+    const cached = readEntry(folder, built, key, config);
+    if (cached && "problem" in cached) {
+      (options.report ?? console.error)(`source model cache ${folder} refused (${cached.problem}); training it again`);
+    } else if (cached) {
       assignEntry(built, cached.arrays);
       const cleanTrainAccuracy = cached.json.cleanTrainAccuracy as number;
       return { model: built.model, key, fromCache: true, trainSeconds: 0, cleanTrainAccuracy };
@@ -206,17 +235,17 @@ export async function loadSourceModel(
     const trainSeconds = (performance.now() - started) / 1000;
     const cleanTrainAccuracy = await accuracyOf(built.model, images, labels);
     // Another process may have stored this key while we trained: keep its entry rather than replace it.
-    if (!readEntry(folder, built, key)) {
+    if (!isEntry(readEntry(folder, built, key, config))) {
       const arrays: Record<string, { data: Float32Array; shape: number[] }> = {};
       for (const [name, variable] of Object.entries(built.stored)) {
         arrays[name] = { data: await variable.data() as Float32Array, shape: variable.shape };
       }
       const state = { version: SOURCE_CACHE_VERSION, key, arch, training, cleanTrainAccuracy, trainSeconds };
       try {
-        writeArrayFolder(folder, arrays, state);
+        writeArrayFolder(folder, arrays, state, { config });
       } catch (error) {
         // A concurrent writer's rename landed first (Linux refuses to rename onto a non-empty folder).
-        if (!readEntry(folder, built, key)) throw error;
+        if (!isEntry(readEntry(folder, built, key, config))) throw error;
       }
     }
     return { model: built.model, key, fromCache: false, trainSeconds, cleanTrainAccuracy };
