@@ -104,6 +104,8 @@ export function ChartPanel(props: ChartPanelProps) {
     };
     return { ...config, options: { ...config.options, plugins: { ...config.options.plugins, zoom } } };
   };
+  const latestConfig = useRef(configOf);
+  latestConfig.current = configOf;
   useEffect(() => {
     if (seen) return;
     const observer = new IntersectionObserver((entries) => {
@@ -119,14 +121,16 @@ export function ChartPanel(props: ChartPanelProps) {
     if (!seen) return;
     if (!chart.current) {
       return makeInOwnTask(() => {
-        chart.current = new Chart(canvas.current!, configOf() as never);
+        // The latest render's config: the legend may have hidden a line while the chart waited for its task.
+        chart.current = new Chart(canvas.current!, latestConfig.current() as never);
         announceDrawn(canvas.current!, props.metric);
       });
     }
     // At most one redraw per animation frame: live rows that come faster than frames replace the pending update.
+    // The frame draws the latest render's config: a legend click between this effect and the frame is kept.
     const frame = requestAnimationFrame(() => {
       if (!chart.current) return;
-      const config = configOf();
+      const config = latestConfig.current();
       chart.current.data = config.data as never;
       chart.current.options = config.options as never;
       chart.current.update();
