@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { dirname, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BACKEND_CHOICES, type BackendChoice } from "../core/backend.ts";
@@ -14,6 +13,7 @@ import { closest } from "../core/cli.ts";
 import { coerceValue, type ConfigSpec, resolveConfig, unknownKeyError } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
 import { type AnyExperiment, type PresetName, PRESETS, presetsOf } from "../core/experiment.ts";
+import { sha256Hex } from "../core/run_checkpoints.ts";
 
 /** Slurm settings of a sweep, named as Hydra's submitit launcher (`SlurmQueueConf`) names them. */
 export interface SlurmSpec {
@@ -468,10 +468,6 @@ export function canonicalJson(value: unknown): string {
     }}`;
   }
   return JSON.stringify(value);
-}
-
-function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 /**

@@ -25,7 +25,7 @@ import { SWEEPS_FOLDER } from "../core/run_layout.ts";
 import { openRegularFile, readSmallFile, writeJsonAtomic } from "../core/run_files.ts";
 import { closeSync, readSync } from "node:fs";
 import { liveWriter } from "../core/run_lock.ts";
-import { readRun, readSummary, type RunListing } from "../core/run_reader.ts";
+import { LINK_SKIPPED, readRun, readSummary, type RunListing } from "../core/run_reader.ts";
 import { canonicalJson, checkSweepId, type SweepSpec, type SweepTask } from "./spec.ts";
 
 /** The project root: where `main.ts` is. */
@@ -282,7 +282,7 @@ export function skippedSweeps(runsRoot: string): { folder: string; why: string }
   const skipped: { folder: string; why: string }[] = [];
   for (const entry of found) {
     if (entry.isSymlink) {
-      skipped.push({ folder: entry.name, why: "a symbolic link; only folders inside the store are read" });
+      skipped.push({ folder: entry.name, why: LINK_SKIPPED });
     }
     if (!entry.isDirectory) continue;
     try {

@@ -14,6 +14,7 @@ import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { readRunInfo } from "../../lib/core/run_files.ts";
 import { mainInProcess } from "../main_in_process.ts";
+import { copyOfRun } from "../tree.ts";
 import { runStoppedAtCheckpoint } from "../experiments/cli.ts";
 import { loadLatestCheckpoint, MANIFEST_FILE } from "../../lib/core/run_checkpoints.ts";
 import { UsageError } from "../../lib/core/errors.ts";
@@ -134,18 +135,3 @@ Deno.test("a run whose every checkpoint is damaged is refused with one line and 
   );
   assertEquals(Deno.readTextFileSync(join(dir, "run.json")), before);
 });
-
-/** A copy of a run folder, to damage without touching the original. */
-function copyOfRun(dir: string): string {
-  const copy = join(Deno.makeTempDirSync(), "run");
-  copyTree(dir, copy);
-  return copy;
-}
-
-function copyTree(from: string, to: string): void {
-  Deno.mkdirSync(to, { recursive: true });
-  for (const entry of Deno.readDirSync(from)) {
-    if (entry.isDirectory) copyTree(join(from, entry.name), join(to, entry.name));
-    else if (entry.isFile) Deno.copyFileSync(join(from, entry.name), join(to, entry.name));
-  }
-}

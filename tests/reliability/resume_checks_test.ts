@@ -11,6 +11,7 @@ import { findExperiment } from "../../experiments/mod.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { runStoppedAtCheckpoint } from "../experiments/cli.ts";
 import { mainInProcess } from "../main_in_process.ts";
+import { copyOfRun } from "../tree.ts";
 
 await selectBackend("wasm");
 const { dir: interrupted } = await runStoppedAtCheckpoint(
@@ -75,8 +76,7 @@ const ROWS: [string, (dir: string) => void, string][] = [
 
 for (const [what, edit, message] of ROWS) {
   Deno.test(`--resume of a run with ${what} is refused with one line naming it`, async () => {
-    const dir = join(Deno.makeTempDirSync(), "run");
-    copyTree(interrupted, dir);
+    const dir = copyOfRun(interrupted);
     edit(dir);
     const before = Deno.readTextFileSync(join(dir, "run.json"));
     const { code, stderr } = await mainInProcess(["run", "ica-toy", "--resume", dir, "--backend", "wasm"]);
@@ -86,12 +86,4 @@ for (const [what, edit, message] of ROWS) {
     assertEquals(stderr.split("\n").length, 1, stderr);
     assertEquals(Deno.readTextFileSync(join(dir, "run.json")), before, "the run is left as it was");
   });
-}
-
-function copyTree(from: string, to: string): void {
-  Deno.mkdirSync(to, { recursive: true });
-  for (const entry of Deno.readDirSync(from)) {
-    if (entry.isDirectory) copyTree(join(from, entry.name), join(to, entry.name));
-    else if (entry.isFile) Deno.copyFileSync(join(from, entry.name), join(to, entry.name));
-  }
 }
