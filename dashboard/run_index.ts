@@ -172,16 +172,32 @@ export class RunIndex {
 
   /**
    * Every readable run, newest first, with config and metric reducers (see
-   * {@linkcode listRuns}). Runs whose metrics are still being read after
+   * {@linkcode listRuns}), and every folder where a run would be that is not
+   * among them, with why (see {@linkcode skippedRunFolders}; runs whose
+   * folder names the dashboard does not serve too), from one look at the
+   * store. Runs whose metrics are still being read after
    * {@linkcode LIST_WAIT_MS} are listed with how far the read has come (`reading`).
    */
-  async list(now = Date.now()): Promise<RunRow[]> {
+  async list(now = Date.now()): Promise<{ runs: RunRow[]; skipped: { folder: string; why: string }[] }> {
+    const listed = listRuns(this.root, { now });
+    const runs: RunListing[] = [], unnamed: { folder: string; why: string }[] = [];
+    for (const run of listed) {
+      const experiment = basename(dirname(run.dir)), id = basename(run.dir);
+      const dir = this.runDir(experiment, id);
+      if (dir) runs.push({ ...run, dir });
+      else {
+        unnamed.push({
+          folder: `${experiment}/${id}`,
+          why: isRunName(experiment, id)
+            ? "its real path lies outside the store"
+            : "its folder names hold characters other than letters, digits, _ . - (or start with a dot): rename it",
+        });
+      }
+    }
+    const skipped = [...skippedRunFolders(this.root, new Set(listed.map((run) => run.dir))), ...unnamed]
+      .sort((a, b) => a.folder.localeCompare(b.folder));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<null>((done) => timer = setTimeout(() => done(null), LIST_WAIT_MS));
-    const runs = listRuns(this.root, { now }).flatMap((run) => {
-      const dir = this.runDir(basename(dirname(run.dir)), basename(run.dir));
-      return dir ? [{ ...run, dir }] : [];
-    });
     const read = await Promise.all(runs.map((run) =>
       Promise.race([this.metrics(run.dir), waited]).then(
         (metrics) => ({ metrics, problem: null }),
@@ -189,23 +205,7 @@ export class RunIndex {
       )
     ));
     clearTimeout(timer);
-    return runs.map((run, i) => this.#row(run, now, read[i]));
-  }
-
-  /**
-   * Every folder where a run would be that {@linkcode RunIndex.list} does
-   * not list, with why (see {@linkcode skippedRunFolders}), and runs whose
-   * folder names the dashboard does not serve.
-   */
-  skipped(): { folder: string; why: string }[] {
-    const unnamed = listRuns(this.root).flatMap((run) => {
-      const experiment = basename(dirname(run.dir)), id = basename(run.dir);
-      return isRunName(experiment, id) ? [] : [{
-        folder: `${experiment}/${id}`,
-        why: "its folder names hold characters other than letters, digits, _ . - (or start with a dot): rename it",
-      }];
-    });
-    return [...skippedRunFolders(this.root), ...unnamed].sort((a, b) => a.folder.localeCompare(b.folder));
+    return { runs: runs.map((run, i) => this.#row(run, now, read[i])), skipped };
   }
 
   #row(

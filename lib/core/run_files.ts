@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
-import { basename, join, sep } from "node:path";
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from "node:fs";
+import { basename, join } from "node:path";
 import type { RunInfo } from "./run_layout.ts";
 
 /** Writes JSON to `path` through a temp file and a rename, so readers never see half a file. */
@@ -52,7 +52,7 @@ function kindOfFile(mode: number): string {
   }
 }
 
-/** Why a run store's file was refused: it is not a regular file inside the store, or it is too large. */
+/** Why a run store's file was refused: it is not a regular file, or it is too large. */
 export class StoreFileError extends Error {
   /** The name stack traces and messages show. */
   override name = "StoreFileError";
@@ -72,11 +72,12 @@ export interface StoreFile {
  * and reading block until a writer comes), a device or a socket is refused
  * with a {@linkcode StoreFileError} naming it. The file is opened without
  * following a link and without blocking, and then checked, so that it cannot
- * be swapped between the check and the read. With `inside`, the file's real
- * path must lie inside that folder's real path (a run folder linked from
- * elsewhere is refused too). A missing file throws `Deno.errors.NotFound`.
+ * be swapped between the check and the read (the folders above it are
+ * checked by whoever names it: the dashboard takes only run folders whose
+ * real path lies inside the store). A missing file throws
+ * `Deno.errors.NotFound`.
  */
-export function openRegularFile(path: string, options: { inside?: string; maxBytes?: number } = {}): StoreFile {
+export function openRegularFile(path: string, options: { maxBytes?: number } = {}): StoreFile {
   const name = basename(path);
   let fd: number;
   try {
@@ -90,10 +91,6 @@ export function openRegularFile(path: string, options: { inside?: string; maxByt
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new StoreFileError(`${name} is ${kindOfFile(info.mode)}; only regular files are read`);
-    if (options.inside !== undefined) {
-      const root = realpathSync(options.inside), real = realpathSync(path);
-      if (!real.startsWith(root + sep)) throw new StoreFileError(`${name} lies outside the run store`);
-    }
     if (options.maxBytes !== undefined && info.size > options.maxBytes) {
       throw new StoreFileError(
         `${name} is ${megabytes(info.size)}, more than the ${megabytes(options.maxBytes)} read of such a file`,

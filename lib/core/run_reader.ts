@@ -103,13 +103,9 @@ function newestFirst(runs: RunListing[]): RunListing[] {
   return runs.sort((a, b) => ms(b) - ms(a) || (a.dir < b.dir ? 1 : a.dir > b.dir ? -1 : 0));
 }
 
-/** Subdirectories of `path` by name; none when it is missing or was deleted while listing. */
+/** Subdirectories of `path` by name (links to folders are not among them). */
 function subdirectories(path: string): string[] {
-  try {
-    return [...Deno.readDirSync(path)].filter((e) => e.isDirectory).map((e) => e.name);
-  } catch {
-    return [];
-  }
+  return entries(path).filter((e) => e.isDirectory).map((e) => e.name);
 }
 
 /**
@@ -139,15 +135,20 @@ function entries(path: string): Deno.DirEntry[] {
 }
 
 /** Why a store entry that is a symbolic link is passed over. */
-const LINK_SKIPPED = "a symbolic link; only folders inside the store are read";
+export const LINK_SKIPPED = "a symbolic link; only folders inside the store are read";
 
 /**
  * Folders under `root` where a run would be that {@linkcode listRuns} passes
  * over, as `experiment/name` (or `experiment` for an experiment's folder)
  * with why: a symbolic link, no run.json (a run being created, or not a
  * run), one that is not a regular file, or one that does not parse.
+ * Folders in `listed` (the directories of a {@linkcode listRuns} just made)
+ * are known to hold a run and are not read again.
  */
-export function skippedRunFolders(root: string): { folder: string; why: string }[] {
+export function skippedRunFolders(
+  root: string,
+  listed: ReadonlySet<string> = new Set(),
+): { folder: string; why: string }[] {
   const skipped: { folder: string; why: string }[] = [];
   for (const experiment of entries(root)) {
     if (experiment.name === SWEEPS_FOLDER) continue;
@@ -156,7 +157,7 @@ export function skippedRunFolders(root: string): { folder: string; why: string }
     for (const entry of entries(join(root, experiment.name))) {
       const folder = `${experiment.name}/${entry.name}`;
       if (entry.isSymlink) skipped.push({ folder, why: LINK_SKIPPED });
-      if (!entry.isDirectory) continue;
+      if (!entry.isDirectory || listed.has(join(root, folder))) continue;
       let why: string | null = null;
       try {
         if (!isObject(JSON.parse(readSmallFile(join(root, folder, "run.json"))))) why = "run.json is not a JSON object";
