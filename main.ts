@@ -114,6 +114,16 @@ async function resolveExperiment(ref: string): Promise<AnyExperiment> {
   return experiment;
 }
 
+/**
+ * The one line and exit code of an error a user can act on (a wrong command
+ * line: 2; a full disk: 1), or null for a fault of the program, which keeps its stack.
+ */
+function userError(error: unknown): { line: string; code: number } | null {
+  if (error instanceof UsageError) return { line: error.message, code: USAGE_EXIT_CODE };
+  const line = userFacingError(error);
+  return line === null ? null : { line, code: 1 };
+}
+
 /** `run <args>` in this process (a sweep's Slurm task): its exit code, as the command line would end. */
 async function runInProcess(args: string[]): Promise<number> {
   const before = Deno.exitCode;
@@ -122,9 +132,10 @@ async function runInProcess(args: string[]): Promise<number> {
     await main(["run", ...args]);
     return Deno.exitCode;
   } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`error: ${error.message}`);
-      return USAGE_EXIT_CODE;
+    const known = userError(error);
+    if (known) {
+      console.error(`error: ${known.line}`);
+      return known.code;
     }
     console.error(error instanceof Error ? error.stack ?? error.message : String(error));
     return 1;
@@ -560,10 +571,9 @@ if (import.meta.main) {
   try {
     await main(Deno.args);
   } catch (error) {
-    // What the user can act on is one line; a fault of the program keeps its stack.
-    const line = error instanceof UsageError ? error.message : userFacingError(error);
-    if (line === null) throw error;
-    console.error(`error: ${line}${error instanceof UsageError ? `\n${HELP_HINT}` : ""}`);
-    Deno.exitCode = error instanceof UsageError ? USAGE_EXIT_CODE : 1;
+    const known = userError(error);
+    if (known === null) throw error;
+    console.error(`error: ${known.line}${error instanceof UsageError ? `\n${HELP_HINT}` : ""}`);
+    Deno.exitCode = known.code;
   }
 }
