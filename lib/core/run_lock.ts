@@ -49,13 +49,33 @@ function denoProcessAlive(pid: number): boolean | null {
 /** The newest sign of life of a run's writer: run.json's heartbeat or the lock file's mtime, in ms. */
 export function lastBeat(dir: string, info: Pick<RunInfo, "heartbeat">): number {
   const written = Date.parse(info.heartbeat);
-  let touched = NaN;
+  // No lock: the run ended, or was written before runs had one.
+  return Math.max(Number.isNaN(written) ? -Infinity : written, touchedAt(runLockPath(dir)));
+}
+
+/** The mtime of a (lock) file in ms, its heartbeat; -Infinity when it has none or is gone. */
+export function touchedAt(path: string): number {
   try {
-    touched = Deno.statSync(runLockPath(dir)).mtime?.getTime() ?? NaN;
+    return Deno.statSync(path).mtime?.getTime() ?? -Infinity;
   } catch {
-    // no lock: the run ended, or was written before runs had one
+    return -Infinity;
   }
-  return Math.max(Number.isNaN(written) ? -Infinity : written, Number.isNaN(touched) ? -Infinity : touched);
+}
+
+/** A lock naming this host's process `pid` (this process by default), held from now. */
+export function lockOfThisProcess(pid: number = Deno.pid): RunLock {
+  return { pid, host: Deno.hostname(), since: new Date().toISOString() };
+}
+
+/** Removes a lock file when this host's process `pid` holds it (another's is left alone). */
+export function releaseLock(path: string, pid: number = Deno.pid): void {
+  const lock = readLock(path);
+  if (lock?.pid !== pid || lock.host !== Deno.hostname()) return;
+  try {
+    Deno.removeSync(path);
+  } catch {
+    // gone already
+  }
 }
 
 /**
@@ -139,17 +159,11 @@ function lockRefusal(dir: string, holder: RunLock): UsageError {
  * live writer. A lock left by a dead process (killed, crashed) is taken over.
  */
 export function acquireRunLock(dir: string): void {
-  const lock: RunLock = { pid: Deno.pid, host: Deno.hostname(), since: new Date().toISOString() };
-  const holder = takeLock(runLockPath(dir), lock, () => liveWriter(dir));
+  const holder = takeLock(runLockPath(dir), lockOfThisProcess(), () => liveWriter(dir));
   if (holder) throw lockRefusal(dir, holder);
 }
 
 /** Gives up this process's lock on a run (another process's lock is left alone). */
 export function releaseRunLock(dir: string): void {
-  try {
-    const raw = JSON.parse(readSmallFile(runLockPath(dir)));
-    if (raw.pid === Deno.pid && raw.host === Deno.hostname()) Deno.removeSync(runLockPath(dir));
-  } catch {
-    // no lock, or not ours
-  }
+  releaseLock(runLockPath(dir));
 }

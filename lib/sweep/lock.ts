@@ -16,7 +16,15 @@
  */
 import { join } from "node:path";
 import { UsageError } from "../core/errors.ts";
-import { lockHolderAlive, readLock, type RunLock, takeLock } from "../core/run_lock.ts";
+import {
+  lockHolderAlive,
+  lockOfThisProcess,
+  readLock,
+  releaseLock,
+  type RunLock,
+  takeLock,
+  touchedAt,
+} from "../core/run_lock.ts";
 import { writeJsonAtomic } from "../core/run_files.ts";
 
 /** How often a driver touches its lock and its tasks' claims: well inside the stale age. */
@@ -30,15 +38,6 @@ export function sweepLockPath(sweepDir: string): string {
 /** The claim file of a task. */
 export function claimPath(sweepDir: string, key: string): string {
   return join(sweepDir, "claims", `${key}.json`);
-}
-
-/** The mtime of a file in ms, or -Infinity when it has none. */
-function touchedAt(path: string): number {
-  try {
-    return Deno.statSync(path).mtime?.getTime() ?? -Infinity;
-  } catch {
-    return -Infinity;
-  }
 }
 
 /** The live holder of a lock or claim file, or null when there is none or it died. */
@@ -57,22 +56,6 @@ export function touch(path: string): void {
   }
 }
 
-/** A holder naming this process. */
-function thisProcess(pid = Deno.pid): RunLock {
-  return { pid, host: Deno.hostname(), since: new Date().toISOString() };
-}
-
-/** Removes a lock or claim file when `pid` of this host holds it (another's is left alone). */
-function releaseIfHeld(path: string, pid: number): void {
-  const lock = readLock(path);
-  if (lock?.pid !== pid || lock.host !== Deno.hostname()) return;
-  try {
-    Deno.removeSync(path);
-  } catch {
-    // gone already
-  }
-}
-
 /**
  * Makes this process the driver of a sweep, or throws UsageError (exit 2)
  * naming the live driver and how to follow it (`statusHint`: the command
@@ -82,7 +65,7 @@ function releaseIfHeld(path: string, pid: number): void {
 export function acquireSweepLock(sweepDir: string, id: string, statusHint: string): () => void {
   Deno.mkdirSync(sweepDir, { recursive: true });
   const path = sweepLockPath(sweepDir);
-  const holder = takeLock(path, thisProcess(), () => liveHolder(path));
+  const holder = takeLock(path, lockOfThisProcess(), () => liveHolder(path));
   if (holder) {
     const who = `process ${Number.isNaN(holder.pid) ? "(unknown)" : holder.pid} on ${holder.host || "an unknown host"}`;
     throw new UsageError(
@@ -93,7 +76,7 @@ export function acquireSweepLock(sweepDir: string, id: string, statusHint: strin
   const heartbeat = setInterval(() => touch(path), SWEEP_HEARTBEAT_MS);
   return () => {
     clearInterval(heartbeat);
-    releaseIfHeld(path, Deno.pid);
+    releaseLock(path, Deno.pid);
   };
 }
 
@@ -106,7 +89,7 @@ export function acquireSweepLock(sweepDir: string, id: string, statusHint: strin
 export function claimTask(sweepDir: string, key: string, pid = Deno.pid): RunLock | null {
   Deno.mkdirSync(join(sweepDir, "claims"), { recursive: true });
   const path = claimPath(sweepDir, key);
-  return takeLock(path, thisProcess(pid), () => liveHolder(path));
+  return takeLock(path, lockOfThisProcess(pid), () => liveHolder(path));
 }
 
 /**
@@ -114,10 +97,10 @@ export function claimTask(sweepDir: string, key: string, pid = Deno.pid): RunLoc
  * that it stays held while that process lives, whatever becomes of this one.
  */
 export function passClaim(sweepDir: string, key: string, pid: number): void {
-  writeJsonAtomic(claimPath(sweepDir, key), thisProcess(pid));
+  writeJsonAtomic(claimPath(sweepDir, key), lockOfThisProcess(pid));
 }
 
 /** Gives up a claim held by `pid` of this host (default: this process). */
 export function releaseClaim(sweepDir: string, key: string, pid = Deno.pid): void {
-  releaseIfHeld(claimPath(sweepDir, key), pid);
+  releaseLock(claimPath(sweepDir, key), pid);
 }
