@@ -14,7 +14,7 @@ import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
 import "@tensorflow/tfjs-backend-webgpu";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "./errors.ts";
-import { registerWasmKernels } from "./kernels/mod.ts";
+import { registerWasmKernels, registerWebgpuKernels } from "./kernels/mod.ts";
 
 /** Backends a run can ask for. */
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm", "cpu"] as const;
@@ -171,6 +171,7 @@ async function activate(name: BackendName): Promise<boolean> {
   // setBackend can report success while initialisation failed; confirm with getBackend.
   if (!(await withQuietDisplayLookup(() => tf.setBackend(name))) || tf.getBackend() !== name) return false;
   if (name === "wasm") registerWasmKernels();
+  if (name === "webgpu") registerWebgpuKernels();
   return true;
 }
 

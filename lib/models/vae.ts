@@ -6,6 +6,7 @@
  * @module
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { reparameterizedSample } from "../core/kernels/fused_terms.ts";
 import type { Matrix } from "../core/matrix.ts";
 import type { Rng } from "../core/rng.ts";
 import type { Params } from "./params.ts";
@@ -45,7 +46,7 @@ export function posterior(encoder: Encoder, x: tf.Tensor4D, noise: tf.Tensor2D):
 
 /** z = μ + σ·ε, the reparameterized sample of N(μ, exp(logVar)). */
 export function reparameterize(mean: tf.Tensor2D, logVar: tf.Tensor2D, noise: tf.Tensor2D): tf.Tensor2D {
-  return tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise)) as tf.Tensor2D;
+  return reparameterizedSample(mean, logVar, noise) as tf.Tensor2D;
 }
 
 /**

@@ -7,6 +7,7 @@
  * @module
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { gaussianKlTerms, sigmoidCrossEntropyWithLogits } from "../core/kernels/fused_terms.ts";
 import { defineRegistry, type Registered, type Registry } from "../core/registry.ts";
 import type { Rng } from "../core/rng.ts";
 import type { Decoder, Posterior } from "../models/vae.ts";
@@ -16,14 +17,14 @@ import type { LossTerms } from "./loop.ts";
 
 /** Sigmoid cross-entropy with logits, summed over pixels, averaged over the batch. */
 export function bernoulliReconstruction(logits: tf.Tensor4D, x: tf.Tensor4D): tf.Scalar {
-  const perPixel = tf.add(tf.sub(tf.relu(logits), tf.mul(logits, x)), tf.softplus(tf.neg(tf.abs(logits))));
+  const perPixel = sigmoidCrossEntropyWithLogits(logits, x);
   return tf.div(tf.sum(perPixel), x.shape[0]) as tf.Scalar;
 }
 
 /** KL(q(z|x) ‖ N(0, I)) summed over latents, averaged over the batch. */
 export function gaussianKl(mean: tf.Tensor2D, logVar: tf.Tensor2D): tf.Scalar {
   return tf.div(
-    tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)))),
+    tf.mul(0.5, tf.sum(gaussianKlTerms(mean, logVar))),
     mean.shape[0],
   ) as tf.Scalar;
 }

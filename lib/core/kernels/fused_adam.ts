@@ -17,6 +17,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type KernelArgs, replaceWasmKernel, WasmOps, watKernel } from "./wasm_ops.ts";
+import { WEBGPU_ADAM_KERNEL } from "./webgpu_adam.ts";
 
 const KERNEL = "LatentlabFusedAdam";
 const fround = Math.fround;
@@ -107,13 +108,16 @@ function fusedApplyGradients(
   const gradientOf = (i: number, name: string) =>
     Array.isArray(variableGradients) ? variableGradients[i].tensor : variableGradients[name];
   const registered = tf.engine().registeredVariables;
-  const fusable = tf.getBackend() === "wasm" &&
+  const backend = tf.getBackend();
+  const fusable = (backend === "wasm" || (backend === "webgpu" && tf.getKernel(WEBGPU_ADAM_KERNEL, "webgpu"))) &&
     names.every((name, i) =>
       registered[name]?.dtype === "float32" && (gradientOf(i, name)?.dtype ?? "float32") === "float32"
     );
   if (!fusable) return original.call(this, variableGradients);
   const attrs = { beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, learningRate: this.learningRate };
   tf.tidy(() => {
+    // On webgpu the kernel takes Adam's bias corrections 1 − βᵗ computed once per step, as TF.js computes them.
+    const corrections = backend === "webgpu" ? tf.sub(1, tf.stack([this.accBeta1, this.accBeta2])) : null;
     names.forEach((name, i) => {
       const value = registered[name];
       const moment = (which: "accumulatedFirstMoment" | "accumulatedSecondMoment", suffix: string) =>
@@ -125,14 +129,18 @@ function fusedApplyGradients(
       const second = moment("accumulatedSecondMoment", "v").variable;
       const gradient = gradientOf(i, name);
       if (gradient == null) return;
-      const [newValue, newFirst, newSecond] = tf.engine().runKernel(KERNEL, {
-        value,
-        gradient,
-        m: first,
-        v: second,
-        accBeta1: this.accBeta1,
-        accBeta2: this.accBeta2,
-      }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
+      const [newValue, newFirst, newSecond] = (corrections
+        ? tf.engine().runKernel(WEBGPU_ADAM_KERNEL, { value, gradient, m: first, v: second, corrections }, {
+          ...attrs,
+        } as unknown as tf.NamedAttrMap)
+        : tf.engine().runKernel(KERNEL, {
+          value,
+          gradient,
+          m: first,
+          v: second,
+          accBeta1: this.accBeta1,
+          accBeta2: this.accBeta2,
+        }, attrs as unknown as tf.NamedAttrMap)) as tf.Tensor[];
       first.assign(newFirst);
       second.assign(newSecond);
       value.assign(newValue);
@@ -146,6 +154,14 @@ function fusedApplyGradients(
 /** Registers the fused kernel and routes AdamOptimizer.applyGradients through it on wasm (idempotent). */
 export function registerWasmFusedAdam(): void {
   replaceWasmKernel(KERNEL, fusedAdam as unknown as (args: KernelArgs) => tf.TensorInfo);
+  routeAdamThroughFusedKernels();
+}
+
+/**
+ * Routes AdamOptimizer.applyGradients through the fused kernel of the active backend (wasm, or webgpu once
+ * `registerWebgpuFusedAdam` ran); other backends keep TF.js's (idempotent).
+ */
+export function routeAdamThroughFusedKernels(): void {
   const prototype = tf.AdamOptimizer.prototype as unknown as { applyGradients: ApplyGradients & { fused?: boolean } };
   if (prototype.applyGradients.fused) return;
   const original = prototype.applyGradients;

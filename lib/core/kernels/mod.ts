@@ -5,7 +5,10 @@
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
  * Slice, Identity, Transpose, Sum over leading axes), and a member-wise
  * matMul for ensembles of small models, and Adam's update fused into one
- * kernel per variable.
+ * kernel per variable; and on webgpu, Adam in one launch per variable and the
+ * settings that take the host's per-launch cost out of a step (webgpu_host.ts), sums and means over leading axes
+ * without a transpose, ReLU's gradient in one launch, a tiled filter gradient of conv2d, and the VAE's
+ * per-element loss terms and sample in one launch each (fused_terms.ts).
  *
  * @module
  */
@@ -14,11 +17,17 @@ import { registerWasmCopies } from "./copies.ts";
 import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 import { registerWasmRowConvGradients } from "./conv_rows.ts";
 import { registerWasmDepthwiseGradients } from "./depthwise_conv2d_backprop.ts";
-import { registerWasmFusedAdam } from "./fused_adam.ts";
+import { registerWasmFusedAdam, routeAdamThroughFusedKernels } from "./fused_adam.ts";
 import { registerWasmMaxPoolGrad } from "./max_pool_grad.ts";
 import { registerWasmMemberMatMul } from "./member_mat_mul.ts";
 import { registerWasmTransposeSum } from "./transpose_sum.ts";
 import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
+import { registerWebgpuFusedAdam } from "./webgpu_adam.ts";
+import { registerWebgpuColumnReduce } from "./webgpu_column_reduce.ts";
+import { registerWebgpuConvFilterGradient } from "./webgpu_conv_filter_grad.ts";
+import { registerWebgpuFusedTerms } from "./fused_terms.ts";
+import { registerWebgpuReluGrad } from "./webgpu_relu_grad.ts";
+import { tuneWebgpuBackend } from "./webgpu_host.ts";
 
 /** Registers every wasm kernel of latentlab (call after the wasm backend is chosen; idempotent). */
 export function registerWasmKernels(): void {
@@ -33,4 +42,19 @@ export function registerWasmKernels(): void {
   registerWasmUnsortedSegmentSum();
   registerWasmMemberMatMul();
   registerWasmFusedAdam();
+}
+
+/**
+ * Registers latentlab's webgpu kernels (Adam, column sums and means, ReLU's gradient, conv2d's
+ * filter gradient, the VAE's loss terms) and applies the host-cost settings
+ * of webgpu_host.ts to the active webgpu backend (call after webgpu is chosen; idempotent).
+ */
+export function registerWebgpuKernels(): void {
+  tuneWebgpuBackend();
+  registerWebgpuFusedAdam();
+  registerWebgpuColumnReduce();
+  registerWebgpuReluGrad();
+  registerWebgpuConvFilterGradient();
+  registerWebgpuFusedTerms();
+  routeAdamThroughFusedKernels();
 }
