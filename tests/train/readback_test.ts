@@ -4,8 +4,9 @@
  * term.
  */
 import * as tf from "@tensorflow/tfjs";
-import { assertEquals } from "../assert.ts";
+import { assertEquals, assertThrows } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
+import { UsageError } from "../../lib/core/errors.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { Eta } from "../../lib/adapt/eta.ts";
 import { Cebra } from "../../lib/contrastive/cebra.ts";
@@ -144,6 +145,7 @@ Deno.test("a CEBRA fit reads its losses every lossReadEvery steps, the values of
   assertEquals(batched.lossHistory, single.lossHistory);
   batched.dispose();
   single.dispose();
+  assertThrows(() => new Cebra({ lossReadEvery: 0 }), UsageError, "lossReadEvery");
 });
 
 Deno.test("trainClassVae reads its terms once per logged step, the values logged at every step", async () => {
