@@ -164,6 +164,7 @@ async function trainModel(ctx: RunContext, cfg: Cfg, index: number): Promise<Mod
     {
       every: cfg.eval_every,
       views: [{ x: data.train.x }, { x: data.test.x }],
+      lossReadEvery: cfg.log_every,
       signal: ctx.stopRequested,
       onStep: (step, loss) => {
         sum += loss;

@@ -24,6 +24,7 @@ import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { BnCnn, BnCnnSnapshot } from "../models/bn_cnn.ts";
 import { detached } from "../core/gradients.ts";
+import { readTogether } from "../core/readback.ts";
 import { adaptGradients, disposeOptimizer, sampleEntropy } from "./self_learning.ts";
 
 /** The two entropy margins: the thesis' 0.4 ln C and the CCC code's ln C / 2 − 1. */
@@ -191,7 +192,8 @@ export class Eta {
       return tf.div(tf.sum(tf.mul(selection.weights, sampleEntropy(logits))), count) as tf.Scalar;
     }, "affine");
     const { reliable, kept, weights } = selection!;
-    const [values, reliableMask, keptMask] = await Promise.all([logits.data(), reliable.data(), kept.data()]);
+    // The predictions and both masks in one readback (on WebGPU each read waits for the queue to drain).
+    const [values, reliableMask, keptMask] = await readTogether([logits, reliable, kept]);
     const keptCount = sum(keptMask);
     if (keptCount > 0) {
       this.optimizer.applyGradients(grads);
@@ -205,7 +207,7 @@ export class Eta {
     this.#steps++;
     this.#reliableSamples += sum(reliableMask);
     this.#updatedSamples += keptCount;
-    return values as Float32Array;
+    return values;
   }
 
   /** Frees the optimizer state and p̄ (not the model). */

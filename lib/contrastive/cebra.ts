@@ -18,6 +18,7 @@ import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
 import type { Matrix } from "../core/matrix.ts";
 import { formatNpy, readNpy } from "../core/npy.ts";
+import { readScalars } from "../core/readback.ts";
 import { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
 import { CEBRA_ARCHITECTURES, type CebraArchitecture, type CebraModel, cebraModel } from "../models/cebra_models.ts";
@@ -76,9 +77,28 @@ export interface CebraOptions {
   hybrid?: boolean;
   /** Seed of weights and sampling, default 0. */
   seed?: number;
-  /** Called after each step with the step index and its loss. */
+  /**
+   * Called with each step's index and loss, in step order, when the losses are read back: every
+   * `lossReadEvery` steps and after the last.
+   */
   onStep?: (step: number, loss: number) => void;
+  /**
+   * Called right after each step with its index, on the weights that step left, before its loss is read
+   * (work queued here, e.g. a `transform`, sees exactly those weights).
+   */
+  afterStep?: (step: number) => void;
+  /**
+   * Steps whose losses are read back together (one readback each), default 100. The losses stay on the
+   * device in between: on WebGPU a read waits for the queue to drain, so reading every step stalls it.
+   */
+  lossReadEvery?: number;
 }
+
+/** Options that shape a fit's hooks and reads, not the model (not saved with it). */
+const FIT_HOOKS = ["onStep", "afterStep", "lossReadEvery"] as const;
+
+/** Losses read back together by default (see {@linkcode CebraOptions.lossReadEvery}). */
+const DEFAULT_LOSS_READ_EVERY = 100;
 
 /** Integer label arrays accepted as discrete labels (any integer width). */
 export type DiscreteLabels =
@@ -99,7 +119,7 @@ export interface CebraLabels {
   discrete?: DiscreteLabels | DiscreteLabels[];
 }
 
-type Resolved = Required<Omit<CebraOptions, "onStep">>;
+type Resolved = Required<Omit<CebraOptions, typeof FIT_HOOKS[number]>>;
 
 const DEFAULTS: Resolved = {
   modelArchitecture: "offset1-model",
@@ -132,13 +152,14 @@ function isPositiveNumber(v: unknown): v is number {
 }
 
 function resolveOptions(o: CebraOptions): Resolved {
-  const allowed = new Set([...Object.keys(DEFAULTS), "onStep"]);
+  const allowed = new Set<string>([...Object.keys(DEFAULTS), ...FIT_HOOKS]);
   for (const key of Object.keys(o)) {
     if (!allowed.has(key)) throw new UsageError(`unknown Cebra option "${key}"; allowed: ${[...allowed].join(", ")}`);
   }
   const r: Resolved = { ...DEFAULTS };
   for (const [key, value] of Object.entries(o)) {
-    if (key !== "onStep" && value !== undefined) (r as unknown as Record<string, unknown>)[key] = value;
+    const hook = (FIT_HOOKS as readonly string[]).includes(key);
+    if (!hook && value !== undefined) (r as unknown as Record<string, unknown>)[key] = value;
   }
   const fail = (key: string, allowedText: string, value: unknown) => {
     throw new UsageError(`Cebra option ${key} must be ${allowedText}, got ${JSON.stringify(value)}`);
@@ -171,6 +192,9 @@ function resolveOptions(o: CebraOptions): Resolved {
   if (typeof r.padBeforeTransform !== "boolean") fail("padBeforeTransform", "true or false", r.padBeforeTransform);
   if (typeof r.hybrid !== "boolean") fail("hybrid", "true or false", r.hybrid);
   if (!Number.isInteger(r.seed)) fail("seed", "an integer", r.seed);
+  if (o.lossReadEvery !== undefined && !isPositiveInteger(o.lossReadEvery)) {
+    fail("lossReadEvery", "a positive integer", o.lossReadEvery);
+  }
   return r;
 }
 
@@ -254,10 +278,12 @@ interface Plan {
 /** CEBRA: consistent embeddings of high-dimensional recordings using auxiliary variables. */
 export class Cebra {
   /** The resolved options (defaults filled in). */
-  readonly options: Readonly<Required<Omit<CebraOptions, "onStep">>>;
+  readonly options: Readonly<Required<Omit<CebraOptions, "onStep" | "afterStep" | "lossReadEvery">>>;
   /** Loss of every step of the last `fit` (for hybrid: behaviour + time). */
   lossHistory: number[] = [];
   readonly #onStep?: (step: number, loss: number) => void;
+  readonly #afterStep?: (step: number) => void;
+  readonly #lossReadEvery: number;
   #models: CebraModel[] | null = null;
   #multi = false;
   #solver: Plan["solver"] | null = null;
@@ -268,6 +294,8 @@ export class Cebra {
   constructor(options: CebraOptions = {}) {
     this.options = resolveOptions(options);
     this.#onStep = options.onStep;
+    this.#afterStep = options.afterStep;
+    this.#lossReadEvery = options.lossReadEvery ?? DEFAULT_LOSS_READ_EVERY;
   }
 
   /** Whether `fit` has run. */
@@ -525,18 +553,26 @@ export class Cebra {
         minTemperature: o.minTemperature,
       }).total;
     this.lossHistory = [];
+    // Losses of the steps since the last read, still on the device.
+    let unread: tf.Scalar[] = [];
     try {
       for (let step = 0; step < plan.iterations; step++) {
         // A fit on wasm never yields to the event loop: SIGINT/SIGTERM reach it through the run guard's flag.
         stopPoint();
-        const cost = cebraStep(optimizer, models, tensors, plan.draw(rng), loss, trainable);
-        const value = (await cost.data())[0];
-        cost.dispose();
-        this.lossHistory.push(value);
-        this.#onStep?.(step, value);
+        unread.push(cebraStep(optimizer, models, tensors, plan.draw(rng), loss, trainable));
+        this.#afterStep?.(step);
+        if ((step + 1) % this.#lossReadEvery !== 0 && step + 1 < plan.iterations) continue;
+        const values = await readScalars(unread);
+        const first = step + 1 - unread.length;
+        tf.dispose(unread);
+        unread = [];
+        values.forEach((value, i) => {
+          this.lossHistory.push(value);
+          this.#onStep?.(first + i, value);
+        });
       }
     } finally {
-      tf.dispose(tensors);
+      tf.dispose([...tensors, ...unread]);
       optimizer.dispose();
     }
   }

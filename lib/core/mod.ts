@@ -2,7 +2,8 @@
  * The foundation every other folder builds on (tier 0: imports no other lib folder): the experiment
  * contract, its config, published targets and claims, the scorecard and audit; the run store (layout,
  * writer, readers, locks, checkpoints, metrics); seeded randomness, row-major matrices, `.npy` and PNG
- * files, plots, backend selection, gradient plumbing, CLI parsing, progress and user errors.
+ * files, plots, backend selection, gradient plumbing, scalar reads in one transfer, CLI parsing,
+ * progress and user errors.
  *
  * @module
  */
@@ -25,6 +26,7 @@ export * from "./papers.ts";
 export * from "./plot.ts";
 export * from "./png.ts";
 export * from "./progress.ts";
+export * from "./readback.ts";
 export * from "./readme.ts";
 export * from "./reference_results.ts";
 export * from "./registry.ts";

@@ -17,6 +17,7 @@
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
+import { readTogether } from "../core/readback.ts";
 import { Rng } from "../core/rng.ts";
 import { convDecoder, dense, type ImageSize } from "../models/dislib_vae.ts";
 import type { Params } from "../models/params.ts";
@@ -330,9 +331,14 @@ export async function trainPerturbation(
         net.params.list(),
       )!;
       tf.dispose([w, x, ...codes]);
-      const [gap] = await gapTensor.data();
-      const perModel = await terms!.data();
-      tf.dispose([gapTensor, terms!]);
+      let gap: number, perModel: Float32Array;
+      try {
+        // Every ψ step is logged: the gap and each model's loss in one readback.
+        const [gapValue, modelValues] = await readTogether([gapTensor, terms!]);
+        [gap, perModel] = [gapValue[0], modelValues];
+      } finally {
+        tf.dispose([gapTensor, terms!]);
+      }
       history.push({ step, gap });
       training.log?.(step, { gap, ...sideMeans(perModel, ent.length) });
     }

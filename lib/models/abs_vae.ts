@@ -8,6 +8,7 @@
  * @module
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { readScalars } from "../core/readback.ts";
 import type { Rng } from "../core/rng.ts";
 import { stopPoint } from "../core/run_guard.ts";
 import {
@@ -105,8 +106,15 @@ export interface ClassVaeTraining {
   betaEpochs: number;
   /** Seeds the weights, the order of the images and the posterior noise. */
   rng: Rng;
-  /** Called after each step (the loss is read back only when this is given). */
+  /**
+   * Called after every `logEvery`-th step and after the last (the loss is read back only when this is given,
+   * its terms in one readback).
+   */
   onStep?: (step: ClassVaeStep) => void | Promise<void>;
+  /** Steps between `onStep` calls, default 1; the steps between read nothing back. */
+  logEvery?: number;
+  /** Checked before each step; an aborted signal stops training with its reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -116,20 +124,24 @@ export interface ClassVaeTraining {
  * statistics afterwards.
  */
 export async function trainClassVae(images: Float32Array, options: ClassVaeTraining): Promise<ClassVae> {
-  const { epochs, batch, lr, betaEpochs, rng, onStep } = options;
+  const { epochs, batch, lr, betaEpochs, rng, onStep, logEvery = 1 } = options;
   const betaFrom = options.betaFrom ?? 10, betaTo = options.betaTo ?? 1;
   const n = images.length / ABS_PIXELS;
   if (!Number.isInteger(n) || n < 2) throw new RangeError(`trainClassVae needs ≥ 2 images of 784 pixels`);
+  if (!(Number.isInteger(logEvery) && logEvery >= 1)) throw new RangeError(`logEvery must be an integer ≥ 1`);
   const vae = classVae(rng);
   const optimizer = tf.train.adam(lr);
   const variables = vae.params.list();
   const stepsPerEpoch = Math.ceil(n / batch);
+  // A last batch of one image is skipped (below), so an epoch takes n / batch steps rounded down or up.
+  const lastStep = epochs * (n % batch === 1 ? Math.floor(n / batch) : stepsPerEpoch);
   let step = 0;
   for (let epoch = 0; epoch < epochs; epoch++) {
     const order = rng.permutation(n);
     for (let start = 0; start < n; start += batch) {
       const rows = Math.min(batch, n - start);
       if (rows < 2) continue; // BatchNorm needs two images to have a variance
+      options.signal?.throwIfAborted();
       stopPoint();
       const progress = (epoch + start / batch / stepsPerEpoch) / Math.max(betaEpochs, 1e-9);
       const beta = betaFrom + (betaTo - betaFrom) * Math.min(1, progress);
@@ -139,7 +151,8 @@ export async function trainClassVae(images: Float32Array, options: ClassVaeTrain
       }
       const noise = rng.normalArray(rows * ABS_LATENTS);
       const moments: BatchMoments[] = [];
-      let parts: tf.Tensor[] = [];
+      const logging = onStep !== undefined && ((step + 1) % logEvery === 0 || step + 1 === lastStep);
+      let parts: tf.Scalar[] = [];
       const loss = optimizer.minimize(
         () => {
           const xs = tf.tensor4d(x, [rows, ABS_SIDE, ABS_SIDE, 1]);
@@ -154,7 +167,7 @@ export async function trainClassVae(images: Float32Array, options: ClassVaeTrain
           const kl = tf.mean(
             tf.mul(0.5, tf.sum(tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1)), 1)),
           );
-          if (onStep) parts = [tf.keep(recon), tf.keep(kl)];
+          if (logging) parts = [tf.keep(recon), tf.keep(kl)] as tf.Scalar[];
           return tf.add(recon, tf.mul(beta, kl)) as tf.Scalar;
         },
         true,
@@ -162,11 +175,14 @@ export async function trainClassVae(images: Float32Array, options: ClassVaeTrain
       )!;
       applyBatchMoments(vae.stats, moments);
       step++;
-      if (onStep) {
-        const [total, recon, kl] = await Promise.all([loss, ...parts].map(async (t) => (await t.data())[0]));
-        await onStep({ epoch, step, loss: total, reconstruction: recon, kl, beta });
+      try {
+        if (logging && onStep) {
+          const [total, recon, kl] = await readScalars([loss, ...parts]);
+          await onStep({ epoch, step, loss: total, reconstruction: recon, kl, beta });
+        }
+      } finally {
+        tf.dispose([loss, ...parts]);
       }
-      tf.dispose([loss, ...parts]);
     }
   }
   optimizer.dispose();

@@ -188,8 +188,10 @@ export async function trainPhase(ctx: RunContext, cfg: AbsMnistSettings, phase: 
       lr: cfg.vae_lr,
       betaEpochs: cfg.beta_epochs,
       rng,
+      logEvery: cfg.log_every,
+      signal: ctx.stopRequested,
+      // Called at the logged steps and the last one, whose terms are the result.
       onStep: (s) => {
-        ctx.stopRequested.throwIfAborted();
         last = { loss: s.loss, reconstruction: s.reconstruction, kl: s.kl };
         if (s.step % cfg.log_every === 0) {
           ctx.log(s.step, {
@@ -208,6 +210,8 @@ export async function trainPhase(ctx: RunContext, cfg: AbsMnistSettings, phase: 
   const cnn = absCnn(rng, { binary: phase.binary });
   const training = absCnnTraining(cnn);
   const optimizer = tf.train.adam(cfg.cnn_lr);
+  // The latest step's loss stays on the device until a logged step or the end reads it.
+  let latest: tf.Scalar | null = null;
   try {
     await trainClassifier({
       images: train.images,
@@ -223,13 +227,16 @@ export async function trainPhase(ctx: RunContext, cfg: AbsMnistSettings, phase: 
       afterStep: async (step, loss) => {
         training.update();
         ctx.stopRequested.throwIfAborted();
-        last = { loss: (await loss.data())[0] };
-        if (step % cfg.log_every === 0) ctx.log(step, { [`${name}/loss`]: last.loss });
+        latest?.dispose();
+        latest = tf.clone(loss);
+        if (step % cfg.log_every === 0) ctx.log(step, { [`${name}/loss`]: (await latest.data())[0] });
       },
     });
+    if (latest) last = { loss: (await (latest as tf.Scalar).data())[0] };
     const arrays = await plainArrays({ ...cnn.params.entries(`${name}/`), ...cnn.stats.entries(`${name}/stats/`) });
     return { result: last, arrays };
   } finally {
+    (latest as tf.Scalar | null)?.dispose();
     optimizer.dispose();
     cnn.dispose();
   }

@@ -239,7 +239,7 @@ async function trainUnit(ctx: RunContext, cfg: Cfg, unit: Unit): Promise<{ resul
   const ratIndices = multi ? data.map((_, i) => i) : [unit.rat];
   const steps = multi ? cfg.multi_steps : cfg.steps;
   const sessions = multi ? data.length : 1;
-  const options: Omit<CebraOptions, "onStep"> = {
+  const options: Omit<CebraOptions, "onStep" | "afterStep" | "lossReadEvery"> = {
     modelArchitecture: cfg.model,
     batchSize: cfg.batch,
     learningRate: cfg.lr,
@@ -286,6 +286,7 @@ async function trainUnit(ctx: RunContext, cfg: Cfg, unit: Unit): Promise<{ resul
   const { cebra } = await fitWithSnapshots(options, x, labels, {
     every: cfg.eval_every,
     views,
+    lossReadEvery: cfg.log_every,
     signal: ctx.stopRequested,
     onStep: (step, loss) => {
       losses.push(loss);

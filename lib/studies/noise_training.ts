@@ -315,7 +315,8 @@ export async function runPhase(
         return antClassifierBatch(ant, x, rng, Math.floor(step / restartEvery));
       },
       afterStep: async (step, stepLoss) => {
-        loss = (await stepLoss.data())[0];
+        // Read at the logged steps and the last one (the result's loss) only.
+        if (step % cfg.log_every === 0 || step === totalSteps) loss = (await stepLoss.data())[0];
         if (step % cfg.log_every === 0) {
           ctx.log(step, { [`${name}/loss`]: loss });
           progress.update(step, loss);

@@ -16,6 +16,7 @@
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { integer } from "../core/config.ts";
 import { UsageError } from "../core/errors.ts";
+import { readScalarRecord } from "../core/readback.ts";
 import { SWEEP_TASK_ENV } from "../core/run_layout.ts";
 import type { LossTerms } from "./loop.ts";
 
@@ -183,9 +184,12 @@ export async function shardGradients(
     kept = Object.fromEntries(Object.entries(terms).map(([k, v]) => [k, tf.keep(v)]));
     return terms.total;
   }, variables);
-  const terms: Record<string, number> = {};
-  for (const [key, tensor] of Object.entries(kept)) terms[key] = (await tensor.data())[0];
-  tf.dispose([...new Set([value, ...Object.values(kept)])]);
+  let terms: Record<string, number>;
+  try {
+    terms = await readScalarRecord(kept);
+  } finally {
+    tf.dispose([...new Set([value, ...Object.values(kept)])]);
+  }
   return { grads: variables.map((v) => grads[v.name]), terms };
 }
 

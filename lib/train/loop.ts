@@ -8,6 +8,7 @@
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import type { RunContext } from "../core/experiment.ts";
 import type { NpyArray } from "../core/npy.ts";
+import { readScalarRecord } from "../core/readback.ts";
 import { stopPoint } from "../core/run_guard.ts";
 
 /** Scalar loss terms of one step: `total` is minimised, every term is logged. */
@@ -117,9 +118,13 @@ export async function trainPhase(ctx: RunContext, phase: TrainPhase): Promise<Re
         true,
         phase.variables,
       )!;
-      for (const [key, tensor] of Object.entries(kept)) values[key] = (await tensor.data())[0];
-      // `cost` is the kept `total` itself when logging; dispose each tensor once.
-      tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+      try {
+        // All terms in one readback: on WebGPU each read waits for the queue to drain.
+        Object.assign(values, await readScalarRecord(kept));
+      } finally {
+        // `cost` is the kept `total` itself when logging; dispose each tensor once.
+        tf.dispose([...new Set([cost, ...Object.values(kept)])]);
+      }
     }
     if (logging && phase.extraLogs) Object.assign(values, phase.extraLogs(step));
     // Read only at logged steps (no extra sync): training on a non-finite loss would only write NaN from here on.
