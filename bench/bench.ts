@@ -18,14 +18,15 @@
  * usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N]
  *        [--steps N] [--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit]
  *        [--torch_malloc keep|default] [--profile] [--corruptions] [--corruption_images N]
- *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose,workers] [--json path] [--write-docs]
+ *        [--mnist_c_images N] [--only tta,cebra,vae-pca,firevnet,pose,workers] [--webgpu_kernels latentlab|stock]
+ *        [--webgpu_steps N] [--json path] [--write-docs]
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
 import { version_wasm } from "@tensorflow/tfjs-backend-wasm";
 import { cpus, loadavg, totalmem } from "node:os";
-import { selectBackend } from "../lib/core/backend.ts";
+import { type BackendOptions, selectBackend } from "../lib/core/backend.ts";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { choice, choices, flag, integer, resolveConfig } from "../lib/core/config.ts";
 import { UsageError } from "../lib/core/errors.ts";
@@ -63,6 +64,14 @@ const OPTIONS = {
     min: 0,
     max: 10_000,
   }),
+  webgpu_kernels: choice(
+    "latentlab",
+    ["latentlab", "stock"],
+    "webgpu: latentlab's kernels and settings, or TF.js's own",
+  ),
+  webgpu_steps: integer(5, "webgpu: unread steps counted per entry (calls and time per step, one read at the end)", {
+    min: 1,
+  }),
   only: choices([], GROUP_NAMES, "time only these groups' entries instead of --models, and no dataset throughput"),
 };
 
@@ -82,12 +91,12 @@ const WORKLOADS: Workload[] = [
   ...POSE_WORKLOADS,
 ];
 
-async function availableBackends(choice: string): Promise<string[]> {
+async function availableBackends(choice: string, options: BackendOptions): Promise<string[]> {
   if (choice === "auto") return [(await selectBackend("auto")).name];
   if (choice !== "all") return [choice];
   const names = ["wasm", "cpu"];
   try {
-    const info = await selectBackend("webgpu");
+    const info = await selectBackend("webgpu", options);
     if (!info.softwareAdapter) names.unshift("webgpu");
   } catch {
     // no adapter: nothing to add
@@ -122,8 +131,8 @@ async function main(args: string[]): Promise<void> {
     console.log(
       "usage: deno task bench [--backend auto|wasm|cpu|webgpu|all] [--models a,b] [--rounds N] [--steps N] " +
         "[--warmup N] [--threads N] [--torch auto|off] [--torch_env clean|inherit] [--torch_malloc keep|default] " +
-        "[--profile] [--corruptions] [--corruption_images N] [--mnist_c_images N] [--only group] [--json path] " +
-        "[--write-docs]\n" +
+        "[--profile] [--corruptions] [--corruption_images N] [--mnist_c_images N] [--only group] [--webgpu_kernels latentlab|stock] " +
+        "[--webgpu_steps N] [--json path] [--write-docs]\n" +
         `models: ${MODEL_NAMES.join(", ")} (default: all but ant-step, which --corruptions adds, and the groups')\n` +
         `groups: ${Object.entries(BENCH_GROUPS).map(([name, group]) => `${name} = ${group.join(", ")}`).join("; ")}`,
     );
@@ -152,7 +161,8 @@ async function main(args: string[]): Promise<void> {
   const models: string[] = cfg.corruptions && !chosenModels.includes("ant-step")
     ? MODEL_NAMES.filter((name) => chosenModels.includes(name) || name === "ant-step")
     : [...chosenModels];
-  const backends = await availableBackends(cfg.backend);
+  const webgpuOptions = { webgpuKernels: cfg.webgpu_kernels as "latentlab" | "stock" };
+  const backends = await availableBackends(cfg.backend, webgpuOptions);
   const machine = await machineInfo();
   const started = cfg.torch === "auto"
     ? await TorchWorker.start(
@@ -190,6 +200,7 @@ async function main(args: string[]): Promise<void> {
       backends,
       corruptions: cfg.corruptions,
       only: cfg.only,
+      webgpu_kernels: cfg.webgpu_kernels as "latentlab" | "stock",
     },
     machine,
     reference: started?.info ?? null,
@@ -202,7 +213,7 @@ async function main(args: string[]): Promise<void> {
     const chosen = WORKLOADS.filter((w) => models.includes(w.name));
     const onBackends = chosen.filter((w) => !w.plain), plain = chosen.filter((w) => w.plain);
     for (const backend of onBackends.length ? backends : []) {
-      const info = await selectBackend(backend as "wasm" | "cpu" | "webgpu");
+      const info = await selectBackend(backend as "wasm" | "cpu" | "webgpu", webgpuOptions);
       if (backend === "webgpu") report.machine.webgpu_adapter = info.adapter;
       for (const workload of onBackends) {
         console.error(`timing ${workload.name} on ${backend} ...`);
@@ -213,7 +224,7 @@ async function main(args: string[]): Promise<void> {
     }
     const webgpuToo = onBackends.filter((w) => w.alsoWebgpu && !backends.includes("webgpu"));
     if (webgpuToo.length) {
-      const info = await selectBackend("webgpu").catch(() => null);
+      const info = await selectBackend("webgpu", webgpuOptions).catch(() => null);
       if (info && !info.softwareAdapter) {
         report.machine.webgpu_adapter = info.adapter;
         for (const workload of webgpuToo) {

@@ -21,7 +21,7 @@
 import { fileURLToPath } from "node:url";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { writeSection } from "../lib/core/readme.ts";
-import type { BenchReport, CorruptionSection, ReferenceInfo } from "./harness/report.ts";
+import type { BenchReport, CorruptionSection, ModelResult, ReferenceInfo } from "./harness/report.ts";
 
 /** The page whose bench sections the speed tables are written into. */
 export const PERFORMANCE_PAGE = fileURLToPath(new URL("../docs/performance.md", import.meta.url));
@@ -242,6 +242,8 @@ export function speedSection(report: BenchReport): string {
   }
   const parallel = models.filter((r) => r.reference_threads || r.communication_share);
   if (parallel.length > 0) lines.push("", ...dataParallelLines(parallel, report));
+  const onWebgpu = models.filter((r) => r.webgpu_calls);
+  if (onWebgpu.length > 0) lines.push("", ...webgpuCallLines(onWebgpu, report));
   const goals = models.filter((r) => r.goal || r.check || r.baseline);
   if (goals.length > 0) {
     lines.push("");
@@ -448,6 +450,34 @@ export function corruptionLines(section: CorruptionSection, report: BenchReport)
     lines.push("Where the reference code calls skimage, cv2 or ImageMagick (not installed), the NumPy side runs:");
     lines.push("");
     for (const r of substitutes) lines.push(`- ${r.suite}/${r.name}: ${r.reference_substitute}`);
+  }
+  return lines;
+}
+
+/** Rounds a per-step count: whole where it is, else to one decimal (a call every few steps). */
+const perStep = (count: number) => Number.isInteger(count) ? String(count) : count.toFixed(1);
+
+/** The WebGPU calls per step of the entries that were timed on webgpu with an unread step. */
+function webgpuCallLines(results: ModelResult[], report: BenchReport): string[] {
+  const kernels = report.config.webgpu_kernels === "stock"
+    ? "TF.js's own kernels and settings (`--webgpu_kernels stock`)"
+    : "latentlab's webgpu kernels and settings (lib/core/kernels/webgpu_*.ts)";
+  const lines = [
+    `WebGPU calls per step with ${kernels}, over ${results[0].webgpu_calls!.steps} steps recorded back to back ` +
+    "with the loss read once after the last (as training reads once per `log_every` steps), after 3 such steps; " +
+    "counted by lib/core/kernels/webgpu_counters.ts. GPU ms: the kernels of one step by timestamp queries.",
+    "",
+    "| model | dispatches | buffers created | uploads | bind groups | submits | readbacks | ms/step | GPU ms/step |",
+    "|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of results) {
+    const c = r.webgpu_calls!;
+    const n = c.per_step;
+    lines.push(
+      `| ${LABELS[r.model] ?? r.model} | ${perStep(n.dispatches)} | ${perStep(n.bufferCreations)} | ` +
+        `${perStep(n.uploads)} | ${perStep(n.bindGroups)} | ${perStep(n.submits)} | ${perStep(n.readbacks)} | ` +
+        `${ms(c.ms_per_step)} | ${c.gpu_ms_per_step === null ? "—" : ms(c.gpu_ms_per_step)} |`,
+    );
   }
   return lines;
 }

@@ -90,6 +90,7 @@ function cebraStepWorkload(name: ModelName, spec: CebraStepSpec): Workload {
       return {
         parameters: model.variables.reduce((n, v) => n + v.size, 0),
         step: () => readLoss(minimize()),
+        record: () => minimize(),
         dispose() {
           optimizer.dispose();
           model.dispose();

@@ -99,6 +99,7 @@ const MNIST_CNN_WORKLOAD: Workload = {
     return {
       parameters: trainer.model.params.count(),
       step: () => readLoss(trainer.minimize()),
+      record: () => trainer.minimize(),
       dispose: trainer.dispose,
     };
   },

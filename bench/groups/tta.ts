@@ -99,6 +99,7 @@ function bnCnnTrainWorkload(): Workload {
       return {
         parameters: model.params.count(),
         step: () => readLoss(trainer.minimize()),
+        record: () => trainer.minimize(),
         dispose() {
           trainer.dispose();
           model.dispose();

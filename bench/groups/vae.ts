@@ -71,6 +71,7 @@ function vaeWorkload(name: ModelName, size: 32 | 64, kind: "conv" | "mlp"): Work
           await loss.data();
           loss.dispose();
         },
+        record: () => trainer.minimize(),
         dispose: trainer.dispose,
       };
     },

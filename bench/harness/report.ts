@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { WebgpuCalls } from "./webgpu_calls.ts";
 import type { ModelName } from "./names.ts";
 
 /** Summary of a sample: median, quartiles and range. */
@@ -36,6 +37,8 @@ export interface Round {
 
 /** One model on one backend. */
 export interface ModelResult {
+  /** On WebGPU: calls and time per step with the result read once after several steps (absent elsewhere). */
+  webgpu_calls?: WebgpuCalls;
   model: ModelName;
   backend: string;
   /** Images per step. */
@@ -277,6 +280,8 @@ export interface BenchReport {
     corruptions?: boolean;
     /** The `--only` groups; absent in older reports. */
     only?: string[];
+    /** On webgpu: latentlab's kernels and settings or TF.js's own (absent: reports written before the choice). */
+    webgpu_kernels?: "latentlab" | "stock";
   };
   machine: {
     cpu: string;

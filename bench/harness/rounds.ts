@@ -7,10 +7,12 @@
  *
  * @module
  */
+import type * as tf from "@tensorflow/tfjs";
 import { loadavg } from "node:os";
 import { Rng } from "../../lib/core/rng.ts";
 import type { ModelName } from "./names.ts";
 import type { TorchWorker } from "./reference_worker.ts";
+import { measureWebgpuCalls, type WebgpuCalls } from "./webgpu_calls.ts";
 import {
   type BaselineComparison,
   type BaselineStepName,
@@ -34,6 +36,11 @@ export interface WorkloadState {
   baselineStep?(): Promise<void>;
   /** `DataParallel`'s communication share of the steps since the last call (`takeCommunicationShare`). */
   takeCommunicationShare?(): number;
+  /**
+   * The step with its result left on the device, unread (the caller disposes it): training reads once per
+   * `log_every` steps, so on WebGPU the bench also times steps this way (bench/harness/webgpu_calls.ts).
+   */
+  record?(): tf.Tensor;
 }
 
 /** Work timed in paired rounds: ours, built here, against the reference worker's builder of the same name. */
@@ -102,6 +109,8 @@ async function timeReference(worker: TorchWorker, model: string, steps: number) 
 /** What {@linkcode timeRounds} measured. */
 interface PairedTiming {
   state: WorkloadState;
+  /** Calls and time per unread step on WebGPU (null on other backends and for workloads without `record`). */
+  webgpuCalls: WebgpuCalls | null;
   referenceParameters: number | null;
   check: { ok: boolean; detail: string } | undefined;
   /**
@@ -140,6 +149,7 @@ export async function timeRounds(
   worker: TorchWorker | null,
   cfg: { rounds: number; steps: number; warmup: number },
   threaded: TorchWorker | null = null,
+  webgpu: { steps: number } | null = null,
 ): Promise<PairedTiming> {
   const state = await work.build(new Rng(0));
   const remote = work.oursOnly || (state.baselineStep && !work.alsoReference) ? null : worker;
@@ -214,11 +224,13 @@ export async function timeRounds(
       ...(share === undefined ? {} : { communication_share: share }),
     });
   }
+  const webgpuCalls = webgpu ? await measureWebgpuCalls(state, webgpu.steps) : null;
   state.dispose();
   if (remote) await remote.request({ op: "dispose", model: work.name });
   if (remoteThreaded) await remoteThreaded.request({ op: "dispose", model: work.name });
   return {
     state,
+    webgpuCalls,
     referenceParameters,
     check,
     ours,
@@ -265,7 +277,7 @@ export async function timeModel(
   workload: Workload,
   backend: string,
   worker: TorchWorker | null,
-  cfg: { rounds: number; steps: number; warmup: number },
+  cfg: { rounds: number; steps: number; warmup: number; webgpu_steps?: number },
   threaded: { worker: TorchWorker; info: ReferenceInfo } | null = null,
 ): Promise<ModelResult> {
   const raised = workload.minimum &&
@@ -277,7 +289,8 @@ export async function timeModel(
       steps: Math.max(cfg.steps, workload.minimum!.steps),
     }
     : cfg;
-  const t = await timeRounds(workload, worker, counts, threaded?.worker ?? null);
+  const webgpu = backend === "webgpu" ? { steps: cfg.webgpu_steps ?? 5 } : null;
+  const t = await timeRounds(workload, worker, counts, threaded?.worker ?? null, webgpu);
   const withReference = t.theirs.length > 0;
   // A floor on images/s is a ceiling on the step: batch / floor.
   const floor = workload.goal?.imagesPerS;
@@ -321,6 +334,7 @@ export async function timeModel(
     ...(baseline ? { baseline } : {}),
     reference_threads: threaded && t.threaded.length ? threadsComparison(t, threaded.info.threads) : null,
     communication_share: shares.length ? spread(shares) : null,
+    ...(t.webgpuCalls ? { webgpu_calls: t.webgpuCalls } : {}),
   };
 }
 

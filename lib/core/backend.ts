@@ -165,13 +165,22 @@ async function probeAdapter(): Promise<AdapterInfo | null> {
   return { isFallbackAdapter, vendor, architecture, device, description };
 }
 
+/** How a backend is set up beyond its choice. */
+export interface BackendOptions {
+  /**
+   * On webgpu, `latentlab` (the default) registers the kernels and host settings of lib/core/kernels/webgpu_*.ts;
+   * `stock` keeps TF.js's own, to measure what they change.
+   */
+  webgpuKernels?: "latentlab" | "stock";
+}
+
 /** Activates `name`; false when TF.js cannot initialise it. */
-async function activate(name: BackendName): Promise<boolean> {
+async function activate(name: BackendName, options: BackendOptions): Promise<boolean> {
   if (name === "wasm") prepareBundledWasm();
   // setBackend can report success while initialisation failed; confirm with getBackend.
   if (!(await withQuietDisplayLookup(() => tf.setBackend(name))) || tf.getBackend() !== name) return false;
   if (name === "wasm") registerWasmKernels();
-  if (name === "webgpu") registerWebgpuKernels();
+  if (name === "webgpu" && options.webgpuKernels !== "stock") registerWebgpuKernels();
   return true;
 }
 
@@ -180,8 +189,8 @@ async function activate(name: BackendName): Promise<boolean> {
  * Throws {@linkcode UsageError} when `webgpu` is requested without an adapter,
  * or an explicitly requested backend fails to initialise.
  */
-export function selectBackend(requested: BackendChoice): Promise<BackendInfo> {
-  const selected = selecting.then(() => selectNow(requested));
+export function selectBackend(requested: BackendChoice, options: BackendOptions = {}): Promise<BackendInfo> {
+  const selected = selecting.then(() => selectNow(requested, options));
   selecting = selected.catch(() => {});
   return selected;
 }
@@ -190,14 +199,14 @@ export function selectBackend(requested: BackendChoice): Promise<BackendInfo> {
 // TF.js fails a backend that is asked for while it initialises.
 let selecting: Promise<unknown> = Promise.resolve();
 
-async function selectNow(requested: BackendChoice): Promise<BackendInfo> {
+async function selectNow(requested: BackendChoice, options: BackendOptions): Promise<BackendInfo> {
   // tfjs sees Deno as Node and prints a banner recommending tfjs-node; prod mode silences it.
   tf.enableProdMode();
   const adapter = requested === "auto" || requested === "webgpu" ? await probeAdapter() : null;
   const unavailable = new Set<string>();
   for (;;) {
     const { name } = chooseBackend(requested, adapter, { unavailable });
-    if (await activate(name)) {
+    if (await activate(name, options)) {
       return {
         name,
         adapter: adapter ? adapterDescription(adapter) : null,

@@ -25,19 +25,19 @@ const run = (name: string, inputs: tf.NamedTensorMap): tf.Tensor[] => {
 
 /** Sigmoid cross-entropy with logits per element: relu(l) − l·x + softplus(−|l|). */
 export function sigmoidCrossEntropyWithLogits(logits: tf.Tensor, labels: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(logits, labels)) return run(CROSS_ENTROPY, { logits, labels })[0];
+  if (elementwiseApplies(CROSS_ENTROPY, logits, labels)) return run(CROSS_ENTROPY, { logits, labels })[0];
   return tf.add(tf.sub(tf.relu(logits), tf.mul(logits, labels)), tf.softplus(tf.neg(tf.abs(logits))));
 }
 
 /** The KL divergence of N(μ, exp(logVar)) from N(0, 1) per element, times 2: (μ² + exp(logVar)) − (logVar + 1). */
 export function gaussianKlTerms(mean: tf.Tensor, logVar: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(mean, logVar)) return run(KL, { mean, logVar })[0];
+  if (elementwiseApplies(KL, mean, logVar)) return run(KL, { mean, logVar })[0];
   return tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1));
 }
 
 /** z = μ + exp(logVar / 2)·ε, the reparameterized sample of N(μ, exp(logVar)). */
 export function reparameterizedSample(mean: tf.Tensor, logVar: tf.Tensor, noise: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(mean, logVar, noise)) return run(SAMPLE, { mean, logVar, noise })[0];
+  if (elementwiseApplies(SAMPLE, mean, logVar, noise)) return run(SAMPLE, { mean, logVar, noise })[0];
   return tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise));
 }
 
@@ -80,9 +80,10 @@ export function registerWebgpuFusedTerms(): void {
     kernelName: KL,
     inputsToSave: ["mean", "logVar"],
     gradFunc: (dy, [mean, logVar]) => {
-      let both: tf.Tensor[] | undefined;
-      const grads = () => both ??= run(KL_GRAD, { dy: dy as tf.Tensor, mean, logVar });
-      return { mean: () => grads()[0], logVar: () => grads()[1] };
+      // Both in one launch, made here rather than in the thunks: TF.js calls each thunk in a tidy of its own,
+      // which would dispose the other's output.
+      const [dMean, dLogVar] = run(KL_GRAD, { dy: dy as tf.Tensor, mean, logVar });
+      return { mean: () => dMean, logVar: () => dLogVar };
     },
   });
   registerElementwiseKernel({
@@ -101,9 +102,8 @@ export function registerWebgpuFusedTerms(): void {
     kernelName: SAMPLE,
     inputsToSave: ["mean", "logVar", "noise"],
     gradFunc: (dy, [_mean, logVar, noise]) => {
-      let both: tf.Tensor[] | undefined;
-      const grads = () => both ??= run(SAMPLE_GRAD, { dy: dy as tf.Tensor, logVar, noise });
-      return { mean: () => tf.clone(dy as tf.Tensor), logVar: () => grads()[0], noise: () => grads()[1] };
+      const [dLogVar, dNoise] = run(SAMPLE_GRAD, { dy: dy as tf.Tensor, logVar, noise });
+      return { mean: () => tf.clone(dy as tf.Tensor), logVar: () => dLogVar, noise: () => dNoise };
     },
   });
 }

@@ -75,8 +75,8 @@ export function registerElementwiseKernel(kernel: ElementwiseKernel): void {
   });
 }
 
-/** Whether a fused element-wise kernel can take these tensors: webgpu active, float32, one shape. */
-export function elementwiseApplies(...tensors: tf.Tensor[]): boolean {
-  return tf.getBackend() === "webgpu" &&
+/** Whether the element-wise kernel `name` can take these tensors: webgpu active, the kernel registered, float32, one shape. */
+export function elementwiseApplies(name: string, ...tensors: tf.Tensor[]): boolean {
+  return tf.getBackend() === "webgpu" && tf.getKernel(name, "webgpu") !== undefined &&
     tensors.every((t) => t.dtype === "float32" && tf.util.arraysEqual(t.shape, tensors[0].shape));
 }
