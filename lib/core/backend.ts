@@ -15,6 +15,7 @@ import "@tensorflow/tfjs-backend-webgpu";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "./errors.ts";
 import { registerWasmKernels, registerWebgpuKernels } from "./kernels/mod.ts";
+import { registerWebgpuDevice } from "./kernels/webgpu_device.ts";
 
 /** Backends a run can ask for. */
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm", "cpu"] as const;
@@ -177,6 +178,7 @@ export interface BackendOptions {
 /** Activates `name`; false when TF.js cannot initialise it. */
 async function activate(name: BackendName, options: BackendOptions): Promise<boolean> {
   if (name === "wasm") prepareBundledWasm();
+  if (name === "webgpu" && options.webgpuKernels !== "stock") registerWebgpuDevice();
   // setBackend can report success while initialisation failed; confirm with getBackend.
   if (!(await withQuietDisplayLookup(() => tf.setBackend(name))) || tf.getBackend() !== name) return false;
   if (name === "wasm") registerWasmKernels();

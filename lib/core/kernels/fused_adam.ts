@@ -17,7 +17,8 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type KernelArgs, replaceWasmKernel, WasmOps, watKernel } from "./wasm_ops.ts";
-import { WEBGPU_ADAM_KERNEL } from "./webgpu_adam.ts";
+import { adamVariablesPerLaunch, WEBGPU_ADAM_KERNEL } from "./webgpu_adam.ts";
+import { storedAsFloat32, webgpuBackend } from "./webgpu_host.ts";
 
 const KERNEL = "LatentlabFusedAdam";
 const fround = Math.fround;
@@ -109,15 +110,19 @@ function fusedApplyGradients(
     Array.isArray(variableGradients) ? variableGradients[i].tensor : variableGradients[name];
   const registered = tf.engine().registeredVariables;
   const backend = tf.getBackend();
-  const fusable = (backend === "wasm" || (backend === "webgpu" && tf.getKernel(WEBGPU_ADAM_KERNEL, "webgpu"))) &&
-    names.every((name, i) =>
-      registered[name]?.dtype === "float32" && (gradientOf(i, name)?.dtype ?? "float32") === "float32"
-    );
+  const gpu = backend === "webgpu" && tf.getKernel(WEBGPU_ADAM_KERNEL, "webgpu") ? webgpuBackend() : null;
+  const fusable = (backend === "wasm" || gpu !== null) &&
+    names.every((name, i) => {
+      const gradient = gradientOf(i, name);
+      return registered[name]?.dtype === "float32" && (gradient?.dtype ?? "float32") === "float32" &&
+        (gpu === null || storedAsFloat32(gpu, registered[name], ...(gradient ? [gradient] : [])));
+    });
   if (!fusable) return original.call(this, variableGradients);
   const attrs = { beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, learningRate: this.learningRate };
   tf.tidy(() => {
     // On webgpu the kernel takes Adam's bias corrections 1 − βᵗ computed once per step, as TF.js computes them.
     const corrections = backend === "webgpu" ? tf.sub(1, tf.stack([this.accBeta1, this.accBeta2])) : null;
+    const updates: { value: tf.Variable; gradient: tf.Tensor; first: tf.Variable; second: tf.Variable }[] = [];
     names.forEach((name, i) => {
       const value = registered[name];
       const moment = (which: "accumulatedFirstMoment" | "accumulatedSecondMoment", suffix: string) =>
@@ -128,23 +133,40 @@ function fusedApplyGradients(
       const first = moment("accumulatedFirstMoment", "m").variable;
       const second = moment("accumulatedSecondMoment", "v").variable;
       const gradient = gradientOf(i, name);
-      if (gradient == null) return;
-      const [newValue, newFirst, newSecond] = (corrections
-        ? tf.engine().runKernel(WEBGPU_ADAM_KERNEL, { value, gradient, m: first, v: second, corrections }, {
-          ...attrs,
-        } as unknown as tf.NamedAttrMap)
+      if (gradient != null) updates.push({ value, gradient, first, second });
+    });
+    // On webgpu one launch updates as many variables as the device lets a shader bind.
+    const perLaunch = gpu ? adamVariablesPerLaunch(gpu.device) : 1;
+    for (let start = 0; start < updates.length; start += perLaunch) {
+      const group = updates.slice(start, start + perLaunch);
+      const results = (corrections
+        ? tf.engine().runKernel(
+          WEBGPU_ADAM_KERNEL,
+          Object.assign(
+            { corrections },
+            ...group.map(({ value, gradient, first, second }, k) => ({
+              [`value${k}`]: value,
+              [`gradient${k}`]: gradient,
+              [`m${k}`]: first,
+              [`v${k}`]: second,
+            })),
+          ),
+          { ...attrs, variables: group.length } as unknown as tf.NamedAttrMap,
+        )
         : tf.engine().runKernel(KERNEL, {
-          value,
-          gradient,
-          m: first,
-          v: second,
+          value: group[0].value,
+          gradient: group[0].gradient,
+          m: group[0].first,
+          v: group[0].second,
           accBeta1: this.accBeta1,
           accBeta2: this.accBeta2,
         }, attrs as unknown as tf.NamedAttrMap)) as tf.Tensor[];
-      first.assign(newFirst);
-      second.assign(newSecond);
-      value.assign(newValue);
-    });
+      group.forEach(({ value, first, second }, k) => {
+        first.assign(results[3 * k + 1]);
+        second.assign(results[3 * k + 2]);
+        value.assign(results[3 * k]);
+      });
+    }
     this.accBeta1.assign(tf.mul(this.accBeta1, this.beta1));
     this.accBeta2.assign(tf.mul(this.accBeta2, this.beta2));
   });

@@ -9,7 +9,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { computePipeline, launch, workgroupsFor } from "./webgpu_launch.ts";
-import type { WebgpuBackendInternals } from "./webgpu_host.ts";
+import { storedAsFloat32, type WebgpuBackendInternals } from "./webgpu_host.ts";
 
 const WORKGROUP = 256;
 const MAX_GROUPS_PER_DIMENSION = 65535;
@@ -109,9 +109,9 @@ type ReduceArgs = {
 function columnReduce(mean: boolean, stock: tf.KernelFunc) {
   return (args: ReduceArgs): tf.TensorInfo => {
     const { inputs: { x }, attrs: { axis, keepDims } } = args;
-    const leading = x.dtype === "float32" ? leadingAxes(axis, x.shape) : 0;
-    if (leading === 0) return stock(args as unknown as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
     const backend = args.backend as WebgpuBackendInternals;
+    const leading = storedAsFloat32(backend, x) ? leadingAxes(axis, x.shape) : 0;
+    if (leading === 0) return stock(args as unknown as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
     const rows = tf.util.sizeFromShape(x.shape.slice(0, leading));
     const kept = x.shape.slice(leading);
     const columns = tf.util.sizeFromShape(kept);

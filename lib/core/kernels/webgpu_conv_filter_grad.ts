@@ -14,7 +14,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { reduceColumns } from "./webgpu_column_reduce.ts";
 import { computePipeline, launch } from "./webgpu_launch.ts";
-import type { WebgpuBackendInternals } from "./webgpu_host.ts";
+import { storedAsFloat32, type WebgpuBackendInternals } from "./webgpu_host.ts";
 
 /** Filter weights (rows) and output channels (columns) one invocation computes: a 4×4 block, in registers. */
 const BLOCK = 4;
@@ -95,7 +95,7 @@ export function positionChunks(rows: number, columns: number, positions: number)
   const blocks = Math.ceil(rows / BLOCK) * Math.ceil(columns / BLOCK);
   const byWork = Math.ceil(TARGET_WORKGROUPS * WORKGROUP / blocks);
   const byMemory = Math.max(1, Math.floor(MAX_PARTIAL_FLOATS / (rows * columns)));
-  const bySize = Math.ceil(positions / MIN_CHUNK);
+  const bySize = Math.max(1, Math.floor(positions / MIN_CHUNK));
   const wanted = Math.max(1, Math.min(byWork, byMemory, bySize, 65535));
   const chunk = Math.ceil(positions / wanted);
   return { chunks: Math.ceil(positions / chunk), chunk };
@@ -113,10 +113,10 @@ function filterGradient(stock: tf.KernelFunc) {
   return (args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs: tf.NamedAttrMap }): tf.TensorInfo => {
     const { x, dy } = args.inputs as Record<string, tf.TensorInfo>;
     const attrs = args.attrs as unknown as FilterGradAttrs;
-    if (attrs.dataFormat === "NCHW" || x.dtype !== "float32" || dy.dtype !== "float32") {
+    const backend = args.backend as WebgpuBackendInternals;
+    if (attrs.dataFormat === "NCHW" || !storedAsFloat32(backend, x, dy)) {
       return stock(args as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
     }
-    const backend = args.backend as WebgpuBackendInternals;
     const info = tf.backend_util.computeConv2DInfo(
       x.shape as [number, number, number, number],
       attrs.filterShape,

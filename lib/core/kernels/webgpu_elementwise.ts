@@ -7,7 +7,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { computePipeline, launch, workgroupsFor } from "./webgpu_launch.ts";
-import type { WebgpuBackendInternals } from "./webgpu_host.ts";
+import { storedAsFloat32, webgpuBackend, type WebgpuBackendInternals } from "./webgpu_host.ts";
 
 const WORKGROUP = 256;
 
@@ -55,7 +55,7 @@ export function registerElementwiseKernel(kernel: ElementwiseKernel): void {
       const tensors = kernel.inputs.map((name) => inputs[name]!);
       const shape = tensors[0]!.shape;
       for (const [i, tensor] of tensors.entries()) {
-        if (!tf.util.arraysEqual(tensor.shape, shape) || tensor.dtype !== "float32") {
+        if (!tf.util.arraysEqual(tensor.shape, shape) || !storedAsFloat32(gpu, tensor)) {
           throw new Error(
             `${kernel.name}: input ${kernel.inputs[i]} is ${tensor.dtype} [${tensor.shape}]; ` +
               `every input must be float32 [${shape}]`,
@@ -75,8 +75,12 @@ export function registerElementwiseKernel(kernel: ElementwiseKernel): void {
   });
 }
 
-/** Whether the element-wise kernel `name` can take these tensors: webgpu active, the kernel registered, float32, one shape. */
+/**
+ * Whether the element-wise kernel `name` can take these tensors: webgpu active, the kernel registered, float32 in
+ * their buffers too, one shape.
+ */
 export function elementwiseApplies(name: string, ...tensors: tf.Tensor[]): boolean {
-  return tf.getBackend() === "webgpu" && tf.getKernel(name, "webgpu") !== undefined &&
-    tensors.every((t) => t.dtype === "float32" && tf.util.arraysEqual(t.shape, tensors[0].shape));
+  const backend = webgpuBackend();
+  return backend !== null && tf.getKernel(name, "webgpu") !== undefined && storedAsFloat32(backend, ...tensors) &&
+    tensors.every((t) => tf.util.arraysEqual(t.shape, tensors[0].shape));
 }

@@ -166,6 +166,14 @@ function uploadWithoutStaging(backend: WebgpuBackendInternals): void {
   };
 }
 
+/**
+ * Whether every tensor's buffer holds float32 words. TF.js's webgpu Cast relabels a bool or int32 tensor as float32
+ * without converting its buffer (its own kernels convert when they read); the kernels here read float32 only.
+ */
+export function storedAsFloat32(backend: WebgpuBackendInternals, ...tensors: tf.TensorInfo[]): boolean {
+  return tensors.every((t) => t.dtype === "float32" && backend.tensorMap.get(t.dataId).dtype === "float32");
+}
+
 /** The active webgpu backend's internals, or null when another backend is active. */
 export function webgpuBackend(): WebgpuBackendInternals | null {
   return tf.getBackend() === "webgpu" ? tf.backend() as unknown as WebgpuBackendInternals : null;

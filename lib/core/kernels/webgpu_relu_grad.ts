@@ -9,7 +9,7 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { computePipeline, launch, workgroupsFor } from "./webgpu_launch.ts";
-import type { WebgpuBackendInternals } from "./webgpu_host.ts";
+import { storedAsFloat32, webgpuBackend, type WebgpuBackendInternals } from "./webgpu_host.ts";
 
 /** The kernel's name; inputs `dy` and `x`, output `dy · step(x)`. */
 export const RELU_GRAD_KERNEL = "LatentlabReluGrad";
@@ -45,6 +45,12 @@ function reluGrad({ inputs, backend }: { inputs: tf.NamedTensorInfoMap; backend:
   return result;
 }
 
+/** Whether the kernel can take these: webgpu active and float32 buffers. */
+function onWebgpu(...tensors: tf.Tensor[]): boolean {
+  const backend = webgpuBackend();
+  return backend !== null && storedAsFloat32(backend, ...tensors);
+}
+
 const reluGradOnWebgpu = (dy: tf.Tensor, x: tf.Tensor): tf.Tensor =>
   tf.engine().runKernel(RELU_GRAD_KERNEL, { dy, x }) as tf.Tensor;
 
@@ -56,7 +62,10 @@ export function registerWebgpuReluGrad(): void {
     kernelName: RELU_GRAD_KERNEL,
     inputsToSave: ["x"],
     gradFunc: (ddy, saved) => ({
-      dy: () => reluGradOnWebgpu(ddy as tf.Tensor, saved[0]),
+      dy: () =>
+        onWebgpu(ddy as tf.Tensor, saved[0])
+          ? reluGradOnWebgpu(ddy as tf.Tensor, saved[0])
+          : tf.mul(ddy as tf.Tensor, tf.cast(tf.step(saved[0]), "float32")),
       x: () => tf.zerosLike(saved[0]),
     }),
   });
@@ -67,7 +76,7 @@ export function registerWebgpuReluGrad(): void {
       const [x] = saved;
       return {
         x: () =>
-          tf.getBackend() === "webgpu" && x.dtype === "float32"
+          onWebgpu(dy as tf.Tensor, x)
             ? reluGradOnWebgpu(dy as tf.Tensor, x)
             : tf.mul(dy as tf.Tensor, tf.cast(tf.step(x), "float32")),
       };
