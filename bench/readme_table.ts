@@ -39,7 +39,15 @@ export const SPEED_SECTIONS = [
   "bench-webgpu-tta",
   "bench-webgpu-cebra",
   "bench-webgpu-firevnet",
+  "bench-webgpu-software",
+  "bench-webgpu-software-stock",
 ];
+
+/** The steps README's comparison shows (docs/performance.md has every entry): the issue's two goals. */
+const README_CALL_ROWS: string[] = ["conv-vae-64", "bncnn-train-step-128"];
+
+/** The section of README.md comparing WebGPU calls per step with latentlab's kernels and TF.js's (`--stock`). */
+export const WEBGPU_CALLS_SECTION = "webgpu-calls";
 
 const LABELS: Record<string, string> = {
   "conv-vae-64": "conv VAE 64×64",
@@ -483,6 +491,40 @@ function webgpuCallLines(results: ModelResult[], report: BenchReport): string[] 
 }
 
 /**
+ * README's comparison of the WebGPU calls per step with TF.js's kernels (`stock`, a `--webgpu_kernels stock` report)
+ * and latentlab's (`ours`), for the steps of {@linkcode README_CALL_ROWS} both timed.
+ */
+export function webgpuCallsComparison(ours: BenchReport, stock: BenchReport): string {
+  const pairs = ours.results.filter((r) => README_CALL_ROWS.includes(r.model)).flatMap((r) => {
+    const before = stock.results.find((s) => s.model === r.model && s.webgpu_calls);
+    return r.webgpu_calls && before ? [[before, r] as const] : [];
+  });
+  if (pairs.length === 0) throw new Error("the two reports have no entry with WebGPU calls in common");
+  const arrow = (a: number, b: number) => `${perStep(a)} → ${perStep(b)}`;
+  const lines = [
+    `WebGPU calls per training step, TF.js's own kernels → latentlab's (lib/core/kernels/webgpu_*.ts), counted by ` +
+    `\`deno task bench --backend webgpu --webgpu_kernels stock|latentlab\` (${ours.config.models.length} entries, ` +
+    `${ours.results[0].webgpu_calls?.steps ?? 0} steps read once after the last) on the adapter ` +
+    `"${ours.machine.webgpu_adapter}" (${stock.date.slice(0, 10)}, ${
+      ours.date.slice(0, 10)
+    }); the counts are the same ` +
+    "on any adapter. Time on a GPU: [Performance](docs/performance.md).",
+    "",
+    "| step | batch | dispatches | buffers created | uploads | bind groups | submits | readbacks |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const [before, after] of pairs) {
+    const b = before.webgpu_calls!.per_step, a = after.webgpu_calls!.per_step;
+    lines.push(
+      `| ${LABELS[after.model] ?? after.model} | ${after.batch} | ${arrow(b.dispatches, a.dispatches)} | ` +
+        `${arrow(b.bufferCreations, a.bufferCreations)} | ${arrow(b.uploads, a.uploads)} | ` +
+        `${arrow(b.bindGroups, a.bindGroups)} | ${arrow(b.submits, a.submits)} | ${arrow(b.readbacks, a.readbacks)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/**
  * Rewrites a speed section of the Markdown page at `path` from `report`, aligned as
  * deno fmt aligns it: the CPU one (`bench`) or another machine's, e.g. a GPU's
  * WebGPU run (`bench-webgpu`).
@@ -494,21 +536,34 @@ export function writeSpeedTable(report: BenchReport, path: string, section = "be
 
 if (import.meta.main) {
   const { flags, positionals } = parseCommandLine(Deno.args);
-  const unknown = [...flags.keys()].find((key) => !["help", "page", "section"].includes(key));
-  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --page, --section`);
+  const unknown = [...flags.keys()].find((key) => !["help", "page", "section", "stock"].includes(key));
+  if (unknown) exitWithUsageError(`unknown option --${unknown}; valid: --page, --section, --stock`);
+  const sections = [...SPEED_SECTIONS, WEBGPU_CALLS_SECTION];
   if (flags.has("help") || positionals.length !== 1) {
-    const usage = `usage: deno task bench-readme <bench.json> [--page path] [--section ${SPEED_SECTIONS.join("|")}]`;
+    const usage = `usage: deno task bench-readme <bench.json> [--page path] [--section ${sections.join("|")}]` +
+      ` [--stock <bench.json of --webgpu_kernels stock>, with --section ${WEBGPU_CALLS_SECTION}]`;
     if (flags.has("help")) console.log(usage);
     else exitWithUsageError(usage);
   } else {
-    const page = flags.get("page");
+    const page = flags.get("page"), stock = flags.get("stock");
     if (page === true) exitWithUsageError("--page needs a path");
+    if (stock === true) exitWithUsageError("--stock needs the path of a --webgpu_kernels stock report");
     const section = flags.get("section") ?? "bench";
-    if (typeof section !== "string" || !SPEED_SECTIONS.includes(section)) {
-      exitWithUsageError(`--section must be one of ${SPEED_SECTIONS.join(", ")}, got ${section}`);
+    if (typeof section !== "string" || !sections.includes(section)) {
+      exitWithUsageError(`--section must be one of ${sections.join(", ")}, got ${section}`);
+    }
+    if ((section === WEBGPU_CALLS_SECTION) !== (stock !== undefined)) {
+      exitWithUsageError(`--stock goes with --section ${WEBGPU_CALLS_SECTION}, and that section needs it`);
     }
     const report = JSON.parse(Deno.readTextFileSync(positionals[0])) as BenchReport;
-    writeSpeedTable(report, page ?? PERFORMANCE_PAGE, section as string);
-    console.log(`wrote the speed table of ${page ?? PERFORMANCE_PAGE} from ${positionals[0]}`);
+    if (section === WEBGPU_CALLS_SECTION) {
+      const target = page ?? fileURLToPath(new URL("../README.md", import.meta.url));
+      const before = JSON.parse(Deno.readTextFileSync(stock as string)) as BenchReport;
+      writeSection(target, section, webgpuCallsComparison(report, before));
+      console.log(`wrote the WebGPU calls table of ${target} from ${stock} and ${positionals[0]}`);
+    } else {
+      writeSpeedTable(report, page ?? PERFORMANCE_PAGE, section as string);
+      console.log(`wrote the speed table of ${page ?? PERFORMANCE_PAGE} from ${positionals[0]}`);
+    }
   }
 }

@@ -11,7 +11,8 @@
  *
  * Every operation is one float32 operation in the order AdamOptimizer
  * applies them, so the update is bit-identical to TF.js's: training numbers,
- * checkpoints and optimizer state do not change.
+ * checkpoints and optimizer state do not change. On webgpu the same routing
+ * calls webgpu_adam.ts's kernel, several variables per launch.
  *
  * @module
  */

@@ -1,0 +1,11 @@
+import * as tf from "@tensorflow/tfjs";
+import { selectBackend } from "./lib/core/backend.ts";
+import { sigmoidCrossEntropyWithLogits } from "./lib/core/kernels/fused_terms.ts";
+await selectBackend("webgpu");
+const l = tf.tensor1d([-8.3, 2, -1, 0.5]);
+const y = tf.cast(tf.greater(tf.tensor1d([-1, 1, 1, -1]), 0), "float32");
+console.log(await y.data(), await sigmoidCrossEntropyWithLogits(l, y).data());
+const y2 = tf.tensor1d([0, 1, 1, 0]);
+console.log(await sigmoidCrossEntropyWithLogits(l, y2).data());
+const l3 = tf.mul(tf.tensor1d([-8.3, 2, -1, 0.5]), 1);
+console.log(await sigmoidCrossEntropyWithLogits(l3, y2).data());
