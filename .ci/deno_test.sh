@@ -24,7 +24,7 @@ for f in "${longest[@]}"; do [ -f "$f" ] && files+=("$f"); done
 
 # The other files run in batches of modules that share one isolate: loading TF.js, the wasm backend and the
 # project's modules costs each isolate most of a CPU-second, which these short files would otherwise pay one by one.
-# tests/webgpu/ is `deno task test-webgpu`'s, which .ci/run runs after this suite. A file joins a batch when it selects no backend or only wasm, at its top level (backend selections queue, so the
+# tests/webgpu/smoke_webgpu_* are `deno task test-webgpu`'s, which .ci/run runs after this suite. A file joins a batch when it selects no backend or only wasm, at its top level (backend selections queue, so the
 # batch's modules agree); one that chooses another backend, switches backends or runs an experiment on another
 # backend runs alone, since the backend a test leaves active is the next test's.
 rm -rf "$batches" && mkdir -p "$batches"
@@ -42,7 +42,7 @@ while IFS= read -r f; do
   else
     alone+=("$f")
   fi
-done < <(find tests -name '*_test.ts' -not -path "$batches/*" -not -path 'tests/webgpu/*' | LC_ALL=C sort)
+done < <(find tests -name '*_test.ts' -not -path "$batches/*" -not -path 'tests/webgpu/smoke_webgpu_*' | LC_ALL=C sort)
 for b in "$batches"/*_test.ts; do [ -f "$b" ] && files+=("$b"); done
 files+=("${alone[@]}")
 
