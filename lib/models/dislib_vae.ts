@@ -11,6 +11,7 @@
  * @module
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { latentlabWebgpu } from "../core/kernels/webgpu_host.ts";
 import type { Rng } from "../core/rng.ts";
 import { Params } from "./params.ts";
 import type { Decoder, Encoder } from "./vae.ts";
@@ -69,7 +70,7 @@ export function convLayer(
   params.addZeros(`${key}/b`, [outputs]);
   return (x) => {
     const filter = params.get(`${key}/w`) as tf.Tensor4D, bias = params.get(`${key}/b`);
-    return tf.getBackend() === "webgpu"
+    return latentlabWebgpu()
       ? tf.fused.conv2d({ x, filter, strides: stride, pad: "same", bias })
       : tf.add(tf.conv2d(x, filter, stride, "same"), bias);
   };

@@ -6,6 +6,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
+import { webgpuTest } from "./adapter.ts";
 import {
   gaussianKlTerms,
   reparameterizedSample,
@@ -44,59 +45,68 @@ function assertClose(cpu: Float32Array[], gpu: Float32Array[], label: string, re
 
 const normal = (rng: Rng, shape: number[]) => tf.tensor(rng.normalArray(shape.reduce((a, b) => a * b, 1)), shape);
 
-Deno.test("conv2d's filter and input gradients on webgpu equal the cpu backend's (strides, paddings, odd channels)", async () => {
-  const cases: { x: number[]; filter: number[]; stride: number; pad: "same" | "valid" }[] = [
-    { x: [4, 16, 16, 3], filter: [4, 4, 3, 8], stride: 2, pad: "same" },
-    { x: [2, 9, 7, 5], filter: [3, 3, 5, 40], stride: 1, pad: "same" },
-    { x: [3, 11, 11, 33], filter: [3, 2, 33, 7], stride: 2, pad: "valid" },
-    { x: [16, 32, 32, 1], filter: [4, 4, 1, 32], stride: 2, pad: "same" },
-  ];
-  for (const c of cases) {
-    const [cpu, gpu] = await onBoth((rng) => {
-      const x = normal(rng, c.x) as tf.Tensor4D, filter = normal(rng, c.filter) as tf.Tensor4D;
-      const weights = normal(rng, tf.conv2d(x, filter, c.stride, c.pad).shape);
-      return tf.grads((x: tf.Tensor, f: tf.Tensor) =>
-        tf.sum(tf.mul(tf.conv2d(x as tf.Tensor4D, f as tf.Tensor4D, c.stride, c.pad), weights))
-      )(
-        [x, filter],
-      );
-    });
-    assertClose(cpu, gpu, `conv2d gradients ${JSON.stringify(c)}`);
-  }
-});
-
-Deno.test("sums and means over leading axes on webgpu equal the cpu backend's (few and many rows, keepDims)", async () => {
-  const [cpu, gpu] = await onBoth((rng) => {
-    const wide = normal(rng, [6, 3, 70_000]), tall = normal(rng, [64, 17, 9, 5]);
-    return [
-      tf.sum(wide, [0, 1]),
-      tf.mean(wide, 0),
-      tf.sum(tall, [0, 1, 2]),
-      tf.mean(tall, [0, 1, 2], true),
-      tf.sum(tall, [1, 0]),
-      tf.sum(tall, [1, 2]),
-      tf.mean(tall),
+webgpuTest(
+  "conv2d's filter and input gradients on webgpu equal the cpu backend's (strides, paddings, odd channels)",
+  async () => {
+    const cases: { x: number[]; filter: number[]; stride: number; pad: "same" | "valid" }[] = [
+      { x: [4, 16, 16, 3], filter: [4, 4, 3, 8], stride: 2, pad: "same" },
+      { x: [2, 9, 7, 5], filter: [3, 3, 5, 40], stride: 1, pad: "same" },
+      { x: [3, 11, 11, 33], filter: [3, 2, 33, 7], stride: 2, pad: "valid" },
+      { x: [16, 32, 32, 1], filter: [4, 4, 1, 32], stride: 2, pad: "same" },
     ];
-  });
-  assertClose(cpu, gpu, "leading-axis reductions");
-});
+    for (const c of cases) {
+      const [cpu, gpu] = await onBoth((rng) => {
+        const x = normal(rng, c.x) as tf.Tensor4D, filter = normal(rng, c.filter) as tf.Tensor4D;
+        const weights = normal(rng, tf.conv2d(x, filter, c.stride, c.pad).shape);
+        return tf.grads((x: tf.Tensor, f: tf.Tensor) =>
+          tf.sum(tf.mul(tf.conv2d(x as tf.Tensor4D, f as tf.Tensor4D, c.stride, c.pad), weights))
+        )(
+          [x, filter],
+        );
+      });
+      assertClose(cpu, gpu, `conv2d gradients ${JSON.stringify(c)}`);
+    }
+  },
+);
 
-Deno.test("ReLU's gradient on webgpu is dy where x > 0, 0 elsewhere, NaN at NaN, and its own gradient too", async () => {
-  const [cpu, gpu] = await onBoth((rng) => {
-    const x = tf.concat([normal(rng, [1000]), tf.tensor1d([0, -0, NaN, Infinity, -Infinity])]);
-    const dy = normal(rng, [1005]);
-    const first = tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.relu(x), dy)))(x);
-    // A gradient of a gradient: d/dv Σ relu'(x)·v·w = relu'(x)·w.
-    const v = normal(rng, [1005]), w = normal(rng, [1005]);
-    const second = tf.grad((v: tf.Tensor) =>
-      tf.sum(tf.mul(tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.relu(x), v)))(x), w))
-    )(v);
-    return [first, second];
-  });
-  assertClose(cpu, gpu, "relu gradients", 0);
-});
+webgpuTest(
+  "sums and means over leading axes on webgpu equal the cpu backend's (few and many rows, keepDims)",
+  async () => {
+    const [cpu, gpu] = await onBoth((rng) => {
+      const wide = normal(rng, [6, 3, 70_000]), tall = normal(rng, [64, 17, 9, 5]);
+      return [
+        tf.sum(wide, [0, 1]),
+        tf.mean(wide, 0),
+        tf.sum(tall, [0, 1, 2]),
+        tf.mean(tall, [0, 1, 2], true),
+        tf.sum(tall, [1, 0]),
+        tf.sum(tall, [1, 2]),
+        tf.mean(tall),
+      ];
+    });
+    assertClose(cpu, gpu, "leading-axis reductions");
+  },
+);
 
-Deno.test("Adam's fused webgpu update follows TF.js's Adam on cpu over steps with a changing rate", async () => {
+webgpuTest(
+  "ReLU's gradient on webgpu is dy where x > 0, 0 elsewhere, NaN at NaN, and its own gradient too",
+  async () => {
+    const [cpu, gpu] = await onBoth((rng) => {
+      const x = tf.concat([normal(rng, [1000]), tf.tensor1d([0, -0, NaN, Infinity, -Infinity])]);
+      const dy = normal(rng, [1005]);
+      const first = tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.relu(x), dy)))(x);
+      // A gradient of a gradient: d/dv Σ relu'(x)·v·w = relu'(x)·w.
+      const v = normal(rng, [1005]), w = normal(rng, [1005]);
+      const second = tf.grad((v: tf.Tensor) =>
+        tf.sum(tf.mul(tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.relu(x), v)))(x), w))
+      )(v);
+      return [first, second];
+    });
+    assertClose(cpu, gpu, "relu gradients", 0);
+  },
+);
+
+webgpuTest("Adam's fused webgpu update follows TF.js's Adam on cpu over steps with a changing rate", async () => {
   const results: Float32Array[][] = [];
   for (const backend of ["cpu", "webgpu"] as const) {
     await selectBackend(backend);
@@ -124,7 +134,7 @@ Deno.test("Adam's fused webgpu update follows TF.js's Adam on cpu over steps wit
   assertClose(results[0], results[1], "Adam variables and moments", 1e-5);
 });
 
-Deno.test("the fused VAE terms on webgpu equal their TF.js formulas on cpu, values and gradients", async () => {
+webgpuTest("the fused VAE terms on webgpu equal their TF.js formulas on cpu, values and gradients", async () => {
   const [cpu, gpu] = await onBoth((rng) => {
     const logits = tf.mul(normal(rng, [8, 16, 16, 1]), 6);
     const labels = tf.step(normal(rng, [8, 16, 16, 1]));
@@ -146,12 +156,19 @@ Deno.test("the fused VAE terms on webgpu equal their TF.js formulas on cpu, valu
   assertClose(cpu, gpu, "VAE terms", 1e-5);
 });
 
-Deno.test("host values reach webgpu kernels intact through queue writes: float32, int32 and bool tensors", async () => {
-  const [cpu, gpu] = await onBoth(() => {
-    const values = tf.tensor1d([1.5, -2, 3.25, 4]);
-    const indices = tf.tensor1d([3, 0, 2], "int32");
-    const mask = tf.tensor1d([true, false, true, true], "bool");
-    return [tf.gather(values, indices), tf.where(mask, values, tf.neg(values)), tf.cast(tf.add(indices, 1), "float32")];
-  });
-  assertClose(cpu, gpu, "uploads", 0);
-});
+webgpuTest(
+  "host values reach webgpu kernels intact through queue writes: float32, int32 and bool tensors",
+  async () => {
+    const [cpu, gpu] = await onBoth(() => {
+      const values = tf.tensor1d([1.5, -2, 3.25, 4]);
+      const indices = tf.tensor1d([3, 0, 2], "int32");
+      const mask = tf.tensor1d([true, false, true, true], "bool");
+      return [
+        tf.gather(values, indices),
+        tf.where(mask, values, tf.neg(values)),
+        tf.cast(tf.add(indices, 1), "float32"),
+      ];
+    });
+    assertClose(cpu, gpu, "uploads", 0);
+  },
+);

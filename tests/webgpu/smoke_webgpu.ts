@@ -17,9 +17,9 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals } from "../assert.ts";
 import { EXPERIMENTS } from "../../experiments/mod.ts";
-import { selectBackend } from "../../lib/core/backend.ts";
 import { parseInvocation, runExperiment } from "../../lib/core/experiment.ts";
 import type { RunSummary } from "../../lib/core/run_layout.ts";
+import { webgpuTest } from "./adapter.ts";
 import { agreementOf, compareRuns } from "./agreement.ts";
 
 /**
@@ -56,11 +56,6 @@ export const CI_GROUPS: readonly (readonly string[])[] = [
 
 const runAll = Deno.env.get("LATENTLAB_WEBGPU_ALL") === "1";
 
-/** Why the tests cannot run here (no adapter), or null; probed once, before any test. */
-const noAdapter: string | null = await selectBackend("webgpu").then(() => null, (error) => String(error.message));
-const skip = noAdapter !== null && Deno.env.get("LATENTLAB_WEBGPU_SKIP") === "1";
-if (skip) console.error(`webgpu smoke tests skipped (LATENTLAB_WEBGPU_SKIP=1): ${noAdapter}`);
-
 /** Registers the webgpu-vs-wasm test of each experiment of group `index` (and, under LATENTLAB_WEBGPU_ALL, the rest). */
 export function webgpuChecks(index: number): void {
   const names = [...CI_GROUPS[index], ...(runAll ? Object.keys(LEFT_OUT_OF_CI).filter((_, i) => i % 2 === index) : [])];
@@ -72,47 +67,37 @@ function webgpuCheck(name: string): void {
   if (experiment === undefined) throw new Error(`no experiment ${name}`);
   const agreement = agreementOf(name);
   const flags = ["--preset", "smoke", ...(agreement.flags ?? [])];
-  Deno.test({
-    name: `${[name, ...flags].join(" ")}: webgpu agrees with wasm (seed 0)`,
-    ignore: skip,
-    async fn() {
-      if (noAdapter !== null) {
-        throw new Error(
-          `${noAdapter}. Install a Vulkan driver (Debian: mesa-vulkan-drivers) and run with ` +
-            "DENO_WEBGPU_BACKEND=vulkan, or set LATENTLAB_WEBGPU_SKIP=1 to skip these tests",
-        );
-      }
-      const root = Deno.makeTempDirSync();
-      try {
-        const run = async (backend: string): Promise<RunSummary> => {
-          const invocation = parseInvocation(experiment, [
-            ...flags,
-            "--seed",
-            "0",
-            "--runs",
-            root,
-            "--backend",
-            backend,
-          ]);
-          assert(invocation !== "help");
-          const tensors = tf.memory().numTensors;
-          const { summary } = await runExperiment(experiment, invocation, { report: () => {} });
-          assertEquals(tf.memory().numTensors, tensors, `tensors left after the ${backend} run`);
-          assertEquals(summary.backend, backend);
-          return summary;
-        };
-        const wasm = await run("wasm");
-        const webgpu = await run("webgpu");
-        const { failures, largest } = compareRuns(wasm, webgpu, agreement);
-        console.log(
-          `${name}: wasm ${wasm.wall_time_s} s, webgpu ${webgpu.wall_time_s} s; ${
-            Object.keys(wasm.metrics).length
-          } metrics, largest difference ${largest?.difference.toExponential(2)} (${largest?.metric})`,
-        );
-        assertEquals(failures, [], `${name}: webgpu and wasm disagree`);
-      } finally {
-        Deno.removeSync(root, { recursive: true });
-      }
-    },
+  webgpuTest(`${[name, ...flags].join(" ")}: webgpu agrees with wasm (seed 0)`, async () => {
+    const root = Deno.makeTempDirSync();
+    try {
+      const run = async (backend: string): Promise<RunSummary> => {
+        const invocation = parseInvocation(experiment, [
+          ...flags,
+          "--seed",
+          "0",
+          "--runs",
+          root,
+          "--backend",
+          backend,
+        ]);
+        assert(invocation !== "help");
+        const tensors = tf.memory().numTensors;
+        const { summary } = await runExperiment(experiment, invocation, { report: () => {} });
+        assertEquals(tf.memory().numTensors, tensors, `tensors left after the ${backend} run`);
+        assertEquals(summary.backend, backend);
+        return summary;
+      };
+      const wasm = await run("wasm");
+      const webgpu = await run("webgpu");
+      const { failures, largest } = compareRuns(wasm, webgpu, agreement);
+      console.log(
+        `${name}: wasm ${wasm.wall_time_s} s, webgpu ${webgpu.wall_time_s} s; ${
+          Object.keys(wasm.metrics).length
+        } metrics, largest difference ${largest?.difference.toExponential(2)} (${largest?.metric})`,
+      );
+      assertEquals(failures, [], `${name}: webgpu and wasm disagree`);
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
   });
 }

@@ -7,6 +7,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { assert, assertEquals } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
+import { webgpuTest } from "./adapter.ts";
 import { resolveConfig } from "../../lib/core/config.ts";
 import { countsPerStep, installWebgpuCounters, webgpuCounts } from "../../lib/core/kernels/webgpu_counters.ts";
 import { Rng } from "../../lib/core/rng.ts";
@@ -47,35 +48,38 @@ function convVaeStep() {
   };
 }
 
-Deno.test("a conv VAE step launches at most 120 kernels and, once warm, creates no buffer and no bind group", async () => {
-  await selectBackend("webgpu");
-  installWebgpuCounters();
-  const trainer = convVaeStep();
-  const losses: number[] = [];
-  // Warm-up: the pool grows while the submits fall at different points of the step; 24 steps settle it here.
-  for (let i = 0; i < 24; i++) {
-    const loss = trainer.step();
-    if (i % 8 === 7) losses.push((await loss.data())[0]);
-    loss.dispose();
-  }
-  const tensors = tf.memory().numTensors;
-  const steps = 8;
-  const before = webgpuCounts();
-  let last: tf.Scalar | null = null;
-  for (let i = 0; i < steps; i++) {
-    last?.dispose();
-    last = trainer.step();
-  }
-  const beforeRead = webgpuCounts();
-  await last!.data();
-  last!.dispose();
-  const perStep = countsPerStep(before, beforeRead, steps);
-  assert(perStep.dispatches <= 120, `${perStep.dispatches} launches per step`);
-  assertEquals(perStep.bufferCreations, 0, "buffers created per step");
-  assertEquals(perStep.bindGroups, 0, "bind groups made per step");
-  assertEquals(perStep.readbacks, 0, "reads per step before the caller's read");
-  assertEquals(countsPerStep(beforeRead, webgpuCounts(), 1).readbacks, 1, "the caller's read");
-  assertEquals(tf.memory().numTensors, tensors, "tensors held after the steps");
-  assert(losses.every(Number.isFinite), `losses ${losses}`);
-  trainer.dispose();
-});
+webgpuTest(
+  "a conv VAE step launches at most 120 kernels and, once warm, creates no buffer and no bind group",
+  async () => {
+    await selectBackend("webgpu");
+    installWebgpuCounters();
+    const trainer = convVaeStep();
+    const losses: number[] = [];
+    // Warm-up: the pool grows while the submits fall at different points of the step; 24 steps settle it here.
+    for (let i = 0; i < 24; i++) {
+      const loss = trainer.step();
+      if (i % 8 === 7) losses.push((await loss.data())[0]);
+      loss.dispose();
+    }
+    const tensors = tf.memory().numTensors;
+    const steps = 8;
+    const before = webgpuCounts();
+    let last: tf.Scalar | null = null;
+    for (let i = 0; i < steps; i++) {
+      last?.dispose();
+      last = trainer.step();
+    }
+    const beforeRead = webgpuCounts();
+    await last!.data();
+    last!.dispose();
+    const perStep = countsPerStep(before, beforeRead, steps);
+    assert(perStep.dispatches <= 120, `${perStep.dispatches} launches per step`);
+    assertEquals(perStep.bufferCreations, 0, "buffers created per step");
+    assertEquals(perStep.bindGroups, 0, "bind groups made per step");
+    assertEquals(perStep.readbacks, 0, "reads per step before the caller's read");
+    assertEquals(countsPerStep(beforeRead, webgpuCounts(), 1).readbacks, 1, "the caller's read");
+    assertEquals(tf.memory().numTensors, tensors, "tensors held after the steps");
+    assert(losses.every(Number.isFinite), `losses ${losses}`);
+    trainer.dispose();
+  },
+);

@@ -179,6 +179,11 @@ export function webgpuBackend(): WebgpuBackendInternals | null {
   return tf.getBackend() === "webgpu" ? tf.backend() as unknown as WebgpuBackendInternals : null;
 }
 
+/** Whether webgpu is active with latentlab's kernels and settings (not `--webgpu_kernels stock`). */
+export function latentlabWebgpu(): boolean {
+  return webgpuBackend()?.tuned === true;
+}
+
 /** Applies the settings above to the active webgpu backend (idempotent; nothing on other backends). */
 export function tuneWebgpuBackend(): void {
   const backend = webgpuBackend();
