@@ -44,10 +44,8 @@ export function dense(
   params.addZeros(`${key}/b`, [outputs]);
   return (x) => {
     const w = params.get(`${key}/w`), b = params.get(`${key}/b`);
-    // On webgpu the bias goes into the product's kernel: one launch fewer per layer and step.
-    return (tf.getBackend() === "webgpu"
-      ? tf.fused.matMul({ a: x, b: w, bias: b })
-      : tf.add(tf.matMul(x, w), b)) as tf.Tensor2D;
+    // With latentlab's webgpu kernels the bias goes into the product's kernel: one launch fewer per layer and step.
+    return (latentlabWebgpu() ? tf.fused.matMul({ a: x, b: w, bias: b }) : tf.add(tf.matMul(x, w), b)) as tf.Tensor2D;
   };
 }
 
