@@ -11,12 +11,39 @@
 import * as tf from "@tensorflow/tfjs";
 import { elementwiseApplies, registerElementwiseKernel } from "./webgpu_elementwise.ts";
 
-const CROSS_ENTROPY = "LatentlabSigmoidCrossEntropy";
-const CROSS_ENTROPY_GRAD = "LatentlabSigmoidCrossEntropyGrad";
-const KL = "LatentlabGaussianKlTerms";
-const KL_GRAD = "LatentlabGaussianKlTermsGrad";
-const SAMPLE = "LatentlabReparameterize";
-const SAMPLE_GRAD = "LatentlabReparameterizeGrad";
+/**
+ * A fused op: one element-wise kernel for its value and one for the gradients of all its inputs (`d_<input>`, given
+ * the incoming gradient `dy` and the inputs), both made in one launch each.
+ */
+interface FusedOp {
+  name: string;
+  inputs: string[];
+  /** WGSL setting `result` from the inputs. */
+  value: string;
+  /** WGSL setting `d_<input>` for every input from `dy` and the inputs. */
+  gradients: string;
+}
+
+const CROSS_ENTROPY: FusedOp = {
+  name: "LatentlabSigmoidCrossEntropy",
+  inputs: ["logits", "labels"],
+  value: "result = max(logits, 0.0) - logits * labels + log(1.0 + exp(-abs(logits)));",
+  gradients: "d_logits = dy * (1.0 / (1.0 + exp(-logits)) - labels); d_labels = -(dy * logits);",
+};
+
+const KL: FusedOp = {
+  name: "LatentlabGaussianKlTerms",
+  inputs: ["mean", "logVar"],
+  value: "result = (mean * mean + exp(logVar)) - (logVar + 1.0);",
+  gradients: "d_mean = dy * (2.0 * mean); d_logVar = dy * (exp(logVar) - 1.0);",
+};
+
+const SAMPLE: FusedOp = {
+  name: "LatentlabReparameterize",
+  inputs: ["mean", "logVar", "noise"],
+  value: "result = mean + exp(0.5 * logVar) * noise;",
+  gradients: "let sd = exp(0.5 * logVar); d_mean = dy; d_logVar = dy * (0.5 * sd * noise); d_noise = dy * sd;",
+};
 
 const run = (name: string, inputs: tf.NamedTensorMap): tf.Tensor[] => {
   const result = tf.engine().runKernel(name, inputs);
@@ -25,85 +52,48 @@ const run = (name: string, inputs: tf.NamedTensorMap): tf.Tensor[] => {
 
 /** Sigmoid cross-entropy with logits per element: relu(l) − l·x + softplus(−|l|). */
 export function sigmoidCrossEntropyWithLogits(logits: tf.Tensor, labels: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(CROSS_ENTROPY, logits, labels)) return run(CROSS_ENTROPY, { logits, labels })[0];
+  if (elementwiseApplies(CROSS_ENTROPY.name, logits, labels)) return run(CROSS_ENTROPY.name, { logits, labels })[0];
   return tf.add(tf.sub(tf.relu(logits), tf.mul(logits, labels)), tf.softplus(tf.neg(tf.abs(logits))));
 }
 
 /** The KL divergence of N(μ, exp(logVar)) from N(0, 1) per element, times 2: (μ² + exp(logVar)) − (logVar + 1). */
 export function gaussianKlTerms(mean: tf.Tensor, logVar: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(KL, mean, logVar)) return run(KL, { mean, logVar })[0];
+  if (elementwiseApplies(KL.name, mean, logVar)) return run(KL.name, { mean, logVar })[0];
   return tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1));
 }
 
 /** z = μ + exp(logVar / 2)·ε, the reparameterized sample of N(μ, exp(logVar)). */
 export function reparameterizedSample(mean: tf.Tensor, logVar: tf.Tensor, noise: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(SAMPLE, mean, logVar, noise)) return run(SAMPLE, { mean, logVar, noise })[0];
+  if (elementwiseApplies(SAMPLE.name, mean, logVar, noise)) return run(SAMPLE.name, { mean, logVar, noise })[0];
   return tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise));
+}
+
+function registerFusedOp(op: FusedOp): void {
+  const gradientName = `${op.name}Grad`;
+  registerElementwiseKernel({ name: op.name, inputs: op.inputs, outputs: ["result"], body: op.value });
+  registerElementwiseKernel({
+    name: gradientName,
+    inputs: ["dy", ...op.inputs],
+    outputs: op.inputs.map((input) => `d_${input}`),
+    body: op.gradients,
+  });
+  tf.registerGradient({
+    kernelName: op.name,
+    inputsToSave: op.inputs,
+    gradFunc: (dy, saved) => {
+      // Every input's gradient from one launch, made here rather than in the thunks: TF.js calls each thunk in a
+      // tidy of its own, which would dispose the others' outputs.
+      const grads = run(
+        gradientName,
+        Object.fromEntries([["dy", dy as tf.Tensor], ...op.inputs.map((n, i) => [n, saved[i]])]),
+      );
+      return Object.fromEntries(op.inputs.map((input, i) => [input, () => grads[i]]));
+    },
+  });
 }
 
 /** Registers the webgpu kernels above and their gradients (idempotent). */
 export function registerWebgpuFusedTerms(): void {
-  if (tf.getKernel(CROSS_ENTROPY, "webgpu")) return;
-  registerElementwiseKernel({
-    name: CROSS_ENTROPY,
-    inputs: ["logits", "labels"],
-    outputs: ["loss"],
-    body: "loss = max(logits, 0.0) - logits * labels + log(1.0 + exp(-abs(logits)));",
-  });
-  registerElementwiseKernel({
-    name: CROSS_ENTROPY_GRAD,
-    inputs: ["dy", "logits", "labels"],
-    outputs: ["dLogits"],
-    body: "dLogits = dy * (1.0 / (1.0 + exp(-logits)) - labels);",
-  });
-  tf.registerGradient({
-    kernelName: CROSS_ENTROPY,
-    inputsToSave: ["logits", "labels"],
-    gradFunc: (dy, [logits, labels]) => ({
-      logits: () => run(CROSS_ENTROPY_GRAD, { dy: dy as tf.Tensor, logits, labels })[0],
-      labels: () => tf.neg(tf.mul(dy as tf.Tensor, logits)),
-    }),
-  });
-  registerElementwiseKernel({
-    name: KL,
-    inputs: ["mean", "logVar"],
-    outputs: ["terms"],
-    body: "terms = (mean * mean + exp(logVar)) - (logVar + 1.0);",
-  });
-  registerElementwiseKernel({
-    name: KL_GRAD,
-    inputs: ["dy", "mean", "logVar"],
-    outputs: ["dMean", "dLogVar"],
-    body: "dMean = dy * (2.0 * mean); dLogVar = dy * (exp(logVar) - 1.0);",
-  });
-  tf.registerGradient({
-    kernelName: KL,
-    inputsToSave: ["mean", "logVar"],
-    gradFunc: (dy, [mean, logVar]) => {
-      // Both in one launch, made here rather than in the thunks: TF.js calls each thunk in a tidy of its own,
-      // which would dispose the other's output.
-      const [dMean, dLogVar] = run(KL_GRAD, { dy: dy as tf.Tensor, mean, logVar });
-      return { mean: () => dMean, logVar: () => dLogVar };
-    },
-  });
-  registerElementwiseKernel({
-    name: SAMPLE,
-    inputs: ["mean", "logVar", "noise"],
-    outputs: ["z"],
-    body: "z = mean + exp(0.5 * logVar) * noise;",
-  });
-  registerElementwiseKernel({
-    name: SAMPLE_GRAD,
-    inputs: ["dy", "logVar", "noise"],
-    outputs: ["dLogVar", "dNoise"],
-    body: "let sd = exp(0.5 * logVar); dLogVar = dy * (0.5 * sd * noise); dNoise = dy * sd;",
-  });
-  tf.registerGradient({
-    kernelName: SAMPLE,
-    inputsToSave: ["mean", "logVar", "noise"],
-    gradFunc: (dy, [_mean, logVar, noise]) => {
-      const [dLogVar, dNoise] = run(SAMPLE_GRAD, { dy: dy as tf.Tensor, logVar, noise });
-      return { mean: () => tf.clone(dy as tf.Tensor), logVar: () => dLogVar, noise: () => dNoise };
-    },
-  });
+  if (tf.getKernel(CROSS_ENTROPY.name, "webgpu")) return;
+  for (const op of [CROSS_ENTROPY, KL, SAMPLE]) registerFusedOp(op);
 }
