@@ -49,7 +49,7 @@ function convVaeStep() {
 }
 
 webgpuTest(
-  "a conv VAE step launches at most 120 kernels and, once warm, creates no buffer and no bind group",
+  "a conv VAE step launches at most 120 kernels and, once warm, creates no buffer and no bind group, its rate changing",
   async () => {
     await selectBackend("webgpu");
     installWebgpuCounters();

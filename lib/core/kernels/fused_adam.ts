@@ -121,8 +121,11 @@ function fusedApplyGradients(
   if (!fusable) return original.call(this, variableGradients);
   const attrs = { beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, learningRate: this.learningRate };
   tf.tidy(() => {
-    // On webgpu the kernel takes Adam's bias corrections 1 − βᵗ computed once per step, as TF.js computes them.
-    const corrections = backend === "webgpu" ? tf.sub(1, tf.stack([this.accBeta1, this.accBeta2])) : null;
+    // On webgpu the kernel takes Adam's bias corrections 1 − βᵗ, computed once per step as TF.js computes them, and
+    // the negated rate.
+    const corrections = backend === "webgpu"
+      ? tf.concat([tf.sub(1, tf.stack([this.accBeta1, this.accBeta2])), tf.tensor1d([-this.learningRate])])
+      : null;
     const updates: { value: tf.Variable; gradient: tf.Tensor; first: tf.Variable; second: tf.Variable }[] = [];
     names.forEach((name, i) => {
       const value = registered[name];

@@ -5,6 +5,9 @@
  * as the device lets one shader bind (seven buffers each: four with WebGPU's default limit of 8 is one variable;
  * webgpu_device.ts raises the limit to the adapter's).
  *
+ * The learning rate comes with the bias corrections as a tensor, not as a uniform: a schedule changes it every step,
+ * and a uniform of new contents would be a new buffer (webgpu_host.ts caches uniforms by their bytes).
+ *
  * The operations are AdamOptimizer's, in its order, in float32; a GPU compiler may contract a multiply and an add
  * into one fused operation, so the result can differ from TF.js's kernels in the last bit.
  *
@@ -16,7 +19,7 @@ import type { WebgpuBackendInternals } from "./webgpu_host.ts";
 
 /**
  * The kernel's name; inputs `value<k>`, `gradient<k>`, `m<k>`, `v<k>` for k < `variables` (attribute) and
- * `corrections` = [1 − β₁ᵗ, 1 − β₂ᵗ]; outputs the new value, m and v of each variable in turn.
+ * `corrections` = [1 − β₁ᵗ, 1 − β₂ᵗ, −learning rate]; outputs the new value, m and v of each variable in turn.
  */
 export const WEBGPU_ADAM_KERNEL = "LatentlabFusedAdamCorrected";
 
@@ -56,13 +59,13 @@ function shader(variables: number): string {
     let v = second${k}[j] * settings.beta2 + (g * g) * settings.oneMinusBeta2;
     newFirst${k}[j] = m;
     newSecond${k}[j] = v;
-    newValue${k}[j] = ((m / corrections[0]) / (sqrt(v / corrections[1]) + settings.epsilon)) * settings.negativeRate +
+    newValue${k}[j] = ((m / corrections[0]) / (sqrt(v / corrections[1]) + settings.epsilon)) * corrections[2] +
       value${k}[j];
   }`
   );
   return `
 struct Settings { beta1 : f32, oneMinusBeta1 : f32, beta2 : f32, oneMinusBeta2 : f32, epsilon : f32,
-  negativeRate : f32, rowLength : u32, ${slots.map((k) => `end${k} : u32`).join(", ")} }
+  rowLength : u32, ${slots.map((k) => `end${k} : u32`).join(", ")} }
 ${bindings.join("\n")}
 @group(0) @binding(${corrections}) var<storage, read> corrections : array<f32>;
 @group(0) @binding(${corrections + 1}) var<uniform> settings : Settings;
@@ -77,7 +80,6 @@ interface AdamAttrs {
   beta1: number;
   beta2: number;
   epsilon: number;
-  learningRate: number;
   variables: number;
 }
 
@@ -87,7 +89,7 @@ function fusedAdam({ inputs, backend, attrs }: {
   attrs: tf.NamedAttrMap;
 }): tf.TensorInfo[] {
   const gpu = backend as WebgpuBackendInternals;
-  const { beta1, beta2, epsilon, learningRate, variables } = attrs as unknown as AdamAttrs;
+  const { beta1, beta2, epsilon, variables } = attrs as unknown as AdamAttrs;
   const slots = Array.from({ length: variables }, (_, k) => k);
   const values = slots.map((k) => inputs[`value${k}`]!);
   const outputs = values.flatMap((value) => [0, 1, 2].map(() => gpu.makeTensorInfo(value.shape, "float32")));
@@ -111,7 +113,6 @@ function fusedAdam({ inputs, backend, attrs }: {
     f32(beta2),
     f32(1 - beta2),
     f32(epsilon),
-    f32(-learningRate),
     { type: "uint32", data: [workgroups[0] * WORKGROUP] },
     ...ends.map((end) => ({ type: "uint32", data: [end] })),
   ], workgroups);
