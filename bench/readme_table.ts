@@ -502,13 +502,9 @@ export function webgpuCallsComparison(ours: BenchReport, stock: BenchReport): st
   if (pairs.length === 0) throw new Error("the two reports have no entry with WebGPU calls in common");
   const arrow = (a: number, b: number) => `${perStep(a)} → ${perStep(b)}`;
   const lines = [
-    `WebGPU calls per training step, TF.js's own kernels → latentlab's (lib/core/kernels/webgpu_*.ts), counted by ` +
-    `\`deno task bench --backend webgpu --webgpu_kernels stock|latentlab\` (${ours.config.models.length} entries, ` +
-    `${ours.results[0].webgpu_calls?.steps ?? 0} steps read once after the last) on the adapter ` +
-    `"${ours.machine.webgpu_adapter}" (${stock.date.slice(0, 10)}, ${
-      ours.date.slice(0, 10)
-    }); the counts are the same ` +
-    "on any adapter. Time on a GPU: [Performance](docs/performance.md).",
+    `WebGPU calls per step, TF.js's kernels → latentlab's, by \`deno task bench --backend webgpu ` +
+    `--webgpu_kernels stock|latentlab\` on "${ours.machine.webgpu_adapter}", ${ours.date.slice(0, 10)} (the same ` +
+    "on any adapter; every entry: [Performance](docs/performance.md#webgpu-calls-per-step-without-a-gpu)).",
     "",
     "| step | batch | dispatches | buffers created | uploads | bind groups | submits | readbacks |",
     "|---|---|---|---|---|---|---|---|",
