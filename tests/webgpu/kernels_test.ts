@@ -134,6 +134,38 @@ webgpuTest("Adam's fused webgpu update follows TF.js's Adam on cpu over steps wi
   assertClose(results[0], results[1], "Adam variables and moments", 1e-5);
 });
 
+webgpuTest("momentum SGD's fused webgpu update follows TF.js's on cpu, plain and Nesterov", async () => {
+  for (const nesterov of [false, true]) {
+    const results: Float32Array[][] = [];
+    for (const backend of ["cpu", "webgpu"] as const) {
+      await selectBackend(backend);
+      const rng = new Rng(6);
+      const variables = [[300, 7], [7], [2, 3, 4]].map((shape, k) =>
+        tf.variable(normal(rng, shape), true, `webgpu_momentum_${nesterov}_${backend}_${k}`)
+      );
+      const optimizer = tf.train.momentum(1e-2, 0.9, nesterov);
+      for (let step = 0; step < 5; step++) {
+        const grads = variables.map((v) => normal(rng, v.shape));
+        // The middle variable has no gradient every other step, as a frozen part of a model.
+        optimizer.applyGradients(
+          Object.fromEntries(variables.map((v, k) => [v.name, k === 1 && step % 2 ? null : grads[k]])) as never,
+        );
+        tf.dispose(grads);
+      }
+      const weights = await optimizer.getWeights();
+      results.push(
+        await Promise.all(
+          [...variables, ...weights.map((w) => w.tensor)].map(async (t) => await t.data() as Float32Array),
+        ),
+      );
+      weights[0].tensor.dispose();
+      optimizer.dispose();
+      tf.dispose(variables);
+    }
+    assertClose(results[0], results[1], `momentum (Nesterov ${nesterov}) variables and accumulations`, 1e-5);
+  }
+});
+
 webgpuTest("the fused VAE terms on webgpu equal their TF.js formulas on cpu, values and gradients", async () => {
   const [cpu, gpu] = await onBoth((rng) => {
     const logits = tf.mul(normal(rng, [8, 16, 16, 1]), 6);

@@ -18,8 +18,9 @@
  */
 import * as tf from "@tensorflow/tfjs";
 import { type KernelArgs, replaceWasmKernel, WasmOps, watKernel } from "./wasm_ops.ts";
-import { adamVariablesPerLaunch, WEBGPU_ADAM_KERNEL } from "./webgpu_adam.ts";
+import { WEBGPU_ADAM } from "./webgpu_adam.ts";
 import { storedAsFloat32, webgpuBackend } from "./webgpu_host.ts";
+import { runUpdates } from "./webgpu_optimizer.ts";
 
 const KERNEL = "LatentlabFusedAdam";
 const fround = Math.fround;
@@ -111,7 +112,7 @@ function fusedApplyGradients(
     Array.isArray(variableGradients) ? variableGradients[i].tensor : variableGradients[name];
   const registered = tf.engine().registeredVariables;
   const backend = tf.getBackend();
-  const gpu = backend === "webgpu" && tf.getKernel(WEBGPU_ADAM_KERNEL, "webgpu") ? webgpuBackend() : null;
+  const gpu = backend === "webgpu" && tf.getKernel(WEBGPU_ADAM.name, "webgpu") ? webgpuBackend() : null;
   const fusable = (backend === "wasm" || gpu !== null) &&
     names.every((name, i) => {
       const gradient = gradientOf(i, name);
@@ -139,37 +140,46 @@ function fusedApplyGradients(
       const gradient = gradientOf(i, name);
       if (gradient != null) updates.push({ value, gradient, first, second });
     });
-    // On webgpu one launch updates as many variables as the device lets a shader bind.
-    const perLaunch = gpu ? adamVariablesPerLaunch(gpu.device) : 1;
-    for (let start = 0; start < updates.length; start += perLaunch) {
-      const group = updates.slice(start, start + perLaunch);
-      const results = (corrections
-        ? tf.engine().runKernel(
-          WEBGPU_ADAM_KERNEL,
-          Object.assign(
-            { corrections },
-            ...group.map(({ value, gradient, first, second }, k) => ({
-              [`value${k}`]: value,
-              [`gradient${k}`]: gradient,
-              [`m${k}`]: first,
-              [`v${k}`]: second,
-            })),
-          ),
-          { ...attrs, variables: group.length } as unknown as tf.NamedAttrMap,
-        )
-        : tf.engine().runKernel(KERNEL, {
-          value: group[0].value,
-          gradient: group[0].gradient,
-          m: group[0].first,
-          v: group[0].second,
-          accBeta1: this.accBeta1,
-          accBeta2: this.accBeta2,
-        }, attrs as unknown as tf.NamedAttrMap)) as tf.Tensor[];
-      group.forEach(({ value, first, second }, k) => {
-        first.assign(results[3 * k + 1]);
-        second.assign(results[3 * k + 2]);
-        value.assign(results[3 * k]);
-      });
+    const assign = (
+      { value, first, second }: (typeof updates)[number],
+      [newValue, newFirst, newSecond]: tf.Tensor[],
+    ) => {
+      first.assign(newFirst);
+      second.assign(newSecond);
+      value.assign(newValue);
+    };
+    if (gpu && corrections) {
+      // One launch updates as many variables as the device lets a shader bind.
+      const results = runUpdates(
+        WEBGPU_ADAM,
+        gpu.device,
+        updates.map(({ value, gradient, first, second }) => ({ value, gradient, m: first, v: second })),
+        { corrections },
+        {
+          beta1: this.beta1,
+          oneMinusBeta1: 1 - this.beta1,
+          beta2: this.beta2,
+          oneMinusBeta2: 1 - this.beta2,
+          epsilon: this.epsilon,
+        },
+      );
+      updates.forEach((update, k) => assign(update, results[k]));
+    } else {
+      // One variable at a time, so that the wasm heap holds one variable's new tensors at once.
+      for (const update of updates) {
+        const { value, gradient, first, second } = update;
+        assign(
+          update,
+          tf.engine().runKernel(KERNEL, {
+            value,
+            gradient,
+            m: first,
+            v: second,
+            accBeta1: this.accBeta1,
+            accBeta2: this.accBeta2,
+          }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[],
+        );
+      }
     }
     this.accBeta1.assign(tf.mul(this.accBeta1, this.beta1));
     this.accBeta2.assign(tf.mul(this.accBeta2, this.beta2));

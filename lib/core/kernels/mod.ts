@@ -5,7 +5,7 @@
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
  * Slice, Identity, Transpose, Sum over leading axes), and a member-wise
  * matMul for ensembles of small models, and Adam's update fused into one
- * kernel per variable; and on webgpu, Adam in one launch per variable and the
+ * kernel per variable; and on webgpu, Adam and momentum SGD for several variables per launch and the
  * settings that take the host's per-launch cost out of a step (webgpu_host.ts), sums and means over leading axes
  * without a transpose, ReLU's gradient in one launch, a tiled filter gradient of conv2d, and the VAE's
  * per-element loss terms and sample in one launch each (fused_terms.ts).
@@ -23,6 +23,7 @@ import { registerWasmMemberMatMul } from "./member_mat_mul.ts";
 import { registerWasmTransposeSum } from "./transpose_sum.ts";
 import { registerWasmUnsortedSegmentSum } from "./unsorted_segment_sum.ts";
 import { registerWebgpuFusedAdam } from "./webgpu_adam.ts";
+import { registerWebgpuFusedMomentum } from "./webgpu_momentum.ts";
 import { registerWebgpuColumnReduce } from "./webgpu_column_reduce.ts";
 import { registerWebgpuConvFilterGradient } from "./webgpu_conv_filter_grad.ts";
 import { registerWebgpuFusedTerms } from "./fused_terms.ts";
@@ -45,13 +46,14 @@ export function registerWasmKernels(): void {
 }
 
 /**
- * Registers latentlab's webgpu kernels (Adam, column sums and means, ReLU's gradient, conv2d's
+ * Registers latentlab's webgpu kernels (Adam, momentum SGD, column sums and means, ReLU's gradient, conv2d's
  * filter gradient, the VAE's loss terms) and applies the host-cost settings
  * of webgpu_host.ts to the active webgpu backend (call after webgpu is chosen; idempotent).
  */
 export function registerWebgpuKernels(): void {
   tuneWebgpuBackend();
   registerWebgpuFusedAdam();
+  registerWebgpuFusedMomentum();
   registerWebgpuColumnReduce();
   registerWebgpuReluGrad();
   registerWebgpuConvFilterGradient();
