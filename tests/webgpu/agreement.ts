@@ -92,25 +92,45 @@ export const AGREEMENTS: Record<string, Agreement> = {
   },
   // Run only with LATENTLAB_WEBGPU_ALL=1 (smoke_webgpu.ts: LEFT_OUT_OF_CI), as is vae-manipulation above.
   // ε* of fine-tuned models, bisections over noise sizes (7.6e-6 at 1.9e-5 on the smallest ε).
-  "noise-train-mnist": { tolerance: 1e-4 },
+  "noise-train-mnist": {
+    tolerance: 1e-4,
+    loose: [{
+      pattern: /\/eps_[a-z]+_over_[a-z]+$/,
+      tolerance: 1e-3,
+      why: "a ratio of two ε* bisections, each stopping where a decision flips (2.2e-4 with latentlab's kernels, " +
+        "whose filter gradients and sums add in another order than TF.js's)",
+    }],
+  },
   "pose-ood": {
     tolerance: SMOOTH,
     loose: [{
       pattern: /^(pose|bn)\//,
       tolerance: 1,
       why: "keypoint errors are distances to a heatmap's argmax: a near-tied peak moves a keypoint by pixels (0.73)",
+    }, {
+      pattern: /\/acc_[a-z_]+$/,
+      tolerance: 2 / 1024,
+      why: "accuracies over 1,024 frames: a frame whose class scores are near-tied flips (1/1,024)",
     }],
   },
   "abs-mnist": {
-    tolerance: SMOOTH,
+    // Losses after training the CNNs on MNIST (3.6e-5 with latentlab's kernels, whose filter gradients and sums add
+    // in another order than TF.js's).
+    tolerance: 1e-4,
     loose: [{
       pattern: /(acc_|\/clean$)/,
       tolerance: 0.34,
       why: "accuracies over 3 attacked or 20 clean digits: one digit whose class scores are near-tied flips (1/3)",
     }, {
-      pattern: /(median_l[0-9a-z]+|distal_confidence_median|\/alpha)$/,
+      pattern: /(median_l[0-9a-z]+|distal_confidence_median)$/,
       tolerance: 0.5,
-      why: "medians over 3 digits of searches that stop at a decision flip, and scales fit to them (0.29)",
+      why: "medians over 3 digits of searches that stop at a decision flip (0.29)",
+    }, {
+      pattern: /\/alpha$/,
+      tolerance: 1,
+      why: "a temperature fit by golden-section search to a cross-entropy that is flat once the 20 digits' logits " +
+        "separate their labels, so any large α fits: 184 on wasm, 131 and 81 on webgpu with TF.js's and latentlab's " +
+        "kernels; held to |Δ| ≤ wasm's value",
     }],
   },
 };
