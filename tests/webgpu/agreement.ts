@@ -90,17 +90,12 @@ export const AGREEMENTS: Record<string, Agreement> = {
       why: "a difference of two alignment scores, each the end of a projected gradient search (0.013)",
     }],
   },
-  // Run only with LATENTLAB_WEBGPU_ALL=1 (smoke_webgpu.ts: LEFT_OUT_OF_CI), as is vae-manipulation above.
-  // ε* of fine-tuned models, bisections over noise sizes (7.6e-6 at 1.9e-5 on the smallest ε).
-  "noise-train-mnist": {
-    tolerance: 1e-4,
-    loose: [{
-      pattern: /\/eps_[a-z]+_over_[a-z]+$/,
-      tolerance: 1e-3,
-      why: "a ratio of two ε* bisections, each stopping where a decision flips (2.2e-4 with latentlab's kernels, " +
-        "whose filter gradients and sums add in another order than TF.js's)",
-    }],
-  },
+  // Run only with LATENTLAB_WEBGPU_ALL=1 (smoke_webgpu.ts: LEFT_OUT_OF_CI), as are vae-manipulation above and
+  // pose-ood and abs-mnist below. ε* of models trained and fine-tuned with momentum SGD: each a bisection over
+  // noise sizes that stops where a decision flips, after training has amplified the order of float32 sums. Measured:
+  // 7.6e-6 with TF.js's webgpu kernels, 2.2e-4 with latentlab's sums and filter gradients, 1.4e-3 with its fused
+  // momentum update as well (whose multiply-adds a GPU compiler may contract).
+  "noise-train-mnist": { tolerance: 5e-3 },
   "pose-ood": {
     tolerance: SMOOTH,
     loose: [{
