@@ -13,7 +13,6 @@ import {
   type WebgpuCounts,
   webgpuCounts,
 } from "../../lib/core/kernels/webgpu_counters.ts";
-import type { WorkloadState } from "./rounds.ts";
 
 /** Unread steps run before counting: the buffer pool and the caches fill during the first steps. */
 const WARMUP_STEPS = 3;
@@ -30,8 +29,13 @@ export interface WebgpuCalls {
   gpu_ms_per_step: number | null;
 }
 
+/** A workload's step with its result left on the device (`WorkloadState.record` in rounds.ts). */
+interface RecordingState {
+  record?(): tf.Tensor;
+}
+
 /** Measures `state`'s unread step (`record`) over `steps` steps; null when the workload has none. */
-export async function measureWebgpuCalls(state: WorkloadState, steps: number): Promise<WebgpuCalls | null> {
+export async function measureWebgpuCalls(state: RecordingState, steps: number): Promise<WebgpuCalls | null> {
   if (!state.record) return null;
   installWebgpuCounters();
   let last: tf.Tensor | null = null;
