@@ -177,12 +177,14 @@ export interface BackendOptions {
 
 /** Activates `name`; false when TF.js cannot initialise it. */
 async function activate(name: BackendName, options: BackendOptions): Promise<boolean> {
+  const latentlabWebgpu = name === "webgpu" && options.webgpuKernels !== "stock";
   if (name === "wasm") prepareBundledWasm();
-  if (name === "webgpu" && options.webgpuKernels !== "stock") registerWebgpuDevice();
+  // The device is asked for when the backend initialises, so its limits are set before.
+  if (latentlabWebgpu) registerWebgpuDevice();
   // setBackend can report success while initialisation failed; confirm with getBackend.
   if (!(await withQuietDisplayLookup(() => tf.setBackend(name))) || tf.getBackend() !== name) return false;
   if (name === "wasm") registerWasmKernels();
-  if (name === "webgpu" && options.webgpuKernels !== "stock") registerWebgpuKernels();
+  if (latentlabWebgpu) registerWebgpuKernels();
   return true;
 }
 
