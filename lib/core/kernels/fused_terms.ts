@@ -9,7 +9,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { elementwiseApplies, registerElementwiseKernel } from "./webgpu_elementwise.ts";
+import { elementwiseApplies, registerElementwiseKernel, runElementwise } from "./webgpu_elementwise.ts";
 
 /**
  * A fused op: one element-wise kernel for its value and one for the gradients of all its inputs (`d_<input>`, given
@@ -45,26 +45,25 @@ const SAMPLE: FusedOp = {
   gradients: "let sd = exp(0.5 * logVar); d_mean = dy; d_logVar = dy * (0.5 * sd * noise); d_noise = dy * sd;",
 };
 
-const run = (name: string, inputs: tf.NamedTensorMap): tf.Tensor[] => {
-  const result = tf.engine().runKernel(name, inputs);
-  return Array.isArray(result) ? result as tf.Tensor[] : [result as tf.Tensor];
-};
-
 /** Sigmoid cross-entropy with logits per element: relu(l) − l·x + softplus(−|l|). */
 export function sigmoidCrossEntropyWithLogits(logits: tf.Tensor, labels: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(CROSS_ENTROPY.name, logits, labels)) return run(CROSS_ENTROPY.name, { logits, labels })[0];
+  if (elementwiseApplies(CROSS_ENTROPY.name, logits, labels)) {
+    return runElementwise(CROSS_ENTROPY.name, { logits, labels })[0];
+  }
   return tf.add(tf.sub(tf.relu(logits), tf.mul(logits, labels)), tf.softplus(tf.neg(tf.abs(logits))));
 }
 
 /** The KL divergence of N(μ, exp(logVar)) from N(0, 1) per element, times 2: (μ² + exp(logVar)) − (logVar + 1). */
 export function gaussianKlTerms(mean: tf.Tensor, logVar: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(KL.name, mean, logVar)) return run(KL.name, { mean, logVar })[0];
+  if (elementwiseApplies(KL.name, mean, logVar)) return runElementwise(KL.name, { mean, logVar })[0];
   return tf.sub(tf.add(tf.square(mean), tf.exp(logVar)), tf.add(logVar, 1));
 }
 
 /** z = μ + exp(logVar / 2)·ε, the reparameterized sample of N(μ, exp(logVar)). */
 export function reparameterizedSample(mean: tf.Tensor, logVar: tf.Tensor, noise: tf.Tensor): tf.Tensor {
-  if (elementwiseApplies(SAMPLE.name, mean, logVar, noise)) return run(SAMPLE.name, { mean, logVar, noise })[0];
+  if (elementwiseApplies(SAMPLE.name, mean, logVar, noise)) {
+    return runElementwise(SAMPLE.name, { mean, logVar, noise })[0];
+  }
   return tf.add(mean, tf.mul(tf.exp(tf.mul(0.5, logVar)), noise));
 }
 
@@ -83,7 +82,7 @@ function registerFusedOp(op: FusedOp): void {
     gradFunc: (dy, saved) => {
       // Every input's gradient from one launch, made here rather than in the thunks: TF.js calls each thunk in a
       // tidy of its own, which would dispose the others' outputs.
-      const grads = run(
+      const grads = runElementwise(
         gradientName,
         Object.fromEntries([["dy", dy as tf.Tensor], ...op.inputs.map((n, i) => [n, saved[i]])]),
       );

@@ -84,3 +84,8 @@ export function elementwiseApplies(name: string, ...tensors: tf.Tensor[]): boole
   return backend !== null && tf.getKernel(name, "webgpu") !== undefined && storedAsFloat32(backend, ...tensors) &&
     tensors.every((t) => tf.util.arraysEqual(t.shape, tensors[0].shape));
 }
+
+/** Runs the element-wise kernel `name` (registered above) and returns its outputs in order. */
+export function runElementwise(name: string, inputs: tf.NamedTensorMap): tf.Tensor[] {
+  return tf.engine().runKernel(name, inputs) as tf.Tensor[];
+}
