@@ -21,6 +21,7 @@ import { type KernelArgs, replaceWasmKernel, WasmOps, watKernel } from "./wasm_o
 import { WEBGPU_ADAM } from "./webgpu_adam.ts";
 import { storedAsFloat32, webgpuBackend } from "./webgpu_host.ts";
 import { runUpdates } from "./webgpu_optimizer.ts";
+import { type FusedApplyGradients, namedGradients, routeApplyGradients } from "./optimizer_routing.ts";
 
 const KERNEL = "LatentlabFusedAdam";
 const fround = Math.fround;
@@ -79,10 +80,6 @@ function fusedAdam({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   return outputs;
 }
 
-type NamedGradient = { name: string; tensor: tf.Tensor };
-type Gradients = tf.NamedTensorMap | NamedGradient[];
-type ApplyGradients = (this: AdamInternals, gradients: Gradients) => void;
-
 /** The fields of TF.js 4.22's AdamOptimizer that its applyGradients uses (private in its typings). */
 interface AdamInternals {
   beta1: number;
@@ -100,25 +97,16 @@ interface AdamInternals {
  * AdamOptimizer.applyGradients with the fused kernel on wasm: the same moment variables (names, order, lazy
  * creation) and the same accumulated β powers as TF.js 4.22's, so getWeights/setWeights are unchanged.
  */
-function fusedApplyGradients(
-  this: AdamInternals,
-  original: ApplyGradients,
-  variableGradients: Gradients,
-): void {
-  const names = Array.isArray(variableGradients)
-    ? variableGradients.map((v) => v.name)
-    : Object.keys(variableGradients);
-  const gradientOf = (i: number, name: string) =>
-    Array.isArray(variableGradients) ? variableGradients[i].tensor : variableGradients[name];
+const fusedApplyGradients: FusedApplyGradients<AdamInternals> = function (original, variableGradients) {
+  const named = namedGradients(variableGradients);
   const registered = tf.engine().registeredVariables;
   const backend = tf.getBackend();
   const gpu = backend === "webgpu" && tf.getKernel(WEBGPU_ADAM.name, "webgpu") ? webgpuBackend() : null;
   const fusable = (backend === "wasm" || gpu !== null) &&
-    names.every((name, i) => {
-      const gradient = gradientOf(i, name);
-      return registered[name]?.dtype === "float32" && (gradient?.dtype ?? "float32") === "float32" &&
-        (gpu === null || storedAsFloat32(gpu, registered[name], ...(gradient ? [gradient] : [])));
-    });
+    named.every(({ name, gradient }) =>
+      registered[name]?.dtype === "float32" && (gradient?.dtype ?? "float32") === "float32" &&
+      (gpu === null || storedAsFloat32(gpu, registered[name], ...(gradient ? [gradient] : [])))
+    );
   if (!fusable) return original.call(this, variableGradients);
   const attrs = { beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, learningRate: this.learningRate };
   tf.tidy(() => {
@@ -128,7 +116,7 @@ function fusedApplyGradients(
       ? tf.concat([tf.sub(1, tf.stack([this.accBeta1, this.accBeta2])), tf.tensor1d([-this.learningRate])])
       : null;
     const updates: { value: tf.Variable; gradient: tf.Tensor; first: tf.Variable; second: tf.Variable }[] = [];
-    names.forEach((name, i) => {
+    named.forEach(({ name, gradient }, i) => {
       const value = registered[name];
       const moment = (which: "accumulatedFirstMoment" | "accumulatedSecondMoment", suffix: string) =>
         this[which][i] ??= {
@@ -137,7 +125,6 @@ function fusedApplyGradients(
         };
       const first = moment("accumulatedFirstMoment", "m").variable;
       const second = moment("accumulatedSecondMoment", "v").variable;
-      const gradient = gradientOf(i, name);
       if (gradient != null) updates.push({ value, gradient, first, second });
     });
     const assign = (
@@ -185,7 +172,7 @@ function fusedApplyGradients(
     this.accBeta2.assign(tf.mul(this.accBeta2, this.beta2));
   });
   this.incrementIterations();
-}
+};
 
 /** Registers the fused kernel and routes AdamOptimizer.applyGradients through it on wasm (idempotent). */
 export function registerWasmFusedAdam(): void {
@@ -198,11 +185,5 @@ export function registerWasmFusedAdam(): void {
  * `registerWebgpuFusedAdam` ran); other backends keep TF.js's (idempotent).
  */
 export function routeAdamThroughFusedKernels(): void {
-  const prototype = tf.AdamOptimizer.prototype as unknown as { applyGradients: ApplyGradients & { fused?: boolean } };
-  if (prototype.applyGradients.fused) return;
-  const original = prototype.applyGradients;
-  const patched = function (this: AdamInternals, gradients: Gradients) {
-    fusedApplyGradients.call(this, original, gradients);
-  };
-  prototype.applyGradients = Object.assign(patched, { fused: true });
+  routeApplyGradients(tf.AdamOptimizer, fusedApplyGradients);
 }

@@ -12,6 +12,7 @@
 import * as tf from "@tensorflow/tfjs";
 import { storedAsFloat32, webgpuBackend } from "./webgpu_host.ts";
 import { registerUpdateKernel, runUpdates, slotName, type UpdateKernel } from "./webgpu_optimizer.ts";
+import { type FusedApplyGradients, namedGradients, routeApplyGradients } from "./optimizer_routing.ts";
 
 /**
  * Momentum's kernel: per variable `value`, `gradient`, `accumulation` → the new value and accumulation; shared
@@ -33,10 +34,6 @@ export const WEBGPU_MOMENTUM: UpdateKernel = {
   },
 };
 
-type NamedGradient = { name: string; tensor: tf.Tensor };
-type Gradients = tf.NamedTensorMap | NamedGradient[];
-type ApplyGradients = (this: MomentumInternals, gradients: Gradients) => void;
-
 /** The fields of TF.js 4.22's MomentumOptimizer that its applyGradients uses (private in its typings). */
 interface MomentumInternals {
   c: tf.Scalar;
@@ -46,27 +43,24 @@ interface MomentumInternals {
   incrementIterations(): void;
 }
 
-function fusedApplyGradients(this: MomentumInternals, original: ApplyGradients, gradients: Gradients): void {
-  const names = Array.isArray(gradients) ? gradients.map((g) => g.name) : Object.keys(gradients);
-  const gradientOf = (i: number, name: string) => Array.isArray(gradients) ? gradients[i].tensor : gradients[name];
+const fusedApplyGradients: FusedApplyGradients<MomentumInternals> = function (original, gradients) {
+  const named = namedGradients(gradients);
   const registered = tf.engine().registeredVariables;
   const gpu = tf.getKernel(WEBGPU_MOMENTUM.name, "webgpu") ? webgpuBackend() : null;
   const fusable = gpu !== null && storedAsFloat32(gpu, this.c, this.m) &&
-    names.every((name, i) => {
-      const gradient = gradientOf(i, name);
-      return registered[name]?.dtype === "float32" &&
-        storedAsFloat32(gpu, registered[name], ...(gradient ? [gradient] : []));
-    });
+    named.every(({ name, gradient }) =>
+      registered[name]?.dtype === "float32" &&
+      storedAsFloat32(gpu, registered[name], ...(gradient ? [gradient] : []))
+    );
   if (!fusable) return original.call(this, gradients);
   tf.tidy(() => {
     const updates: { value: tf.Variable; gradient: tf.Tensor; accumulation: tf.Variable }[] = [];
-    names.forEach((name, i) => {
+    named.forEach(({ name, gradient }, i) => {
       const value = registered[name];
       this.accumulations[i] ??= {
         originalName: `${name}/momentum`,
         variable: tf.tidy(() => tf.zerosLike(value).variable(false)),
       };
-      const gradient = gradientOf(i, name);
       if (gradient != null) updates.push({ value, gradient, accumulation: this.accumulations[i].variable });
     });
     const results = runUpdates(WEBGPU_MOMENTUM, gpu.device, updates, { rate: this.c, momentum: this.m }, {
@@ -79,18 +73,10 @@ function fusedApplyGradients(this: MomentumInternals, original: ApplyGradients, 
     });
   });
   this.incrementIterations();
-}
+};
 
 /** Registers the kernel on webgpu and routes MomentumOptimizer.applyGradients through it there (idempotent). */
 export function registerWebgpuFusedMomentum(): void {
   registerUpdateKernel(WEBGPU_MOMENTUM);
-  const prototype = tf.MomentumOptimizer.prototype as unknown as {
-    applyGradients: ApplyGradients & { fused?: boolean };
-  };
-  if (prototype.applyGradients.fused) return;
-  const original = prototype.applyGradients;
-  const patched = function (this: MomentumInternals, gradients: Gradients) {
-    fusedApplyGradients.call(this, original, gradients);
-  };
-  prototype.applyGradients = Object.assign(patched, { fused: true });
+  routeApplyGradients(tf.MomentumOptimizer, fusedApplyGradients);
 }
