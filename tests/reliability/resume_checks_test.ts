@@ -20,23 +20,30 @@ const { dir: interrupted } = await runStoppedAtCheckpoint(
   1,
 );
 
+/** Rewrites a file of the run as `edit` returns its text. */
+const editText = (file: string, edit: (text: string) => string) => (dir: string) =>
+  Deno.writeTextFileSync(join(dir, file), edit(Deno.readTextFileSync(join(dir, file))));
+
 /** Rewrites a JSON file of the run through `edit`. */
-const editJson = (file: string, edit: (value: Record<string, unknown>) => void) => (dir: string) => {
-  const value = JSON.parse(Deno.readTextFileSync(join(dir, file)));
-  edit(value);
-  Deno.writeTextFileSync(join(dir, file), JSON.stringify(value));
-};
+const editJson = (file: string, edit: (value: Record<string, unknown>) => void) =>
+  editText(file, (text) => {
+    const value = JSON.parse(text);
+    edit(value);
+    return JSON.stringify(value);
+  });
 
 /** An edit of the run folder and the error it must give (`DIR` stands for the run folder). */
 const ROWS: [string, (dir: string) => void, string][] = [
-  ["a truncated config.json", (dir) => {
-    const text = Deno.readTextFileSync(join(dir, "config.json"));
-    Deno.writeTextFileSync(join(dir, "config.json"), text.slice(0, 20));
-  }, "DIR/config.json cannot be read as JSON (Unexpected end of JSON input)"],
-  ["a config.json with a __proto__ key", (dir) => {
-    const text = Deno.readTextFileSync(join(dir, "config.json"));
-    Deno.writeTextFileSync(join(dir, "config.json"), text.replace("{", '{"__proto__": {"steps": 5},'));
-  }, 'DIR/config.json: "__proto__" is not a config key of ica-toy'],
+  [
+    "a truncated config.json",
+    editText("config.json", (text) => text.slice(0, 20)),
+    "DIR/config.json cannot be read as JSON (Unexpected end of JSON input)",
+  ],
+  [
+    "a config.json with a __proto__ key",
+    editText("config.json", (text) => text.replace("{", '{"__proto__": {"steps": 5},')),
+    'DIR/config.json: "__proto__" is not a config key of ica-toy',
+  ],
   [
     "config.json's steps changed",
     editJson("config.json", (c) => c.steps = 40),
