@@ -33,28 +33,34 @@ function maxPoolGrad({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
   const { batchSize, inHeight, inWidth, inChannels: channels, outHeight, outWidth } = info;
   const { strideHeight, strideWidth, filterHeight, filterWidth } = info;
   const { top, left } = info.padInfo;
+  // Channels innermost: each window position is a contiguous row of `channels` values, so the running maxima of a
+  // window are kept per channel and every read walks memory in order (a loop per channel strides by `channels`).
+  const best = new Float32Array(channels), at = new Int32Array(channels);
   for (let b = 0; b < batchSize; b++) {
     for (let oy = 0; oy < outHeight; oy++) {
       const y0 = oy * strideHeight - top;
       for (let ox = 0; ox < outWidth; ox++) {
         const x0 = ox * strideWidth - left;
-        for (let c = 0; c < channels; c++) {
-          let best = -Infinity, at = -1;
-          for (let wy = 0; wy < filterHeight; wy++) {
-            const y = y0 + wy;
-            if (y < 0 || y >= inHeight) continue;
-            for (let wx = 0; wx < filterWidth; wx++) {
-              const xx = x0 + wx;
-              if (xx < 0 || xx >= inWidth) continue;
-              const index = ((b * inHeight + y) * inWidth + xx) * channels + c;
-              if (x[index] > best) {
-                best = x[index];
-                at = index;
+        best.fill(-Infinity);
+        at.fill(-1);
+        for (let wy = 0; wy < filterHeight; wy++) {
+          const y = y0 + wy;
+          if (y < 0 || y >= inHeight) continue;
+          for (let wx = 0; wx < filterWidth; wx++) {
+            const xx = x0 + wx;
+            if (xx < 0 || xx >= inWidth) continue;
+            const row = ((b * inHeight + y) * inWidth + xx) * channels;
+            for (let c = 0; c < channels; c++) {
+              // Strictly greater: ties keep the first maximum in row-major window order, as on the cpu backend.
+              if (x[row + c] > best[c]) {
+                best[c] = x[row + c];
+                at[c] = row + c;
               }
             }
           }
-          if (at >= 0) out[at] += grad[((b * outHeight + oy) * outWidth + ox) * channels + c];
         }
+        const gradRow = ((b * outHeight + oy) * outWidth + ox) * channels;
+        for (let c = 0; c < channels; c++) if (at[c] >= 0) out[at[c]] += grad[gradRow + c];
       }
     }
   }

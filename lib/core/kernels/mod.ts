@@ -3,7 +3,7 @@
  * the training kernels it lacks (Conv2DBackpropFilter, UnsortedSegmentSum,
  * depthwise gradients) and faster versions of slow ones (BatchMatMul with
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
- * Slice, Identity, Transpose, Sum over leading axes), and a member-wise
+ * Slice, Identity, Transpose, Sum and Mean over leading axes), and a member-wise
  * matMul for ensembles of small models, and Adam's update fused into one
  * kernel per variable; and on webgpu, Adam and momentum SGD for several variables per launch and the
  * settings that take the host's per-launch cost out of a step (webgpu_host.ts), sums and means over leading axes

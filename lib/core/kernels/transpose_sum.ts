@@ -4,7 +4,8 @@
  * tfjs-backend-wasm 4.22 transposes at about 20 ns an element (10 ms for a
  * [13824, 32] matrix; a blocked JS loop takes under 1 ms), and its Sum
  * transposes first whenever the reduced axes are not the innermost, as for
- * every bias gradient (a sum over the batch). Every matMul gradient goes
+ * every bias gradient (a sum over the batch), and so does its Mean (BatchNorm's
+ * moments). Every matMul gradient goes
  * through a transpose (batch_mat_mul.ts), so both kernels sit in each
  * training step.
  *
@@ -76,7 +77,8 @@ function transpose(args: KernelArgs, original: tf.KernelConfig): tf.TensorInfo {
   return ops.finish(out);
 }
 
-function sum(args: KernelArgs, original: tf.KernelConfig): tf.TensorInfo {
+/** Sum (or Mean, `mean`) over leading axes row after row; other reductions go to the built-in kernel. */
+function reduceLeading(args: KernelArgs, original: tf.KernelConfig, mean: boolean): tf.TensorInfo {
   const { inputs, backend, attrs } = args;
   const { x } = inputs as { x: tf.TensorInfo };
   const { axis, keepDims } = attrs as unknown as { axis: number | number[]; keepDims: boolean };
@@ -95,12 +97,20 @@ function sum(args: KernelArgs, original: tf.KernelConfig): tf.TensorInfo {
     const base = r * cols;
     for (let c = 0; c < cols; c++) to[c] += from[base + c];
   }
+  // The built-in Mean divides its float32 sum by the count.
+  if (mean) { for (let c = 0; c < cols; c++) to[c] /= rows; }
   return ops.finish(out);
 }
 
-/** Replaces the wasm Transpose (float32/int32) and the wasm Sum over leading axes (float32); others fall back. */
+const sum = (args: KernelArgs, original: tf.KernelConfig) => reduceLeading(args, original, false);
+const mean = (args: KernelArgs, original: tf.KernelConfig) => reduceLeading(args, original, true);
+
+/**
+ * Replaces the wasm Transpose (float32/int32) and the wasm Sum and Mean over leading axes (float32); others fall
+ * back.
+ */
 export function registerWasmTransposeSum(): void {
-  for (const [name, kernel] of [["Transpose", transpose], ["Sum", sum]] as const) {
+  for (const [name, kernel] of [["Transpose", transpose], ["Sum", sum], ["Mean", mean]] as const) {
     const existing = tf.getKernel(name, "wasm") as (tf.KernelConfig & { latentlab?: boolean }) | undefined;
     if (!existing || existing.latentlab) continue;
     replaceWasmKernel(name, (args) => kernel(args, existing), {

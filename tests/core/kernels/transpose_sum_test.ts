@@ -29,7 +29,7 @@ Deno.test("wasm Transpose matches cpu exactly for ranks 1 to 5, unit axes, merge
   );
 });
 
-Deno.test("wasm Sum over leading axes matches cpu; other axes, keepDims and int32 too", async () => {
+Deno.test("wasm Sum and Mean over leading axes match cpu; other axes, keepDims and int32 too", async () => {
   const rng = new Rng(52);
   const x = rng.normalArray(300 * 4 * 5);
   const cases: [number[], number | number[], boolean][] = [
@@ -45,6 +45,11 @@ Deno.test("wasm Sum over leading axes matches cpu; other axes, keepDims and int3
     await matchesCpu(
       `sum ${shape} over ${axis}${keepDims ? " keepDims" : ""}`,
       () => tf.sum(tf.tensor(x, shape), axis, keepDims),
+      1e-5,
+    );
+    await matchesCpu(
+      `mean ${shape} over ${axis}${keepDims ? " keepDims" : ""}`,
+      () => tf.mean(tf.tensor(x, shape), axis, keepDims),
       1e-5,
     );
   }
