@@ -5,7 +5,7 @@ import { matchesCpu } from "./cpu_reference.ts";
 
 await selectBackend("wasm");
 
-Deno.test("wasm MaxPoolGrad matches cpu, ties included, for several windows and paddings", async () => {
+Deno.test("wasm MaxPoolGrad matches cpu, ties included, for several windows and paddings, SIMD and JS paths", async () => {
   const rng = new Rng(21);
   const cases: [number[], number, number, "same" | "valid"][] = [
     [[4, 28, 28, 8], 2, 2, "valid"],
