@@ -40,7 +40,7 @@ import { corruptionSection } from "./groups/corruptions.ts";
 import { DATA_PATH_WORKLOADS, datasetThroughput } from "./groups/data_path.ts";
 import { FIREVNET_WORKLOADS } from "./groups/firevnet.ts";
 import { POSE_WORKLOADS } from "./groups/pose.ts";
-import { profileConvVae } from "./groups/profile.ts";
+import { gemmRates, profileWorkload } from "./groups/profile.ts";
 import { TTA_WORKLOADS } from "./groups/tta.ts";
 import { ENCODER_INFERENCE_WORKLOAD, VAE_WORKLOADS } from "./groups/vae.ts";
 import { VAE_PCA_WORKLOADS } from "./groups/vae_pca.ts";
@@ -57,7 +57,7 @@ const OPTIONS = {
   torch: choice("auto", ["auto", "off"], "run the PyTorch reference when a python3 has torch"),
   torch_env: choice("clean", ["clean", "inherit"], "clean: the reference runs without our OpenBLAS overrides"),
   torch_malloc: choice("keep", ["keep", "default"], "keep: glibc keeps the reference's freed memory, as the wasm heap"),
-  profile: flag(false, "per-kernel times and GFLOP/s of one conv VAE 64×64 step"),
+  profile: flag(false, "per-kernel times and GFLOP/s of the timed entries' steps (none timed: the conv VAE 64×64)"),
   corruptions: flag(false, "images/s per corruption beside NumPy, MNIST-C on 10,000 digits, and ant-step"),
   corruption_images: integer(1000, "real digits each corruption is timed on per round", { min: 1, max: 9999 }),
   mnist_c_images: integer(10_000, "digits the 15 MNIST-C corruptions are timed on once, ours; 0 skips", {
@@ -207,7 +207,6 @@ async function main(args: string[]): Promise<void> {
     reference_threads: threaded?.info ?? null,
     results: [],
     datasets: [],
-    profile: null,
   };
   try {
     const chosen = WORKLOADS.filter((w) => models.includes(w.name));
@@ -264,11 +263,17 @@ async function main(args: string[]): Promise<void> {
     if (cfg.profile) {
       const backend = backends.find((b) => b !== "cpu") ?? backends[0];
       await selectBackend(backend as "wasm" | "cpu" | "webgpu");
-      console.error(`profiling conv-vae-64 on ${backend} ...`);
       const torchGemm = worker
         ? await worker.request({ op: "gemm", n: 512, repeats: 7 }) as { gflops: number; cpu_per_wall: number }
         : null;
-      report.profile = await profileConvVae(backend, torchGemm);
+      const gemm = await gemmRates(torchGemm);
+      // Steps of one process; data-parallel entries spread theirs over workers tf.profile does not see.
+      const profiled = onBackends.filter((w) => !w.alsoThreadedReference);
+      report.profiles = [];
+      for (const workload of profiled.length ? profiled : WORKLOADS.filter((w) => w.name === "conv-vae-64")) {
+        console.error(`profiling ${workload.name} on ${backend} ...`);
+        report.profiles.push(await profileWorkload(workload, backend, gemm));
+      }
     }
   } finally {
     await worker?.close();

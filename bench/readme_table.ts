@@ -21,7 +21,7 @@
 import { fileURLToPath } from "node:url";
 import { exitWithUsageError, parseCommandLine } from "../lib/core/cli.ts";
 import { writeSection } from "../lib/core/readme.ts";
-import type { BenchReport, CorruptionSection, ModelResult, ReferenceInfo } from "./harness/report.ts";
+import type { BenchReport, CorruptionSection, ModelResult, ProfileReport, ReferenceInfo } from "./harness/report.ts";
 
 /** The page whose bench sections the speed tables are written into. */
 export const PERFORMANCE_PAGE = fileURLToPath(new URL("../docs/performance.md", import.meta.url));
@@ -305,42 +305,62 @@ export function speedSection(report: BenchReport): string {
       lines.push(`| ${d.name} | ${d.images_per_s} | ${d.batch_ms.toFixed(2)} | ${share} |`);
     }
   }
-  const p = report.profile;
-  if (p) {
+  const profiles = report.profiles ?? (report.profile ? [report.profile] : []);
+  if (profiles.length) lines.push("", ...profileLines(profiles));
+  return lines.join("\n");
+}
+
+/**
+ * The `--profile` tables: per entry, its kernels (the 8 slowest and every convolution or matrix product) with
+ * GFLOP/s against the one-thread sgemm limit, the wall time of an unprofiled step beside the kernels' sum, and its
+ * four slowest convolution and matrix-product calls.
+ */
+function profileLines(profiles: ProfileReport[]): string[] {
+  const g = profiles[0].gemm, backend = profiles[0].backend;
+  const lines = [
+    `Kernels per step on ${backend} (\`--profile\`: \`tf.profile\` over ${profiles[0].steps} steps after 2 warm-up ` +
+    `ones), GFLOP/s at 2 FLOP per multiply-add against the one-thread sgemm limit of ${backend}: ` +
+    `${ms(g.limit_gflops)} GFLOP/s, the faster of a ${g.n}³ matMul (${ms(g.backend_matmul_gflops)}) and a ` +
+    `${8 * g.n}×${g.n}×${g.n} 1×1 convolution (${ms(g.backend_conv1x1_gflops)}), fastest of 7 runs` +
+    (g.torch ? `; PyTorch's ${g.n}³ mm runs at ${ms(g.torch.gflops)} GFLOP/s on one thread.` : ".") +
+    " Wall is the fastest unprofiled step; what the kernels leave of it is the engine's per-op cost (tape, " +
+    "dispatch, allocation) and the JS between ops.",
+  ];
+  for (const p of profiles) {
+    const label = LABELS[p.model] ?? p.model;
+    const wall = p.wall_ms === undefined
+      ? ""
+      : `, ${ms(p.wall_ms)} ms wall (kernels ${(100 * p.total_ms / p.wall_ms).toFixed(0)}% of it)`;
+    const kernelCount = p.kernels.reduce((n, k) => n + k.calls, 0);
     lines.push("");
-    const g = p.gemm;
     lines.push(
-      `Kernels of one conv VAE 64×64 Adam step on ${p.backend} (\`--profile\`, ${ms(p.total_ms)} ms of kernel time), ` +
-        `GFLOP/s at 2 FLOP per multiply-add against the one-thread sgemm limit of ${p.backend}: ` +
-        `${ms(g.limit_gflops)} GFLOP/s, the faster of a ${g.n}³ matMul (${ms(g.backend_matmul_gflops)}) and a ` +
-        `${8 * g.n}×${g.n}×${g.n} 1×1 convolution (${ms(g.backend_conv1x1_gflops)}), fastest of 7 runs` +
-        (g.torch ? `; PyTorch's ${g.n}³ mm runs at ${ms(g.torch.gflops)} GFLOP/s on one thread.` : "."),
+      `${label}${p.batch ? ` (batch ${p.batch})` : ""}: ${ms(p.total_ms)} ms of kernel time in ` +
+        `${ms(kernelCount)} kernel calls per step${wall}.`,
     );
     lines.push("");
     lines.push(`| kernel | calls | ms/step | share | GFLOP/s | of the sgemm limit |`);
     lines.push("|---|---|---|---|---|---|");
-    const shown = p.kernels.filter((k, i) => i < 8 || k.gflops !== null);
-    for (const k of shown) {
+    for (const k of p.kernels.filter((k, i) => i < 8 || k.gflops !== null)) {
       lines.push(
-        `| ${k.name} | ${k.calls} | ${ms(k.ms)} | ${(100 * k.share).toFixed(0)}% | ${
+        `| ${k.name} | ${ms(k.calls)} | ${ms(k.ms)} | ${(100 * k.share).toFixed(0)}% | ${
           k.gflops === null ? "—" : ms(k.gflops)
         } | ${k.of_gemm_limit === null ? "—" : `${(100 * k.of_gemm_limit).toFixed(0)}%`} |`,
       );
     }
-    lines.push("");
-    lines.push("The six slowest convolution and matrix-product calls of that step:");
-    lines.push("");
-    lines.push("| kernel | input shapes | ms | GFLOP/s | of the sgemm limit |");
-    lines.push("|---|---|---|---|---|");
-    for (const call of p.calls.slice(0, 6)) {
-      lines.push(
-        `| ${call.name} | ${call.input_shapes.map((s) => `[${s.join(", ")}]`).join(" ")} | ${ms(call.ms)} | ${
-          ms(call.gflops)
-        } | ${(100 * call.gflops / g.limit_gflops).toFixed(0)}% |`,
-      );
+    if (p.calls.length) {
+      lines.push("");
+      lines.push(`| slowest calls | input shapes | ms | GFLOP/s | of the sgemm limit |`);
+      lines.push("|---|---|---|---|---|");
+      for (const call of p.calls.slice(0, 4)) {
+        lines.push(
+          `| ${call.name} | ${call.input_shapes.map((s) => `[${s.join(", ")}]`).join(" ")} | ${ms(call.ms)} | ${
+            ms(call.gflops)
+          } | ${(100 * call.gflops / p.gemm.limit_gflops).toFixed(0)}% |`,
+        );
+      }
     }
   }
-  return lines.join("\n");
+  return lines;
 }
 
 /**

@@ -1,13 +1,14 @@
 /**
- * `--profile`: per-kernel times of conv VAE 64×64 Adam steps (the `conv-vae-64` step of bench/groups/vae.ts) on
- * the active backend, with GFLOP/s against the backend's one-thread sgemm rate and PyTorch's.
+ * `--profile`: per-kernel times of the timed entries' steps on the active backend (the conv VAE 64×64's when no
+ * single-process step was timed), with GFLOP/s against the backend's one-thread sgemm rate and PyTorch's, and the
+ * wall time the kernels leave unexplained.
  *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
 import { Rng } from "../../lib/core/rng.ts";
 import type { KernelCall, KernelProfile, ProfileReport } from "../harness/report.ts";
-import { vaeStep } from "./vae.ts";
+import type { Workload } from "../harness/rounds.ts";
 
 /**
  * Single-thread sgemm rates of the active backend in GFLOP/s: an n×n×n
@@ -70,36 +71,61 @@ export function kernelFlops(name: string, inputs: number[][], output: number[]):
   }
 }
 
-/** Per-kernel time of conv VAE 64×64 Adam steps on the active backend, with GFLOP/s against its sgemm rate. */
-export async function profileConvVae(
-  backend: string,
-  torch: ProfileReport["gemm"]["torch"],
-  steps = 3,
-): Promise<ProfileReport> {
+/** The backend's one-thread sgemm rates and PyTorch's, measured once per `--profile` run. */
+export async function gemmRates(torch: ProfileReport["gemm"]["torch"]): Promise<ProfileReport["gemm"]> {
   const n = 512;
   const rates = await backendGemmGflops(n, 7);
-  const limit = Math.max(rates.matmul, rates.conv1x1);
-  const trainer = vaeStep(new Rng(0), 64, "conv");
-  for (let i = 0; i < 2; i++) trainer.minimize().dispose();
+  return {
+    n,
+    backend_matmul_gflops: rates.matmul,
+    backend_conv1x1_gflops: rates.conv1x1,
+    limit_gflops: Math.max(rates.matmul, rates.conv1x1),
+    torch,
+  };
+}
+
+/**
+ * Per-kernel time of a workload's steps on the active backend (`tf.profile`, `steps` steps after 2 warm-up ones),
+ * with GFLOP/s against the sgemm limit in `gemm`, beside the wall time of as many unprofiled steps: what the
+ * kernels do not account for is the per-op cost of the engine (tape, dispatch, allocation) and the JS between ops.
+ */
+export async function profileWorkload(
+  workload: Workload,
+  backend: string,
+  gemm: ProfileReport["gemm"],
+  steps = 3,
+): Promise<ProfileReport> {
+  const state = await workload.build(new Rng(0));
   const byKernel = new Map<string, { calls: number; ms: number; flops: number | null }>();
   const calls: KernelCall[] = [];
-  for (let i = 0; i < steps; i++) {
-    const info = await tf.profile(() => trainer.minimize());
-    for (const k of info.kernels) {
-      const ms = Number(k.kernelTimeMs);
-      const flops = kernelFlops(k.name, k.inputShapes as number[][], k.outputShapes[0] as number[]);
-      const entry = byKernel.get(k.name) ?? { calls: 0, ms: 0, flops: flops === null ? null : 0 };
-      entry.calls++;
-      entry.ms += ms;
-      if (flops !== null) entry.flops! += flops;
-      byKernel.set(k.name, entry);
-      if (flops !== null && i === steps - 1) {
-        calls.push({ name: k.name, input_shapes: k.inputShapes as number[][], ms, gflops: flops / ms / 1e6 });
+  let wall = Infinity;
+  try {
+    for (let i = 0; i < 2; i++) await state.step();
+    for (let i = 0; i < steps; i++) {
+      const start = performance.now();
+      await state.step();
+      wall = Math.min(wall, performance.now() - start);
+    }
+    for (let i = 0; i < steps; i++) {
+      const info = await tf.profile(async () => {
+        await state.step();
+      });
+      for (const k of info.kernels) {
+        const ms = Number(k.kernelTimeMs);
+        const flops = kernelFlops(k.name, k.inputShapes as number[][], k.outputShapes[0] as number[]);
+        const entry = byKernel.get(k.name) ?? { calls: 0, ms: 0, flops: flops === null ? null : 0 };
+        entry.calls++;
+        entry.ms += ms;
+        if (flops !== null) entry.flops! += flops;
+        byKernel.set(k.name, entry);
+        if (flops !== null && i === steps - 1) {
+          calls.push({ name: k.name, input_shapes: k.inputShapes as number[][], ms, gflops: flops / ms / 1e6 });
+        }
       }
     }
-    tf.dispose(info.result as tf.Tensor);
+  } finally {
+    state.dispose();
   }
-  trainer.dispose();
   const total = [...byKernel.values()].reduce((s, k) => s + k.ms, 0);
   const kernels = [...byKernel].sort((a, b) => b[1].ms - a[1].ms).map(([name, k]): KernelProfile => {
     const gflops = k.flops === null ? null : k.flops / k.ms / 1e6;
@@ -110,15 +136,17 @@ export async function profileConvVae(
       share: k.ms / total,
       gflop: k.flops === null ? null : k.flops / steps / 1e9,
       gflops,
-      of_gemm_limit: gflops === null ? null : gflops / limit,
+      of_gemm_limit: gflops === null ? null : gflops / gemm.limit_gflops,
     };
   });
   return {
     backend,
-    model: "conv-vae-64",
+    model: workload.name,
+    batch: workload.batch,
     steps,
     total_ms: total / steps,
-    gemm: { n, backend_matmul_gflops: rates.matmul, backend_conv1x1_gflops: rates.conv1x1, limit_gflops: limit, torch },
+    wall_ms: wall,
+    gemm,
     kernels,
     calls: calls.sort((a, b) => b.ms - a.ms),
   };

@@ -238,12 +238,17 @@ export interface KernelCall {
   gflops: number;
 }
 
-/** The `--profile` section. */
+/** The `--profile` section of one entry. */
 export interface ProfileReport {
   backend: string;
-  model: "conv-vae-64";
+  model: string;
+  /** The entry's batch (absent in reports written when only the conv VAE 64×64 was profiled). */
+  batch?: number;
   steps: number;
+  /** Kernel time per step, summed over `tf.profile`'s kernels. */
   total_ms: number;
+  /** The fastest of `steps` unprofiled steps, wall-clock (absent in older reports). */
+  wall_ms?: number;
   /**
    * One-thread sgemm rates, 2 FLOP per multiply-add over the fastest of 7
    * runs: the backend's n×n×n matMul and 1×1 convolution (8n × n × n), the
@@ -309,7 +314,10 @@ export interface BenchReport {
   results: ModelResult[];
   /** Rendering a batch of 64 images on one core; `share_of_conv_vae_64`: of a conv VAE 64×64 step when timed. */
   datasets: { name: string; images_per_s: number; batch_ms: number; share_of_conv_vae_64: number | null }[];
-  profile: ProfileReport | null;
+  /** `--profile`: one per profiled entry (older reports: `profile`, the conv VAE 64×64's alone). */
+  profiles?: ProfileReport[];
+  /** Reports written before `profiles`: the conv VAE 64×64's profile or null. */
+  profile?: ProfileReport | null;
   /** The `--corruptions` section; absent or null without it. */
   corruptions?: CorruptionSection | null;
   /**

@@ -244,7 +244,7 @@ function report(results: ModelResult[], threaded: boolean): BenchReport {
     ...(threaded ? { reference_threads: info(2) } : {}),
     results,
     datasets: [],
-    profile: null,
+    profiles: [],
   };
 }
 
