@@ -6,7 +6,11 @@
  *
  * - filter gradient: dW [K, cOut] = Aᵀ·dy, with Aᵀ [K, M] the transposed
  *   im2col matrix of the padded input, built row by row from x laid out
- *   [cIn, n, h, w], and dy read in place as [M, cOut];
+ *   [cIn, n, h, w], and dy read in place as [M, cOut]; with fewer taps than
+ *   output channels (one image channel) a hand-written kernel forms Aᵀ·dy
+ *   in one pass over A and dy instead (wat/narrow_product.wat: the MNIST
+ *   CNN's first layer 17.8 → 6.1 ms, the conv VAE 64×64's 41 → 7.6 ms, one
+ *   profiled call each, paired in one process);
  * - input gradient: G [M, K] = dy·Wᵀ, then each output position adds its K
  *   taps back onto the input pixels it read (col2im).
  *
@@ -23,7 +27,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { WasmOps } from "./wasm_ops.ts";
+import { WasmOps, watKernel } from "./wasm_ops.ts";
 
 /** The shape facts both gradients need, from tf.backend_util.computeConv2DInfo. */
 type GemmConvInfo = Pick<
@@ -94,6 +98,7 @@ export function gemmFilterGradient(
   const { filterHeight: kh, filterWidth: kw, inChannels: c } = info;
   const m = n * ho * wo, k = kh * kw * c;
   const cols = im2col(ops, x, info);
+  if (k < o && o % 4 === 0) return narrowProduct(ops, cols, dy, m, k, o, [kh, kw, c, o]);
   if (k < o) {
     // Fewer taps than output channels (one image channel): A [M, K] is the smaller operand, so it goes on the
     // right, dWᵀ = dyᵀ·A; the right operand's packing costs about 7 ns a value, more than the product here.
@@ -114,6 +119,31 @@ export function gemmFilterGradient(
     transposeB: false,
   });
   return { ...grad, shape: [kh, kw, c, o] };
+}
+
+/** Rows summed per partial block of wat/narrow_product.wat before it joins the total. */
+const NARROW_PRODUCT_CHUNK = 256;
+
+/**
+ * aᵀ·b [k, o] (given `shape`) of a [m, k] and b [m, o] by the hand-written kernel wat/narrow_product.wat: one pass
+ * over the rows with the [k, o] sums in the cache, no transpose and no packing of either operand.
+ */
+function narrowProduct(
+  ops: WasmOps,
+  a: tf.TensorInfo,
+  b: tf.TensorInfo,
+  m: number,
+  k: number,
+  o: number,
+  shape: number[],
+): tf.TensorInfo {
+  const out = ops.allocate(shape), block = ops.allocate([k, o]);
+  const av = ops.view(a), bv = ops.view(b), outView = ops.view(out);
+  outView.fill(0);
+  if (m === 0) return out;
+  const kernel = watKernel(ops.backend, "narrow_product").narrowProduct as (...args: number[]) => void;
+  kernel(av.byteOffset, bv.byteOffset, outView.byteOffset, ops.view(block).byteOffset, m, k, o, NARROW_PRODUCT_CHUNK);
+  return out;
 }
 
 /** The im2col matrix [1, n·ho·wo, kh·kw·cIn] of x [n, h, w, cIn], zeros where a tap falls in the padding. */
