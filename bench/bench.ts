@@ -104,9 +104,25 @@ async function availableBackends(choice: string, options: BackendOptions): Promi
   return names;
 }
 
+/** The checked-out commit (short hash, "+changes" when the tree differs from it), or null outside a git clone. */
+async function sourceCommit(): Promise<string | null> {
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: new URL("..", import.meta.url), stdout: "piped", stderr: "null" }).output();
+  try {
+    const head = await git("rev-parse", "--short=7", "HEAD");
+    if (!head.success) return null;
+    const status = await git("status", "--porcelain", "--untracked-files=no");
+    const changed = status.success && new TextDecoder().decode(status.stdout).trim() !== "";
+    return new TextDecoder().decode(head.stdout).trim() + (changed ? "+changes" : "");
+  } catch {
+    return null;
+  }
+}
+
 async function machineInfo(): Promise<BenchReport["machine"]> {
   const load = loadavg();
   return {
+    commit: await sourceCommit(),
     cpu: cpus()[0]?.model.trim() ?? "unknown",
     cores: cpus().length,
     memory_gb: Math.round(totalmem() / 2 ** 30),

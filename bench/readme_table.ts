@@ -190,8 +190,8 @@ export function speedSection(report: BenchReport): string {
   const lines: string[] = [];
   const wasm = `wasm ${m.tfjs_wasm} (SIMD ${m.wasm_simd ? "on" : "off"}, threads ${m.wasm_threads ? "on" : "off"})`;
   lines.push(
-    `Written by \`deno task bench-readme\` from \`deno task bench ${report.argv.join(" ")}\`, ` +
-      `${report.date.slice(0, 10)}: ` +
+    `Written by \`deno task bench-readme\` from \`deno task bench ${report.argv.join(" ")}\`` +
+      (m.commit ? ` at commit ${m.commit}` : "") + `, ${report.date.slice(0, 10)}: ` +
       `${m.cpu}, ${m.cores} cores, ${m.os}, Deno ${m.deno}, tfjs ${m.tfjs} ${wasm}` +
       (m.webgpu_adapter ? `, WebGPU adapter "${m.webgpu_adapter}"` : "") + ". " +
       `1-minute load average ${load(m.load_start[0])} at the start and ${load(m.load_end[0])} at the end ` +

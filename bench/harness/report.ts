@@ -289,6 +289,8 @@ export interface BenchReport {
     webgpu_kernels?: "latentlab" | "stock";
   };
   machine: {
+    /** The commit the bench ran on ("+changes" with uncommitted edits; null outside git; absent in older reports). */
+    commit?: string | null;
     cpu: string;
     cores: number;
     memory_gb: number;
