@@ -1,5 +1,7 @@
 /**
- * Transpose and leading-axis Sum for the wasm backend as JS loops on its heap.
+ * Transpose and leading-axis Sum and Mean for the wasm backend, on its heap: a
+ * JS loop, and column sums four at a time (wat/column_sums.wat; 3 → 0.6 ms
+ * for a [128, 28, 28, 32] bias gradient).
  *
  * tfjs-backend-wasm 4.22 transposes at about 20 ns an element (10 ms for a
  * [13824, 32] matrix; a blocked JS loop takes under 1 ms), and its Sum
@@ -12,7 +14,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
+import { type KernelArgs, replaceWasmKernel, WasmOps, watKernel } from "./wasm_ops.ts";
 
 /** Drops axes of size 1 and merges axes that stay adjacent and in order under `perm`. */
 function simplify(shape: number[], perm: number[]): { shape: number[]; perm: number[] } {
@@ -91,11 +93,17 @@ function reduceLeading(args: KernelArgs, original: tf.KernelConfig, mean: boolea
   const out = ops.allocate(keepDims ? [...axes.map(() => 1), ...kept] : kept);
   const from = ops.view(x), to = ops.view(out);
   const cols = to.length, rows = cols === 0 ? 0 : from.length / cols;
-  to.fill(0);
-  // Row after row into float32 sums: the order and rounding of a sequential float32 sum per column.
-  for (let r = 0; r < rows; r++) {
-    const base = r * cols;
-    for (let c = 0; c < cols; c++) to[c] += from[base + c];
+  // Row after row into float32 sums: the order and rounding of a sequential float32 sum per column, four columns
+  // per SIMD operation where they come in fours (wat/column_sums.wat: the same sums, to the bit).
+  if (cols % 4 === 0 && cols > 0 && rows > 0) {
+    const columnSums = watKernel(ops.backend, "column_sums").columnSums as (...args: number[]) => void;
+    columnSums(from.byteOffset, to.byteOffset, rows, cols);
+  } else {
+    to.fill(0);
+    for (let r = 0; r < rows; r++) {
+      const base = r * cols;
+      for (let c = 0; c < cols; c++) to[c] += from[base + c];
+    }
   }
   // The built-in Mean divides its float32 sum by the count.
   if (mean) { for (let c = 0; c < cols; c++) to[c] /= rows; }

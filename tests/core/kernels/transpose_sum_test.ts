@@ -58,3 +58,18 @@ Deno.test("wasm Sum and Mean over leading axes match cpu; other axes, keepDims a
     () => tf.sum(tf.tensor2d(Int32Array.from({ length: 12 }, (_, i) => i), [4, 3], "int32"), 0),
   );
 });
+
+Deno.test("wasm Sum over leading axes is the sequential float32 sum of each column, to the bit", async () => {
+  const rng = new Rng(53);
+  for (const cols of [8, 7]) {
+    const rows = 501, x = rng.normalArray(rows * cols);
+    const expected = new Float32Array(cols);
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) expected[c] += x[r * cols + c];
+    const sum = tf.sum(tf.tensor2d(x, [rows, cols]), 0);
+    const actual = await sum.data();
+    sum.dispose();
+    for (let c = 0; c < cols; c++) {
+      if (actual[c] !== expected[c]) throw new Error(`column ${c} of ${cols}: ${actual[c]} vs ${expected[c]}`);
+    }
+  }
+});
