@@ -42,7 +42,6 @@ export const MODEL_NAMES = [
   "mlp-vae-64-dp2",
   "mnist-cnn-dp2",
   "cnn-regressor-32-dp2",
-  "mlp-regressor-32-dp2",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
@@ -66,7 +65,6 @@ export const BENCH_GROUPS = {
     "mlp-vae-64-dp2",
     "mnist-cnn-dp2",
     "cnn-regressor-32-dp2",
-    "mlp-regressor-32-dp2",
   ],
 } as const satisfies Record<string, readonly ModelName[]>;
 /** A group name. */
