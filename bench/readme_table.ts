@@ -81,6 +81,8 @@ const LABELS: Record<string, string> = {
   "conv-vae-64-dp2": "conv VAE 64×64, 2 data-parallel workers",
   "conv-vae-32-dp2": "conv VAE 32×32, 2 data-parallel workers",
   "mlp-vae-64-dp2": "MLP VAE 64×64, 2 data-parallel workers",
+  "mnist-cnn-dp2": "MNIST CNN, 2 data-parallel workers",
+  "cnn-regressor-32-dp2": "CNN regressor 32×32, 2 data-parallel workers",
 };
 
 /** What one step of a data-path entry works on, where "N rows" would not say it. */

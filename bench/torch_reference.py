@@ -468,6 +468,9 @@ BUILDERS = {
     "conv-encoder-infer": inference_step_fn,
     "cnn-regressor-32": lambda: regression_step_fn(conv_encoder(32, FACTORS)),
     "mlp-regressor-32": lambda: regression_step_fn(mlp_regressor(32 * 32)),
+    # The 2-worker supervised entries pair with the same steps (on 1 thread, and on 2 in the threaded worker).
+    "mnist-cnn-dp2": classifier_step_fn,
+    "cnn-regressor-32-dp2": lambda: regression_step_fn(conv_encoder(32, FACTORS)),
     "abs-inference": abs_inference_step_fn,
     "abs-cnn-input-grad": abs_cnn_gradient_step_fn,
     "tent-step-128": tent_step_fn,

@@ -70,7 +70,7 @@ const ABS_GOAL_SOURCE = "an ABS logits call ≤ 1 s on 30 digits, at most 2× Py
  * The `mnist-cnn` step: lib/models/small_cnn.ts on {@linkcode MNIST_CNN_BATCH} uniform-pixel images with random
  * classes, one Adam 1e-3 step of the softmax cross-entropy.
  */
-function smallCnnTrainer(rng: Rng) {
+export function smallCnnTrainer(rng: Rng) {
   const model: Classifier = smallCnn(rng);
   const images = uniformDigits(rng, MNIST_CNN_BATCH);
   const classes = randomClasses(rng, MNIST_CNN_BATCH);
@@ -147,6 +147,41 @@ const ANT_STEP_WORKLOAD: Workload = {
 /** The MNIST CNN's step, then its ANT step, in the order they are timed. */
 export const MNIST_CNN_WORKLOADS: Workload[] = [MNIST_CNN_WORKLOAD, ANT_STEP_WORKLOAD];
 
+/** Images per step of the regressor entries. */
+export const REGRESSOR_BATCH = 64;
+/** The regressor entries' input: 32×32×1 images and 5 factors. */
+export const REGRESSOR_OPTIONS = { size: 32, channels: 1, outputs: 5 } as const satisfies RegressorOptions;
+
+/**
+ * A regressor entry's step: `build`'s model on {@linkcode REGRESSOR_BATCH} binary 32×32×1 images and 5 uniform
+ * factors, one Adam 5e-4 step of the benchmark's MSE.
+ */
+export function regressorTrainer(rng: Rng, build: (rng: Rng, options: RegressorOptions) => Regressor) {
+  const model = build(rng, REGRESSOR_OPTIONS);
+  const x = binaryImages(rng, REGRESSOR_BATCH, 32);
+  const y = tf.tensor2d(
+    Float32Array.from({ length: REGRESSOR_BATCH * 5 }, () => rng.uniform()),
+    [REGRESSOR_BATCH, 5],
+  );
+  const optimizer = tf.train.adam(5e-4);
+  return {
+    model,
+    /** `[batch, 32, 32, 1]` images. */
+    x,
+    /** `[batch, 5]` targets. */
+    y,
+    /** One Adam step; resolves when its loss is read. */
+    async step() {
+      await regressionStep(model, optimizer, x, y);
+    },
+    dispose() {
+      model.params.dispose();
+      optimizer.dispose();
+      tf.dispose([x, y]);
+    },
+  };
+}
+
 /** One Adam 5e-4 step of the benchmark's MSE on 64 binary 32×32×1 images and 5 uniform factors. */
 function regressorWorkload(
   name: ModelName,
@@ -154,23 +189,10 @@ function regressorWorkload(
 ): Workload {
   return {
     name,
-    batch: 64,
+    batch: REGRESSOR_BATCH,
     build(rng) {
-      const model = build(rng, { size: 32, channels: 1, outputs: 5 });
-      const x = binaryImages(rng, 64, 32);
-      const y = tf.tensor2d(Float32Array.from({ length: 64 * 5 }, () => rng.uniform()), [64, 5]);
-      const optimizer = tf.train.adam(5e-4);
-      return {
-        parameters: model.params.count(),
-        async step() {
-          await regressionStep(model, optimizer, x, y);
-        },
-        dispose() {
-          model.params.dispose();
-          optimizer.dispose();
-          tf.dispose([x, y]);
-        },
-      };
+      const trainer = regressorTrainer(rng, build);
+      return { parameters: trainer.model.params.count(), step: trainer.step, dispose: trainer.dispose };
     },
   };
 }

@@ -10,16 +10,31 @@
  * `DataParallel`'s communication share (the part of its `gradients()` time the main thread spends outside its own
  * shard: copying variables and shards out, waiting for the worker, summing gradients).
  *
+ * The supervised entries split the steps of `mnist-cnn` and `cnn-regressor-32` (bench/groups/classifiers.ts) the
+ * same way, with lib/train/supervised_replicas.ts's replicas, as lib/train/classifier.ts and
+ * lib/train/split_encoders.ts take them; they pair alike but have no goal on the ratio to PyTorch (no document gives
+ * one), only the scaling floor. `mlp-regressor-32` has no such entry: its step (≈ 5 ms on one worker) is shorter
+ * than a round trip to a worker, and 2 workers gave 0.2–0.3× its throughput.
+ *
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
 import type { Rng } from "../../lib/core/rng.ts";
-import { DataParallel } from "../../lib/train/data_parallel.ts";
+import { cnnRegressor, type Regressor, type RegressorOptions } from "../../lib/models/regressors.ts";
+import { type BatchInputs, batchInputsOf, DataParallel, type Replica } from "../../lib/train/data_parallel.ts";
+import { regressorReplica, type RegressorReplicaArgs, smallCnnReplica } from "../../lib/train/supervised_replicas.ts";
 import { vaeReplica } from "../../lib/train/vae.ts";
 import { binaryImages, readLoss } from "../harness/checks.ts";
 import type { ModelName } from "../harness/names.ts";
 import type { Workload } from "../harness/rounds.ts";
 import { VAE_BATCH, vaeBenchConfig, vaeStep } from "./vae.ts";
+import {
+  MNIST_CNN_BATCH,
+  REGRESSOR_BATCH,
+  REGRESSOR_OPTIONS,
+  regressorTrainer,
+  smallCnnTrainer,
+} from "./classifiers.ts";
 
 /** Shards of a `workers`-group step: the main thread and one Deno worker, the two cores of this machine. */
 export const DATA_PARALLEL_SHARDS = 2;
@@ -91,9 +106,113 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
   } satisfies Workload;
 }
 
+/** What a supervised entry's 2-worker step splits, and the 1-worker step it pairs with. */
+interface SupervisedSides {
+  /** The replica's export in lib/train/supervised_replicas.ts and its arguments. */
+  exportName: "smallCnnReplica" | "regressorReplica";
+  args: unknown;
+  /** The master model: the same builder as the workers'. */
+  master: Replica;
+  /** Adam's learning rate of the single-worker entry. */
+  lr: number;
+  /** The single-worker entry's step of the same network (its own weights and batch). */
+  single: { parameters: number; step(): Promise<void>; dispose(): void };
+  /** The batch as arrays (read from the single-worker entry's). */
+  inputs: BatchInputs;
+}
+
+/**
+ * A supervised step on {@linkcode DATA_PARALLEL_SHARDS} shards: `DataParallel` over lib/train/supervised_replicas.ts,
+ * the gradients summed in order and Adam applied once, as lib/train/classifier.ts and lib/train/split_encoders.ts
+ * take a data-parallel step. The batch is fixed, as the single-worker entries' is.
+ */
+function dataParallelSupervisedWorkload(
+  name: "mnist-cnn-dp2" | "cnn-regressor-32-dp2",
+  batch: number,
+  sides: (rng: Rng) => Promise<SupervisedSides>,
+): Workload {
+  const single = name.replace("-dp2", "") as ModelName;
+  return {
+    name,
+    batch,
+    alsoReference: true,
+    alsoThreadedReference: true,
+    baseline: {
+      model: single,
+      throughputFloor: DATA_PARALLEL_SCALING_GOAL,
+      paired: true,
+      source: `2 workers give ≥ ${DATA_PARALLEL_SCALING_GOAL}× the 1-worker throughput (80%)`,
+    },
+    async build(rng: Rng) {
+      const { exportName, args, master, lr, single, inputs } = await sides(rng);
+      const optimizer: tf.Optimizer = tf.train.adam(lr);
+      const parallel = new DataParallel({
+        module: new URL("../../lib/train/supervised_replicas.ts", import.meta.url).href,
+        exportName,
+        args,
+        workers: DATA_PARALLEL_SHARDS,
+        backend: tf.getBackend(),
+        variables: master.variables,
+        loss: master.loss,
+      });
+      let step = 0;
+      return {
+        parameters: single.parameters,
+        async step() {
+          const { grads } = await parallel.gradients(++step, inputs);
+          optimizer.applyGradients(grads);
+          tf.dispose(Object.values(grads));
+          await master.variables[0].data();
+        },
+        baselineStep: single.step,
+        takeCommunicationShare: () => parallel.takeCommunicationShare(),
+        dispose() {
+          parallel.terminate();
+          optimizer.dispose();
+          single.dispose();
+          master.variables.forEach((v) => v.dispose());
+        },
+      };
+    },
+  };
+}
+
+const mnistCnnSides = async (rng: Rng): Promise<SupervisedSides> => {
+  const trainer = smallCnnTrainer(rng);
+  return {
+    exportName: "smallCnnReplica",
+    args: { classes: 10 },
+    master: smallCnnReplica({ classes: 10 }),
+    lr: 1e-3,
+    single: {
+      parameters: trainer.model.params.count(),
+      step: () => readLoss(trainer.minimize()),
+      dispose: trainer.dispose,
+    },
+    inputs: await batchInputsOf({ x: trainer.images, labels: trainer.classes }),
+  };
+};
+
+const regressorSides =
+  (model: RegressorReplicaArgs["model"], build: (rng: Rng, o: RegressorOptions) => Regressor) =>
+  async (rng: Rng): Promise<SupervisedSides> => {
+    const trainer = regressorTrainer(rng, build);
+    const args: RegressorReplicaArgs = { model, options: REGRESSOR_OPTIONS };
+    return {
+      exportName: "regressorReplica",
+      args,
+      master: regressorReplica(args),
+      lr: 5e-4,
+      single: { parameters: trainer.model.params.count(), step: trainer.step, dispose: trainer.dispose },
+      inputs: await batchInputsOf({ x: trainer.x, y: trainer.y }),
+    };
+  };
+
 /** The group's entries. */
 export const WORKERS_WORKLOADS: Workload[] = [
   dataParallelVaeWorkload("conv-vae-64-dp2", 64, "conv"),
   dataParallelVaeWorkload("conv-vae-32-dp2", 32, "conv"),
   dataParallelVaeWorkload("mlp-vae-64-dp2", 64, "mlp"),
+  dataParallelSupervisedWorkload("mnist-cnn-dp2", MNIST_CNN_BATCH, mnistCnnSides),
+  dataParallelSupervisedWorkload("cnn-regressor-32-dp2", REGRESSOR_BATCH, regressorSides("cnn", cnnRegressor)),
 ];

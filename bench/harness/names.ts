@@ -40,6 +40,8 @@ export const MODEL_NAMES = [
   "conv-vae-64-dp2",
   "conv-vae-32-dp2",
   "mlp-vae-64-dp2",
+  "mnist-cnn-dp2",
+  "cnn-regressor-32-dp2",
 ] as const;
 /** A model name. */
 export type ModelName = typeof MODEL_NAMES[number];
@@ -57,7 +59,13 @@ export const BENCH_GROUPS = {
     "firevnet-metamers-196",
   ],
   pose: ["pose-step", "pose-render"],
-  workers: ["conv-vae-64-dp2", "conv-vae-32-dp2", "mlp-vae-64-dp2"],
+  workers: [
+    "conv-vae-64-dp2",
+    "conv-vae-32-dp2",
+    "mlp-vae-64-dp2",
+    "mnist-cnn-dp2",
+    "cnn-regressor-32-dp2",
+  ],
 } as const satisfies Record<string, readonly ModelName[]>;
 /** A group name. */
 export type GroupName = keyof typeof BENCH_GROUPS;

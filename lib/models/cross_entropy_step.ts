@@ -9,6 +9,14 @@
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
 
 /**
+ * The mean softmax cross-entropy in nats of `logits` `[batch, classes]` against `labels` `[batch]` (int32): a mean
+ * over examples, so that shards of a batch weighted by their rows give the batch's (data-parallel training).
+ */
+export function crossEntropyLoss(logits: tf.Tensor2D, labels: tf.Tensor1D): tf.Scalar {
+  return tf.losses.softmaxCrossEntropy(tf.oneHot(labels, logits.shape[1]), logits) as tf.Scalar;
+}
+
+/**
  * Minimises the mean softmax cross-entropy of `logits()` `[batch, classes]` against `labels` `[batch]` (int32) over
  * `variables`; returns the loss in nats (the caller disposes it).
  */
@@ -19,10 +27,7 @@ export function crossEntropyStep(
   labels: tf.Tensor1D,
 ): tf.Scalar {
   return optimizer.minimize(
-    () => {
-      const out = logits();
-      return tf.losses.softmaxCrossEntropy(tf.oneHot(labels, out.shape[1]), out) as tf.Scalar;
-    },
+    () => crossEntropyLoss(logits(), labels),
     true,
     variables,
   )!;

@@ -143,6 +143,24 @@ export interface DataParallelOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * A model's data-parallel setup as a training loop takes it, which starts the
+ * {@linkcode DataParallel} on its own variables and loss: where workers build
+ * the replica, the resolved shard count ({@linkcode resolveDataParallelWorkers};
+ * 1 splits nothing) and the backend.
+ */
+export type DataParallelPlan = Pick<DataParallelOptions, "module" | "exportName" | "args" | "workers" | "backend">;
+
+/** `tensors` read back as {@linkcode BatchInputs}, rows first; int32 values (class labels) become float32 exactly. */
+export async function batchInputsOf(tensors: Record<string, tf.Tensor>): Promise<BatchInputs> {
+  const out: BatchInputs = {};
+  for (const [key, tensor] of Object.entries(tensors)) {
+    const values = await tensor.data();
+    out[key] = { data: values instanceof Float32Array ? values : Float32Array.from(values), shape: tensor.shape };
+  }
+  return out;
+}
+
 /** A step's summed gradients by variable name (in the variables' order) and its loss terms. */
 export interface ParallelGradients {
   /** Gradients summed over the shards, weighted by their rows, by variable name. */

@@ -32,6 +32,7 @@ export * from "./slow_flow.ts";
 export * from "./slow_vae.ts";
 export * from "./source_training.ts";
 export * from "./split_encoders.ts";
+export * from "./supervised_replicas.ts";
 export * from "./vae.ts";
 export * from "./vae_objectives.ts";
 // Types of other folders that this folder's API names, so that its documentation is complete.

@@ -19,8 +19,10 @@ import { factorsOf, sampleSplit, type Split } from "../data/splits.ts";
 import { curveScores } from "../metrics/score.ts";
 import { type Readout, readout, regressionLoss, type Regressor } from "../models/regressors.ts";
 import { type Encoder, mapInChunks } from "../models/vae.ts";
+import { batchInputsOf, DataParallel, type DataParallelPlan } from "./data_parallel.ts";
 import { trainPhase } from "./loop.ts";
 import { type PairModelMethod, type PairSource, trainPairModel } from "./pair_model.ts";
+import { regressionShardLoss } from "./supervised_replicas.ts";
 import { trainVae } from "./vae.ts";
 
 /** Normalized factor values y_j = index / (n_j − 1), `[n, k]`: the benchmark's regression targets. */
@@ -323,6 +325,16 @@ export interface SplitRegression<X extends tf.Tensor> {
   evaluateEvery: number;
   /** The values to log at an evaluation step. */
   evaluate(step: number): Promise<Record<string, number>>;
+  /**
+   * Splits each batch over data-parallel workers (wasm backend); absent or 1
+   * worker: every step here. A plan (its replica e.g. `regressorReplica` of
+   * lib/train/supervised_replicas.ts), whose workers start and end with this
+   * phase, or running workers on `regressor.params.list()` and
+   * `regressionShardLoss(regressor.predict)` (the caller's to end). The loss
+   * is a mean over examples, so only float32 summation order changes;
+   * `regressor.predict` computes this thread's shard.
+   */
+  parallel?: DataParallelPlan | DataParallel;
 }
 
 /**
@@ -337,6 +349,16 @@ export async function trainSplitRegressor<X extends tf.Tensor>(
   const { split, batch, batches } = phase;
   const k = split.sizes.length;
   const optimizer = tf.train.adam(phase.lr);
+  const plan = phase.parallel;
+  const parallel = plan instanceof DataParallel ? plan : plan && Math.min(plan.workers, batch) > 1
+    ? new DataParallel({
+      ...plan,
+      workers: Math.min(plan.workers, batch),
+      variables: phase.regressor.params.list(),
+      loss: regressionShardLoss(phase.regressor.predict),
+      signal: ctx.stopRequested,
+    })
+    : null;
   try {
     return await trainPhase(ctx, {
       label: phase.label,
@@ -352,8 +374,27 @@ export async function trainSplitRegressor<X extends tf.Tensor>(
         const y = tf.tensor2d(normalizedFactors(factors, split.sizes), [batch, k]);
         return { total: regressionLoss(phase.regressor.predict(phase.input(factors, batches)), y) };
       },
+      // The same draws in the same order as `loss`: the inputs are made here and read back for the shards.
+      gradients: parallel
+        ? async (step) => {
+          const factors = sampleSplit(split, "train", batch, batches);
+          const y = normalizedFactors(factors, split.sizes);
+          const input = phase.input(factors, batches);
+          let x;
+          try {
+            ({ x } = await batchInputsOf({ x: input }));
+          } finally {
+            input.dispose();
+          }
+          return parallel.gradients(step, { x, y: { data: y, shape: [batch, k] } });
+        }
+        : undefined,
+      extraLogs: parallel
+        ? () => ({ dp_workers: parallel.workers, dp_comm_share: parallel.takeCommunicationShare() })
+        : undefined,
     });
   } finally {
+    if (parallel !== plan) parallel?.terminate();
     optimizer.dispose();
   }
 }
