@@ -92,25 +92,28 @@ function forward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   const [xs, ys, means, variances] = [x, ...outputs].map((t) => ops.view(t));
   const gammas = ops.view(gamma), betas = ops.view(beta);
   const size = xs.length, rows = size / channels;
-  const sum = new Float64Array(channels);
-  for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) sum[c] += xs[i + c];
-  }
-  const mu = sum.map((s) => s / rows);
-  // Second pass on the deviations: no cancellation however far the mean lies from zero.
-  const squares = new Float64Array(channels);
+  // One pass of shifted sums: deviations from the first row's values, so that no cancellation is left in float64
+  // however far the mean lies from zero.
+  const origin = Float64Array.from(xs.subarray(0, channels));
+  const sum = new Float64Array(channels), squares = new Float64Array(channels);
   for (let i = 0; i < size; i += channels) {
     for (let c = 0; c < channels; c++) {
-      const d = xs[i + c] - mu[c];
+      const d = xs[i + c] - origin[c];
+      sum[c] += d;
       squares[c] += d * d;
     }
   }
-  const variance = squares.map((s) => s / rows);
-  means.set(mu);
-  variances.set(variance);
-  const scale = Float64Array.from(variance, (v, c) => gammas[c] / Math.sqrt(v + epsilon));
+  const scale = new Float64Array(channels), shift = new Float64Array(channels);
+  for (let c = 0; c < channels; c++) {
+    const offset = sum[c] / rows, mu = origin[c] + offset;
+    const variance = Math.max(squares[c] / rows - offset * offset, 0);
+    means[c] = mu;
+    variances[c] = variance;
+    scale[c] = gammas[c] / Math.sqrt(variance + epsilon);
+    shift[c] = betas[c] - mu * scale[c];
+  }
   for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) ys[i + c] = (xs[i + c] - mu[c]) * scale[c] + betas[c];
+    for (let c = 0; c < channels; c++) ys[i + c] = xs[i + c] * scale[c] + shift[c];
   }
   return outputs;
 }
@@ -146,10 +149,10 @@ function backward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
     devScale[c] = (2 * dVar[c] - gr * r[c] * dGamma) / rows;
     shift[c] = (dMu[c] - gr * sumDy[c]) / rows;
   }
+  // dx = γr·dy + devScale·x + (shift − devScale·μ), one multiply-add per term.
+  for (let c = 0; c < channels; c++) shift[c] -= devScale[c] * mu[c];
   for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) {
-      dxs[i + c] = dyScale[c] * dys[i + c] + devScale[c] * (xs[i + c] - mu[c]) + shift[c];
-    }
+    for (let c = 0; c < channels; c++) dxs[i + c] = dyScale[c] * dys[i + c] + devScale[c] * xs[i + c] + shift[c];
   }
   return outputs;
 }
