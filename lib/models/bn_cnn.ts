@@ -12,6 +12,7 @@
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
 import { UsageError } from "../core/errors.ts";
+import { batchNormOnBatch, normalizeAffine } from "../core/kernels/batch_norm.ts";
 import type { Rng } from "../core/rng.ts";
 import { applyBatchMoments, type BatchMoments } from "./conv_bn.ts";
 import { Params } from "./params.ts";
@@ -157,19 +158,6 @@ const detach = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => ({
   gradFunc: (dy: tf.Tensor | tf.Tensor[]) => tf.zerosLike(dy as tf.Tensor),
 }));
 
-/** (x − mean)·γ/√(var + ε) + β as one scale and one shift per channel; mean, var broadcast against x. */
-function normalizeAffine(
-  x: tf.Tensor,
-  mean: tf.Tensor,
-  variance: tf.Tensor,
-  gamma: tf.Tensor1D,
-  beta: tf.Tensor1D,
-): tf.Tensor {
-  const scale = tf.mul(gamma, tf.rsqrt(tf.add(variance, NORM_EPS)));
-  const shift = tf.sub(beta, tf.mul(mean, scale));
-  return tf.add(tf.mul(x, scale), shift);
-}
-
 /**
  * Prior-mode BatchNorm on `x` `[b, h, w, c]`: images [k·n, (k+1)·n) form group k; each group's
  * unbiased target moments (over n·h·w values per channel) are mixed with the layer's statistics
@@ -180,7 +168,9 @@ function normalizeAffine(
 function priorNorm(x: tf.Tensor4D, layer: BatchNormLayer, N: number, n: number): tf.Tensor4D {
   const [b, h, w, c] = x.shape;
   const lambda = priorWeight(N, n);
-  if (lambda === 1) return normalizeAffine(x, layer.mean, layer.variance, layer.gamma, layer.beta) as tf.Tensor4D;
+  if (lambda === 1) {
+    return normalizeAffine(x, layer.mean, layer.variance, layer.gamma, layer.beta, NORM_EPS) as tf.Tensor4D;
+  }
   const normalizeRun = (images: tf.Tensor4D, groups: number, size: number): tf.Tensor4D => {
     const count = size * h * w;
     if (count < 2) throw new UsageError(`prior mode needs ≥ 2 values per channel and group, got ${count}`);
@@ -190,7 +180,8 @@ function priorNorm(x: tf.Tensor4D, layer: BatchNormLayer, N: number, n: number):
     const targetVar = detach(tf.mul(moments.variance, count / (count - 1)));
     const mean = tf.add(tf.mul(layer.mean, lambda), tf.mul(targetMean, 1 - lambda));
     const variance = tf.add(tf.mul(layer.variance, lambda), tf.mul(targetVar, 1 - lambda));
-    return tf.reshape(normalizeAffine(grouped, mean, variance, layer.gamma, layer.beta), [groups * size, h, w, c]);
+    const normalized = normalizeAffine(grouped, mean, variance, layer.gamma, layer.beta, NORM_EPS);
+    return tf.reshape(normalized, [groups * size, h, w, c]);
   };
   const groups = Math.floor(b / n), rest = b - groups * n;
   if (rest === 0) return normalizeRun(x, groups, n);
@@ -209,11 +200,9 @@ export function batchNorm2d(x: tf.Tensor4D, layer: BatchNormLayer, mode: LayerNo
   return tf.tidy(() => {
     switch (mode.kind) {
       case "source":
-        return normalizeAffine(x, layer.mean, layer.variance, layer.gamma, layer.beta) as tf.Tensor4D;
-      case "batch": {
-        const { mean, variance } = tf.moments(x, [0, 1, 2]);
-        return normalizeAffine(x, mean, variance, layer.gamma, layer.beta) as tf.Tensor4D;
-      }
+        return normalizeAffine(x, layer.mean, layer.variance, layer.gamma, layer.beta, NORM_EPS) as tf.Tensor4D;
+      case "batch":
+        return batchNormOnBatch(x, layer.gamma, layer.beta, NORM_EPS).y;
       case "prior":
         return priorNorm(x, layer, mode.N, mode.n);
     }
@@ -233,10 +222,10 @@ export function batchNorm2dTrain(
   key: string,
 ): tf.Tensor4D {
   return tf.tidy(() => {
-    const { mean, variance } = tf.moments(x, [0, 1, 2]);
+    const { y, mean, variance } = batchNormOnBatch(x, gamma, beta, NORM_EPS);
     const count = x.shape[0] * x.shape[1] * x.shape[2];
-    moments.push({ key, mean: tf.keep(mean) as tf.Tensor1D, variance: tf.keep(variance) as tf.Tensor1D, count });
-    return normalizeAffine(x, mean, variance, gamma, beta) as tf.Tensor4D;
+    moments.push({ key, mean: tf.keep(mean), variance: tf.keep(variance), count });
+    return y;
   });
 }
 

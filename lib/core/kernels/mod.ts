@@ -5,7 +5,7 @@
  * transposed operands, Conv2DBackpropInput, MaxPoolGrad, GatherV2,
  * Slice, Identity, Transpose, Sum and Mean over leading axes), and a member-wise
  * matMul for ensembles of small models, and Adam's update fused into one
- * kernel per variable; and on webgpu, Adam and momentum SGD for several variables per launch and the
+ * kernel per variable, and BatchNorm on the batch's statistics as one kernel forward and one backward; and on webgpu, Adam and momentum SGD for several variables per launch and the
  * settings that take the host's per-launch cost out of a step (webgpu_host.ts), sums and means over leading axes
  * without a transpose, ReLU's gradient in one launch, a tiled filter gradient of conv2d, and the VAE's
  * per-element loss terms and sample in one launch each (fused_terms.ts).
@@ -13,6 +13,7 @@
  * @module
  */
 import { registerWasmBatchMatMul } from "./batch_mat_mul.ts";
+import { registerWasmBatchNorm } from "./batch_norm.ts";
 import { registerWasmCopies } from "./copies.ts";
 import { registerWasmConvGradients } from "./conv2d_backprop.ts";
 import { registerWasmRowConvGradients } from "./conv_rows.ts";
@@ -43,6 +44,7 @@ export function registerWasmKernels(): void {
   registerWasmUnsortedSegmentSum();
   registerWasmMemberMatMul();
   registerWasmFusedAdam();
+  registerWasmBatchNorm();
 }
 
 /**

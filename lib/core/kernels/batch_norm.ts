@@ -1,0 +1,185 @@
+/**
+ * BatchNorm on the batch's own statistics (channels last, moments per channel over every other axis) as one wasm
+ * kernel forward and one backward.
+ *
+ * TF.js builds it from tf.moments and an affine map: on wasm about 75 small kernels per layer and step with their
+ * gradients, and a Mean over leading axes that transposes first; one [128, 28, 28, 32] layer took ~40 ms of a
+ * training step. Here the forward makes μ, σ² (one pass of float64 sums of deviations from the first row) and y (a
+ * second); the backward makes dβ, dγ (one pass) and dx (a second), ~2 ns an element and pass in JS. The values are the same formulas as the op chain's, summed in float64 instead
+ * of float32, so they agree with it up to float32 rounding and summation order.
+ *
+ * The kernel's gradient is registered with tf.registerGradient rather than written with tf.customGrad, which takes
+ * one output only: μ and σ² are outputs too and carry their own gradient terms (zero unless used downstream). On
+ * every other backend the op is TF.js's chain, unchanged.
+ *
+ * @module
+ */
+import * as tf from "@tensorflow/tfjs";
+import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
+
+const FORWARD = "LatentlabBatchNorm";
+const BACKWARD = "LatentlabBatchNormGrad";
+
+/** y of a BatchNorm layer and the batch moments that normalised it. */
+export interface BatchNormOutput<T extends tf.Tensor> {
+  /** (x − μ)·γ/√(σ² + ε) + β, the shape of x. */
+  y: T;
+  /** Per-channel batch mean μ `[channels]`. */
+  mean: tf.Tensor1D;
+  /** Per-channel biased batch variance σ² `[channels]`. */
+  variance: tf.Tensor1D;
+}
+
+/**
+ * (x − mean)·γ/√(variance + ε) + β as one scale and one shift per channel; mean and variance broadcast against x
+ * (TF.js ops on any backend).
+ */
+export function normalizeAffine(
+  x: tf.Tensor,
+  mean: tf.Tensor,
+  variance: tf.Tensor,
+  gamma: tf.Tensor1D,
+  beta: tf.Tensor1D,
+  epsilon: number,
+): tf.Tensor {
+  const scale = tf.mul(gamma, tf.rsqrt(tf.add(variance, epsilon)));
+  const shift = tf.sub(beta, tf.mul(mean, scale));
+  return tf.add(tf.mul(x, scale), shift);
+}
+
+/**
+ * BatchNorm of `x` `[..., channels]` on its own biased moments over all axes but the last (torch
+ * `BatchNorm2d.train()` on NHWC), differentiable in x, γ, β and through μ, σ²: the fused kernel on wasm, tf.moments
+ * and {@linkcode normalizeAffine} elsewhere.
+ */
+export function batchNormOnBatch<T extends tf.Tensor>(
+  x: T,
+  gamma: tf.Tensor1D,
+  beta: tf.Tensor1D,
+  epsilon: number,
+): BatchNormOutput<T> {
+  const channels = x.shape[x.rank - 1];
+  if (x.rank < 2 || gamma.size !== channels || beta.size !== channels) {
+    throw new Error(`batchNormOnBatch: x [${x.shape}] needs γ and β of its ${channels} channels`);
+  }
+  if (tf.getBackend() === "wasm" && tf.getKernel(FORWARD, "wasm") && x.dtype === "float32" && x.size > 0) {
+    const [y, mean, variance] = tf.engine().runKernel(
+      FORWARD,
+      { x, gamma, beta } as unknown as tf.NamedTensorMap,
+      { epsilon } as unknown as tf.NamedAttrMap,
+    ) as tf.Tensor[];
+    return { y: y as T, mean: mean as tf.Tensor1D, variance: variance as tf.Tensor1D };
+  }
+  return tf.tidy(() => {
+    const { mean, variance } = tf.moments(x, [...Array(x.rank - 1).keys()]);
+    const y = normalizeAffine(x, mean, variance, gamma, beta, epsilon) as T;
+    return { y, mean: mean as tf.Tensor1D, variance: variance as tf.Tensor1D };
+  });
+}
+
+/** 1/√(σ² + ε) per channel, in float64. */
+function inverseDeviations(variance: Float32Array, epsilon: number): Float64Array {
+  return Float64Array.from(variance, (v) => 1 / Math.sqrt(v + epsilon));
+}
+
+function forward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
+  const { x, gamma, beta } = inputs as Record<string, tf.TensorInfo>;
+  const { epsilon } = attrs as unknown as { epsilon: number };
+  const ops = new WasmOps(backend);
+  const channels = x.shape[x.shape.length - 1];
+  const outputs = [x.shape, [channels], [channels]].map((shape) => ops.backend.makeOutput(shape, "float32"));
+  // Views after the allocations, which may grow the heap.
+  const [xs, ys, means, variances] = [x, ...outputs].map((t) => ops.view(t));
+  const gammas = ops.view(gamma), betas = ops.view(beta);
+  const size = xs.length, rows = size / channels;
+  // One pass of shifted sums: deviations from the first row's values, so that no cancellation is left in float64
+  // however far the mean lies from zero.
+  const origin = Float64Array.from(xs.subarray(0, channels));
+  const sum = new Float64Array(channels), squares = new Float64Array(channels);
+  for (let i = 0; i < size; i += channels) {
+    for (let c = 0; c < channels; c++) {
+      const d = xs[i + c] - origin[c];
+      sum[c] += d;
+      squares[c] += d * d;
+    }
+  }
+  const scale = new Float64Array(channels), shift = new Float64Array(channels);
+  for (let c = 0; c < channels; c++) {
+    const offset = sum[c] / rows, mu = origin[c] + offset;
+    const variance = Math.max(squares[c] / rows - offset * offset, 0);
+    means[c] = mu;
+    variances[c] = variance;
+    scale[c] = gammas[c] / Math.sqrt(variance + epsilon);
+    shift[c] = betas[c] - mu * scale[c];
+  }
+  for (let i = 0; i < size; i += channels) {
+    for (let c = 0; c < channels; c++) ys[i + c] = xs[i + c] * scale[c] + shift[c];
+  }
+  return outputs;
+}
+
+/**
+ * dx, dγ, dβ from dy and the incoming gradients of μ and σ². With r = 1/√(σ² + ε) and n rows:
+ * dβ = Σ dy, dγ = r·Σ dy·(x − μ), and dx = γr·dy + (2·dσ² − γr²·dγ)/n·(x − μ) + (dμ − γr·dβ)/n.
+ */
+function backward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
+  const { dy, x, gamma, mean, variance, dMean, dVariance } = inputs as Record<string, tf.TensorInfo>;
+  const { epsilon } = attrs as unknown as { epsilon: number };
+  const ops = new WasmOps(backend);
+  const channels = x.shape[x.shape.length - 1];
+  const outputs = [x.shape, [channels], [channels]].map((shape) => ops.backend.makeOutput(shape, "float32"));
+  const [dxs, dGammas, dBetas] = outputs.map((t) => ops.view(t));
+  const [dys, xs, gammas, mu, dMu, dVar] = [dy, x, gamma, mean, dMean, dVariance].map((t) => ops.view(t));
+  const r = inverseDeviations(ops.view(variance), epsilon);
+  const size = xs.length, rows = size / channels;
+  const sumDy = new Float64Array(channels), sumDyDev = new Float64Array(channels);
+  for (let i = 0; i < size; i += channels) {
+    for (let c = 0; c < channels; c++) {
+      const g = dys[i + c];
+      sumDy[c] += g;
+      sumDyDev[c] += g * (xs[i + c] - mu[c]);
+    }
+  }
+  const dyScale = new Float64Array(channels), devScale = new Float64Array(channels), shift = new Float64Array(channels);
+  for (let c = 0; c < channels; c++) {
+    const gr = gammas[c] * r[c], dGamma = r[c] * sumDyDev[c];
+    dBetas[c] = sumDy[c];
+    dGammas[c] = dGamma;
+    dyScale[c] = gr;
+    devScale[c] = (2 * dVar[c] - gr * r[c] * dGamma) / rows;
+    shift[c] = (dMu[c] - gr * sumDy[c]) / rows;
+  }
+  // dx = γr·dy + devScale·x + (shift − devScale·μ), one multiply-add per term.
+  for (let c = 0; c < channels; c++) shift[c] -= devScale[c] * mu[c];
+  for (let i = 0; i < size; i += channels) {
+    for (let c = 0; c < channels; c++) dxs[i + c] = dyScale[c] * dys[i + c] + devScale[c] * xs[i + c] + shift[c];
+  }
+  return outputs;
+}
+
+let gradientRegistered = false;
+
+/** Registers the fused BatchNorm kernels on wasm and the forward kernel's gradient (idempotent). */
+export function registerWasmBatchNorm(): void {
+  replaceWasmKernel(FORWARD, forward as unknown as (args: KernelArgs) => tf.TensorInfo);
+  replaceWasmKernel(BACKWARD, backward as unknown as (args: KernelArgs) => tf.TensorInfo);
+  if (gradientRegistered) return;
+  gradientRegistered = true;
+  tf.registerGradient({
+    kernelName: FORWARD,
+    inputsToSave: ["x", "gamma"],
+    outputsToSave: [false, true, true],
+    gradFunc: (dys, saved, attrs) => {
+      // TF.js passes zeros for outputs outside the gradient's path, so dμ and dσ² are always tensors.
+      const [dy, dMean, dVariance] = dys as tf.Tensor[];
+      const [x, gamma, mean, variance] = saved;
+      // All three from one kernel call, made here: TF.js runs each thunk in a tidy that would dispose the others.
+      const [dx, dGamma, dBeta] = tf.engine().runKernel(
+        BACKWARD,
+        { dy, x, gamma, mean, variance, dMean, dVariance } as unknown as tf.NamedTensorMap,
+        attrs,
+      ) as tf.Tensor[];
+      return { x: () => dx, gamma: () => dGamma, beta: () => dBeta };
+    },
+  });
+}
