@@ -15,7 +15,7 @@
  * @module
  */
 import * as tf from "@tensorflow/tfjs";
-import { type KernelArgs, replaceWasmKernel, WasmOps } from "./wasm_ops.ts";
+import { type KernelArgs, replaceWasmKernel, WasmOps, watKernel } from "./wasm_ops.ts";
 
 const FORWARD = "LatentlabBatchNorm";
 const BACKWARD = "LatentlabBatchNormGrad";
@@ -77,6 +77,60 @@ export function batchNormOnBatch<T extends tf.Tensor>(
   });
 }
 
+/** The passes of wat/batch_norm.wat: the scalar loops below, to the bit, four channels at a time. */
+interface BatchNormPasses {
+  sums(
+    a: number,
+    b: number,
+    center: number,
+    sum: number,
+    weighted: number,
+    rows: number,
+    channels: number,
+    same: 0 | 1,
+  ): void;
+  affine(
+    a: number,
+    b: number,
+    out: number,
+    scaleA: number,
+    scaleB: number,
+    shift: number,
+    rows: number,
+    channels: number,
+  ): void;
+}
+
+/**
+ * Per-channel float64 work arrays of a kernel call: on the wasm heap when the SIMD passes run (they take byte
+ * addresses; allocated before any view is taken, since an allocation may grow the heap), in JS otherwise.
+ */
+class ChannelArrays {
+  readonly passes: BatchNormPasses | null;
+  readonly #scratch: tf.TensorInfo | null;
+  readonly #ops: WasmOps;
+
+  constructor(ops: WasmOps, readonly count: number, readonly channels: number) {
+    this.#ops = ops;
+    this.passes = channels % 4 === 0 ? watKernel(ops.backend, "batch_norm") as unknown as BatchNormPasses : null;
+    this.#scratch = this.passes ? ops.backend.makeOutput([2 * count * channels], "float32") : null;
+  }
+
+  /** The arrays, zeroed (views: take them after every allocation of the call). */
+  arrays(): Float64Array[] {
+    if (!this.#scratch) return Array.from({ length: this.count }, () => new Float64Array(this.channels));
+    const view = this.#ops.view(this.#scratch);
+    if (view.byteOffset % 8 !== 0) throw new Error("wasm heap allocation is not 8-byte aligned");
+    const all = new Float64Array(view.buffer, view.byteOffset, this.count * this.channels).fill(0);
+    return Array.from({ length: this.count }, (_, i) => all.subarray(i * this.channels, (i + 1) * this.channels));
+  }
+
+  /** Frees the heap scratch. */
+  dispose(): void {
+    if (this.#scratch) this.#ops.backend.disposeData(this.#scratch.dataId);
+  }
+}
+
 /** 1/√(σ² + ε) per channel, in float64. */
 function inverseDeviations(variance: Float32Array, epsilon: number): Float64Array {
   return Float64Array.from(variance, (v) => 1 / Math.sqrt(v + epsilon));
@@ -88,22 +142,26 @@ function forward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   const ops = new WasmOps(backend);
   const channels = x.shape[x.shape.length - 1];
   const outputs = [x.shape, [channels], [channels]].map((shape) => ops.backend.makeOutput(shape, "float32"));
+  const work = new ChannelArrays(ops, 5, channels);
   // Views after the allocations, which may grow the heap.
   const [xs, ys, means, variances] = [x, ...outputs].map((t) => ops.view(t));
   const gammas = ops.view(gamma), betas = ops.view(beta);
-  const size = xs.length, rows = size / channels;
+  const [origin, sum, squares, scale, shift] = work.arrays();
+  const size = xs.length, rows = size / channels, simd = work.passes;
   // One pass of shifted sums: deviations from the first row's values, so that no cancellation is left in float64
   // however far the mean lies from zero.
-  const origin = Float64Array.from(xs.subarray(0, channels));
-  const sum = new Float64Array(channels), squares = new Float64Array(channels);
-  for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) {
-      const d = xs[i + c] - origin[c];
-      sum[c] += d;
-      squares[c] += d * d;
+  for (let c = 0; c < channels; c++) origin[c] = xs[c];
+  if (simd) {
+    simd.sums(xs.byteOffset, xs.byteOffset, origin.byteOffset, sum.byteOffset, squares.byteOffset, rows, channels, 1);
+  } else {
+    for (let i = 0; i < size; i += channels) {
+      for (let c = 0; c < channels; c++) {
+        const d = xs[i + c] - origin[c];
+        sum[c] += d;
+        squares[c] += d * d;
+      }
     }
   }
-  const scale = new Float64Array(channels), shift = new Float64Array(channels);
   for (let c = 0; c < channels; c++) {
     const offset = sum[c] / rows, mu = origin[c] + offset;
     const variance = Math.max(squares[c] / rows - offset * offset, 0);
@@ -112,9 +170,14 @@ function forward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
     scale[c] = gammas[c] / Math.sqrt(variance + epsilon);
     shift[c] = betas[c] - mu * scale[c];
   }
-  for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) ys[i + c] = xs[i + c] * scale[c] + shift[c];
+  if (simd) {
+    simd.affine(xs.byteOffset, 0, ys.byteOffset, scale.byteOffset, 0, shift.byteOffset, rows, channels);
+  } else {
+    for (let i = 0; i < size; i += channels) {
+      for (let c = 0; c < channels; c++) ys[i + c] = xs[i + c] * scale[c] + shift[c];
+    }
   }
+  work.dispose();
   return outputs;
 }
 
@@ -128,19 +191,33 @@ function backward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   const ops = new WasmOps(backend);
   const channels = x.shape[x.shape.length - 1];
   const outputs = [x.shape, [channels], [channels]].map((shape) => ops.backend.makeOutput(shape, "float32"));
+  const work = new ChannelArrays(ops, 6, channels);
   const [dxs, dGammas, dBetas] = outputs.map((t) => ops.view(t));
   const [dys, xs, gammas, mu, dMu, dVar] = [dy, x, gamma, mean, dMean, dVariance].map((t) => ops.view(t));
   const r = inverseDeviations(ops.view(variance), epsilon);
-  const size = xs.length, rows = size / channels;
-  const sumDy = new Float64Array(channels), sumDyDev = new Float64Array(channels);
-  for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) {
-      const g = dys[i + c];
-      sumDy[c] += g;
-      sumDyDev[c] += g * (xs[i + c] - mu[c]);
+  const [center, sumDy, sumDyDev, dyScale, devScale, shift] = work.arrays();
+  const size = xs.length, rows = size / channels, simd = work.passes;
+  for (let c = 0; c < channels; c++) center[c] = mu[c];
+  if (simd) {
+    simd.sums(
+      dys.byteOffset,
+      xs.byteOffset,
+      center.byteOffset,
+      sumDy.byteOffset,
+      sumDyDev.byteOffset,
+      rows,
+      channels,
+      0,
+    );
+  } else {
+    for (let i = 0; i < size; i += channels) {
+      for (let c = 0; c < channels; c++) {
+        const g = dys[i + c];
+        sumDy[c] += g;
+        sumDyDev[c] += g * (xs[i + c] - center[c]);
+      }
     }
   }
-  const dyScale = new Float64Array(channels), devScale = new Float64Array(channels), shift = new Float64Array(channels);
   for (let c = 0; c < channels; c++) {
     const gr = gammas[c] * r[c], dGamma = r[c] * sumDyDev[c];
     dBetas[c] = sumDy[c];
@@ -151,9 +228,23 @@ function backward({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo[] {
   }
   // dx = γr·dy + devScale·x + (shift − devScale·μ), one multiply-add per term.
   for (let c = 0; c < channels; c++) shift[c] -= devScale[c] * mu[c];
-  for (let i = 0; i < size; i += channels) {
-    for (let c = 0; c < channels; c++) dxs[i + c] = dyScale[c] * dys[i + c] + devScale[c] * xs[i + c] + shift[c];
+  if (simd) {
+    simd.affine(
+      dys.byteOffset,
+      xs.byteOffset,
+      dxs.byteOffset,
+      dyScale.byteOffset,
+      devScale.byteOffset,
+      shift.byteOffset,
+      rows,
+      channels,
+    );
+  } else {
+    for (let i = 0; i < size; i += channels) {
+      for (let c = 0; c < channels; c++) dxs[i + c] = dyScale[c] * dys[i + c] + devScale[c] * xs[i + c] + shift[c];
+    }
   }
+  work.dispose();
   return outputs;
 }
 

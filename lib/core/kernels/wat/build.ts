@@ -8,7 +8,7 @@
 import wabt from "wabt";
 
 /** The kernels' names, each `<name>.wat` here. */
-export const WAT_KERNELS = ["adam", "column_sums", "max_pool_grad", "narrow_product"] as const;
+export const WAT_KERNELS = ["adam", "batch_norm", "column_sums", "max_pool_grad", "narrow_product"] as const;
 
 /** Each kernel's binary, assembled with SIMD enabled. */
 export async function assemble(): Promise<Record<string, Uint8Array>> {
