@@ -67,6 +67,9 @@ function conv2DBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.Tensor
   if (gemm && gemmConvSupported(info, [x.dtype, dy.dtype])) {
     return ops.finish(gemmFilterGradient(ops, x, dy, info));
   }
+  if (dyAsInputApplies(info) && x.dtype === "float32" && dy.dtype === "float32") {
+    return ops.finish(filterGradientOverDy(ops, x, dy, info));
+  }
   const [n, h, w, cIn] = x.shape;
   const { strideHeight: sh, strideWidth: sw, outHeight: ho, outWidth: wo, filterHeight: kh, filterWidth: kw } = info;
   const { top, left } = info.padInfo;
@@ -85,6 +88,82 @@ function conv2DBackpropFilter({ inputs, backend, attrs }: KernelArgs): tf.Tensor
     dataFormat: "NHWC",
   });
   return ops.finish(ops.run("Transpose", { x: grad }, { perm: [1, 2, 0, 3] }));
+}
+
+/**
+ * Whether the filter gradient is computed with dy as the convolution's input and x as its filter: stride 1 and no
+ * dilation (dy would need zeros inserted otherwise), padding within the kernel, and fewer input than output
+ * channels, so that the operand XNNPACK packs afresh at each call (the filter) is the smaller one. Paired in one
+ * process (20 ABBA rounds), this way over the other: 0.76 (IQR 0.73–0.77) of the time for the MNIST CNN's 3×3
+ * 32 → 64 layer at batch 128, 0.63 (0.60–0.67) for a 3×3 16 → 32 layer of 16×16 at batch 64.
+ */
+function dyAsInputApplies(info: tf.backend_util.Conv2DInfo): boolean {
+  const { top, bottom, left, right } = info.padInfo;
+  const { filterHeight: kh, filterWidth: kw } = info;
+  return info.strideHeight === 1 && info.strideWidth === 1 && info.dilationHeight === 1 &&
+    info.dilationWidth === 1 && info.inChannels < info.outChannels && top >= 0 && top < kh && bottom >= 0 &&
+    bottom < kh && left >= 0 && left < kw && right >= 0 && right < kw;
+}
+
+/**
+ * dW[a, b, i, o] = Σ x[n, u, v, i] · dy[n, u − a + top, v − b + left, o] as one stride-1 convolution of dy laid
+ * out [o, rows, cols, n] (padded by kh − 1 − top above and kh − 1 − bottom below, likewise across) with x laid out
+ * as the filter [h, w, n, i]: its output [o, kh, kw, i] holds dW flipped in both taps. The products and their
+ * order over (u, v, n) are those of the form with x as the input.
+ */
+function filterGradientOverDy(
+  ops: WasmOps,
+  x: tf.TensorInfo,
+  dy: tf.TensorInfo,
+  info: tf.backend_util.Conv2DInfo,
+): tf.TensorInfo {
+  const { batchSize: n, inHeight: h, inWidth: w, inChannels: ci, outHeight: ho, outWidth: wo } = info;
+  const { outChannels: co, filterHeight: kh, filterWidth: kw } = info;
+  const { top, left } = info.padInfo;
+  const padTop = kh - 1 - top, padLeft = kw - 1 - left;
+  const rows = h + kh - 1, cols = w + kw - 1;
+  const dyT = ops.allocate([co, rows, cols, n]), xT = ops.allocate([h, w, n, ci]);
+  const grad = ops.allocate([kh, kw, ci, co]);
+  {
+    const from = ops.view(dy), to = ops.view(dyT);
+    to.fill(0);
+    // Per output pixel the n rows of dy stay in the cache while every channel's run of n is written.
+    for (let y = 0; y < ho; y++) {
+      for (let xx = 0; xx < wo; xx++) {
+        for (let o = 0; o < co; o++) {
+          const at = ((o * rows + y + padTop) * cols + xx + padLeft) * n;
+          for (let b = 0, src = (y * wo + xx) * co + o; b < n; b++, src += ho * wo * co) to[at + b] = from[src];
+        }
+      }
+    }
+  }
+  {
+    const from = ops.view(x), to = ops.view(xT);
+    for (let y = 0; y < h; y++) {
+      for (let xx = 0; xx < w; xx++) {
+        for (let b = 0; b < n; b++) {
+          const src = ((b * h + y) * w + xx) * ci, dst = ((y * w + xx) * n + b) * ci;
+          for (let i = 0; i < ci; i++) to[dst + i] = from[src + i];
+        }
+      }
+    }
+  }
+  const flipped = ops.run("Conv2D", { x: dyT, filter: xT }, {
+    strides: [1, 1],
+    dilations: [1, 1],
+    pad: "valid",
+    dataFormat: "NHWC",
+  });
+  const from = ops.view(flipped), to = ops.view(grad);
+  for (let o = 0; o < co; o++) {
+    for (let a = 0; a < kh; a++) {
+      for (let b = 0; b < kw; b++) {
+        const src = ((o * kh + kh - 1 - a) * kw + kw - 1 - b) * ci;
+        for (let i = 0; i < ci; i++) to[((a * kw + b) * ci + i) * co + o] = from[src + i];
+      }
+    }
+  }
+  return grad;
 }
 
 /**
