@@ -32,7 +32,8 @@ export function modulesSource(binaries: Record<string, Uint8Array>): string {
   const lines = Object.entries(binaries).map(([name, bytes]) => {
     let binary = "";
     for (const b of bytes) binary += String.fromCharCode(b);
-    return `  ${name}: "${btoa(binary)}",`;
+    // The line break deno fmt puts after the key of a string too long for one line.
+    return `  ${name}:\n    "${btoa(binary)}",`;
   });
   return [
     "/**",
