@@ -7,6 +7,7 @@
  * @module
  */
 import /** @ignore */ * as tf from "@tensorflow/tfjs";
+import { batchNormOnBatch } from "../core/kernels/batch_norm.ts";
 import type { Rng } from "../core/rng.ts";
 import type { Params } from "./params.ts";
 
@@ -102,21 +103,21 @@ export function convBnStack(
       } else h = tf.conv2d(h, w, stride, "valid");
       h = tf.add(h, params.get(`${key}/b`));
       if (i + 1 < layers.length) {
-        let mean: tf.Tensor, variance: tf.Tensor;
+        const gamma = params.get(`${key}/gamma`) as tf.Tensor1D, beta = params.get(`${key}/beta`) as tf.Tensor1D;
         if (options.moments) {
-          ({ mean, variance } = tf.moments(h, [0, 1, 2]));
+          const { y, mean, variance } = batchNormOnBatch(h, gamma, beta, BN_EPSILON);
           options.moments.push({
             key,
-            mean: tf.keep(mean) as tf.Tensor1D,
-            variance: tf.keep(variance) as tf.Tensor1D,
+            mean: tf.keep(mean),
+            variance: tf.keep(variance),
             count: batch * h.shape[1] * h.shape[2],
           });
+          h = tf.elu(y);
         } else {
-          mean = stats.get(`${key}/mean`);
-          variance = stats.get(`${key}/var`);
+          const mean = stats.get(`${key}/mean`), variance = stats.get(`${key}/var`);
+          const scale = tf.mul(gamma, tf.rsqrt(tf.add(variance, BN_EPSILON)));
+          h = tf.elu(tf.add(tf.mul(tf.sub(h, mean), scale), beta));
         }
-        const scale = tf.mul(params.get(`${key}/gamma`), tf.rsqrt(tf.add(variance, BN_EPSILON)));
-        h = tf.elu(tf.add(tf.mul(tf.sub(h, mean), scale), params.get(`${key}/beta`)));
       }
       options.trace?.push(h);
     });

@@ -5,8 +5,11 @@
  * TF.js builds it from tf.moments and an affine map: on wasm about 75 small kernels per layer and step with their
  * gradients, and a Mean over leading axes that transposes first; one [128, 28, 28, 32] layer took ~40 ms of a
  * training step. Here the forward makes μ, σ² (one pass of float64 sums of deviations from the first row) and y (a
- * second); the backward makes dβ, dγ (one pass) and dx (a second), ~2 ns an element and pass in JS. The values are the same formulas as the op chain's, summed in float64 instead
- * of float32, so they agree with it up to float32 rounding and summation order.
+ * second); the backward makes dβ, dγ (one pass) and dx (a second). Each pass runs in float64 SIMD lanes
+ * (wat/batch_norm.wat) when the channels come in fours, as a JS loop of doubles otherwise, with the same results to
+ * the bit; on a [128, 28, 28, 32] layer the SIMD passes took forward and backward from 8 and 9 ms to 4 and 7 ms,
+ * about the time their memory traffic takes. The values are the same formulas as the op chain's, summed in float64
+ * instead of float32, so they agree with it up to float32 rounding and summation order.
  *
  * The kernel's gradient is registered with tf.registerGradient rather than written with tf.customGrad, which takes
  * one output only: μ and σ² are outputs too and carry their own gradient terms (zero unless used downstream). On
