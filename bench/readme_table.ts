@@ -325,8 +325,9 @@ function profileLines(profiles: ProfileReport[]): string[] {
     `${ms(g.limit_gflops)} GFLOP/s, the faster of a ${g.n}³ matMul (${ms(g.backend_matmul_gflops)}) and a ` +
     `${8 * g.n}×${g.n}×${g.n} 1×1 convolution (${ms(g.backend_conv1x1_gflops)}), fastest of 7 runs` +
     (g.torch ? `; PyTorch's ${g.n}³ mm runs at ${ms(g.torch.gflops)} GFLOP/s on one thread.` : ".") +
-    " Wall is the fastest unprofiled step; what the kernels leave of it is the engine's per-op cost (tape, " +
-    "dispatch, allocation) and the JS between ops.",
+    " Wall is the fastest unprofiled step. `tf.profile` times each kernel on its own and adds a cost per kernel, so " +
+    "on steps of many small kernels the kernel sum can exceed the wall time; below it, the difference is the " +
+    "engine's per-op cost (tape, dispatch, allocation) and the JS between ops.",
   ];
   for (const p of profiles) {
     const label = LABELS[p.model] ?? p.model;
