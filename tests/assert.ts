@@ -63,3 +63,15 @@ export async function assertRejects(
   }
   throw new nodeAssert.AssertionError({ message: `expected ${type.name} to be thrown` });
 }
+
+/** Each array's largest absolute difference relative to its largest value in `a`, the largest over arrays. */
+export function largestRelativeDifference(a: Float32Array[], b: Float32Array[]): number {
+  return Math.max(...a.map((p, i) => {
+    let diff = 0, scale = 0;
+    p.forEach((v, j) => {
+      diff = Math.max(diff, Math.abs(v - b[i][j]));
+      scale = Math.max(scale, Math.abs(v));
+    });
+    return diff / scale;
+  }));
+}

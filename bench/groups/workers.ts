@@ -43,6 +43,16 @@ export const DATA_PARALLEL_TORCH_GOALS = { "conv-vae-64-dp2": 1.0, "conv-vae-32-
 /** Floor on 2-worker over 1-worker throughput: 80% scaling efficiency. */
 export const DATA_PARALLEL_SCALING_GOAL = 1.6;
 
+/** The pairing of a data-parallel entry with its 1-worker step, and the scaling floor on their throughputs. */
+function scalingBaseline(single: ModelName): Workload["baseline"] {
+  return {
+    model: single,
+    throughputFloor: DATA_PARALLEL_SCALING_GOAL,
+    paired: true,
+    source: `2 workers give ≥ ${DATA_PARALLEL_SCALING_GOAL}× the 1-worker throughput (80%)`,
+  };
+}
+
 /**
  * A β-VAE step on {@linkcode DATA_PARALLEL_SHARDS} shards: lib/train/vae.ts's replica and `DataParallel`, the
  * gradients summed in order and Adam applied once, as lib/train/loop.ts applies a data-parallel step.
@@ -56,12 +66,7 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
     alsoReference: true,
     alsoThreadedReference: true,
     goal: { ratio, source: `a ${single} step with 2 workers ≤ ${ratio}× PyTorch on one thread` },
-    baseline: {
-      model: single,
-      throughputFloor: DATA_PARALLEL_SCALING_GOAL,
-      paired: true,
-      source: `2 workers give ≥ ${DATA_PARALLEL_SCALING_GOAL}× the 1-worker throughput (80%)`,
-    },
+    baseline: scalingBaseline(single),
     async build(rng: Rng) {
       const cfg = vaeBenchConfig(size, kind);
       const master = vaeReplica({ cfg, channels: 1 });
@@ -137,12 +142,7 @@ function dataParallelSupervisedWorkload(
     batch,
     alsoReference: true,
     alsoThreadedReference: true,
-    baseline: {
-      model: single,
-      throughputFloor: DATA_PARALLEL_SCALING_GOAL,
-      paired: true,
-      source: `2 workers give ≥ ${DATA_PARALLEL_SCALING_GOAL}× the 1-worker throughput (80%)`,
-    },
+    baseline: scalingBaseline(single),
     async build(rng: Rng) {
       const { exportName, args, master, lr, single, inputs } = await sides(rng);
       const optimizer: tf.Optimizer = tf.train.adam(lr);

@@ -6,7 +6,7 @@
  * the run with its message.
  */
 import * as tf from "@tensorflow/tfjs";
-import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows, largestRelativeDifference } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { setConvGradientRoute } from "../../lib/core/kernels/conv2d_backprop.ts";
 import { resolveConfig } from "../../lib/core/config.ts";
@@ -102,18 +102,6 @@ Deno.test("3 workers give the same bits twice, and resumed from a checkpoint", a
   assertEquals(resumed.params, first.params, "the resumed run differs");
   assertEquals(lossTerms(resumed.logged), lossTerms(first.logged).slice(1));
 });
-
-/** Each variable's largest difference relative to its largest value, the largest over variables. */
-function largestRelativeDifference(a: Float32Array[], b: Float32Array[]): number {
-  return Math.max(...a.map((p, i) => {
-    let diff = 0, scale = 0;
-    p.forEach((v, j) => {
-      diff = Math.max(diff, Math.abs(v - b[i][j]));
-      scale = Math.max(scale, Math.abs(v));
-    });
-    return diff / scale;
-  }));
-}
 
 Deno.test("2 workers train the conv β-VAE of 1 worker up to float32 summation order", async () => {
   const one = await train(1);

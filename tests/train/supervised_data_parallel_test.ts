@@ -8,7 +8,7 @@
  * runs go on here.
  */
 import * as tf from "@tensorflow/tfjs";
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, largestRelativeDifference } from "../assert.ts";
 import { selectBackend } from "../../lib/core/backend.ts";
 import { Rng } from "../../lib/core/rng.ts";
 import { loadDataset } from "../../lib/data/registry.ts";
@@ -29,20 +29,31 @@ await selectBackend("wasm");
 
 const REPLICAS = new URL("../../lib/train/supervised_replicas.ts", import.meta.url).href;
 
-/** Each variable's largest difference relative to its largest value, the largest over variables. */
-function largestRelativeDifference(a: Float32Array[], b: Float32Array[]): number {
-  return Math.max(...a.map((p, i) => {
-    let diff = 0, scale = 0;
-    p.forEach((v, j) => {
-      diff = Math.max(diff, Math.abs(v - b[i][j]));
-      scale = Math.max(scale, Math.abs(v));
-    });
-    return diff / scale;
-  }));
-}
-
 const largestLossDifference = (a: number[], b: number[]) =>
   Math.max(...a.map((v, i) => Math.abs(v - b[i]) / Math.abs(v)));
+
+/** A run's parameters and losses. */
+interface Trained {
+  params: Float32Array[];
+  losses: number[];
+}
+
+/**
+ * Checks that two runs with 2 workers (`two`, `again`) are the same bits and returns how far they are from the
+ * 1-worker run `one` (logged beside the gradient difference).
+ */
+function compareRuns(label: string, gradient: number, one: Trained, two: Trained, again: Trained) {
+  assertEquals(again.params, two.params, `${label}: two runs with 2 workers differ`);
+  assertEquals(again.losses, two.losses);
+  const parameters = largestRelativeDifference(one.params, two.params);
+  const loss = largestLossDifference(one.losses, two.losses);
+  console.log(
+    `${label}: gradient ${gradient.toExponential(2)}, parameters ${parameters.toExponential(2)}, losses ${
+      loss.toExponential(2)
+    }`,
+  );
+  return { parameters, loss };
+}
 
 const readAll = (variables: tf.Variable[]) => Promise.all(variables.map((v) => v.data() as Promise<Float32Array>));
 
@@ -152,16 +163,12 @@ Deno.test("the small CNN classifier: 2 workers train the model of 1 up to float3
       x: { data: digits.slice(0, 7 * 784), shape: [7, 28, 28, 1] },
       labels: { data: Float32Array.from(classes.subarray(0, 7)), shape: [7] },
     });
-    const two = await trainSmallCnn(cnnWorkers);
-    const again = await trainSmallCnn(cnnWorkers);
-    assertEquals(again.params, two.params, "two runs with 2 workers differ");
-    assertEquals(again.losses, two.losses);
-    const parameters = largestRelativeDifference(one.params, two.params);
-    const loss = largestLossDifference(one.losses, two.losses);
-    console.log(
-      `small CNN, 4 steps: gradient ${gradient.toExponential(2)}, parameters ${parameters.toExponential(2)}, losses ${
-        loss.toExponential(2)
-      }`,
+    const { parameters, loss } = compareRuns(
+      "small CNN, 4 steps",
+      gradient,
+      one,
+      await trainSmallCnn(cnnWorkers),
+      await trainSmallCnn(cnnWorkers),
     );
     // One batch's gradient (shards 4 + 3): float32 rounding of its sums in another order, measured 9.3e-7 of each
     // variable's largest entry. Nonzero: the batch was split.
@@ -235,15 +242,12 @@ Deno.test("the CNN regressor: 2 workers train the model of 1 up to float32 summa
       },
     );
     const two = await trainCnnRegressor(regressorWorkers);
-    const again = await trainCnnRegressor(regressorWorkers);
-    assertEquals(again.params, two.params, "two runs with 2 workers differ");
-    assertEquals(again.losses, two.losses);
-    const parameters = largestRelativeDifference(one.params, two.params);
-    const loss = largestLossDifference(one.losses, two.losses);
-    console.log(
-      `CNN regressor, 5 steps: gradient ${gradient.toExponential(2)}, parameters ${
-        parameters.toExponential(2)
-      }, losses ${loss.toExponential(2)}`,
+    const { parameters, loss } = compareRuns(
+      "CNN regressor, 5 steps",
+      gradient,
+      one,
+      two,
+      await trainCnnRegressor(regressorWorkers),
     );
     // One batch's gradient (shards 5 + 4), measured 1.0e-6 of each variable's largest entry.
     assert(gradient > 0 && gradient < 5e-6, `largest relative gradient difference ${gradient}`);
