@@ -49,7 +49,7 @@ export const SOURCE_EPOCHS_CONFIG: NumberParam = integer(
 );
 
 /** Bumped whenever training or the stored layout changes, so older entries are never read. */
-export const SOURCE_CACHE_VERSION = 1;
+export const SOURCE_CACHE_VERSION = 2;
 
 /** Where entries live unless the caller says otherwise. */
 export const DEFAULT_SOURCE_CACHE = "data/cache/tta";
