@@ -526,7 +526,8 @@ export function webgpuCallsComparison(ours: BenchReport, stock: BenchReport): st
   const arrow = (a: number, b: number) => `${perStep(a)} → ${perStep(b)}`;
   const lines = [
     `WebGPU calls per step, TF.js's kernels → latentlab's, by \`deno task bench --backend webgpu ` +
-    `--webgpu_kernels stock|latentlab\` on "${ours.machine.webgpu_adapter}", ${ours.date.slice(0, 10)} (the same ` +
+    `--webgpu_kernels stock|latentlab\` on "${ours.machine.webgpu_adapter}"` +
+    (ours.machine.commit ? ` at commit ${ours.machine.commit}` : "") + `, ${ours.date.slice(0, 10)} (the same ` +
     "on any adapter; every entry: [Performance](docs/performance.md#webgpu-calls-per-step-without-a-gpu)).",
     "",
     "| step | batch | dispatches | buffers created | uploads | bind groups | submits | readbacks |",
