@@ -34,18 +34,19 @@ function maxPoolGrad({ inputs, backend, attrs }: KernelArgs): tf.TensorInfo {
   const { batchSize, inHeight, inWidth, inChannels: channels, outHeight, outWidth } = info;
   const { strideHeight, strideWidth, filterHeight, filterWidth } = info;
   const { top, left } = info.padInfo;
-  const best = ops.allocate([channels]), at = ops.allocate([channels], "int32");
+  // The SIMD kernel's per-channel scratch (running maxima and their positions), allocated before any view is taken.
+  const scratch = channels % 4 === 0 ? { best: ops.allocate([channels]), at: ops.allocate([channels], "int32") } : null;
   const x = ops.view(input), grad = ops.view(dy), out = ops.view(dx);
   out.fill(0);
   if (out.length === 0 || grad.length === 0) return ops.finish(dx);
-  if (channels % 4 === 0) {
+  if (scratch) {
     const kernel = watKernel(ops.backend, "max_pool_grad").maxPoolGrad as (...args: number[]) => void;
     kernel(
       x.byteOffset,
       grad.byteOffset,
       out.byteOffset,
-      ops.view(best).byteOffset,
-      ops.numbers(at).byteOffset,
+      ops.view(scratch.best).byteOffset,
+      ops.numbers(scratch.at).byteOffset,
       batchSize,
       inHeight,
       inWidth,
