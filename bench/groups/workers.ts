@@ -26,7 +26,7 @@ import { regressorReplica, type RegressorReplicaArgs, smallCnnReplica } from "..
 import { vaeReplica } from "../../lib/train/vae.ts";
 import { binaryImages, readLoss } from "../harness/checks.ts";
 import type { ModelName } from "../harness/names.ts";
-import type { Workload } from "../harness/rounds.ts";
+import type { Workload, WorkloadState } from "../harness/rounds.ts";
 import { VAE_BATCH, vaeBenchConfig, vaeStep } from "./vae.ts";
 import {
   MNIST_CNN_BATCH,
@@ -54,6 +54,52 @@ function scalingBaseline(single: ModelName): Workload["baseline"] {
 }
 
 /**
+ * The state of a data-parallel entry: `DataParallel` over {@linkcode DATA_PARALLEL_SHARDS} shards of the replica
+ * `exportName` of `module`, each step's gradients summed in order and `optimizer` applied once on the main thread
+ * (as lib/train/loop.ts applies a data-parallel step), paired with the 1-worker step `single`.
+ */
+function dataParallelState(options: {
+  module: string;
+  exportName: string;
+  args: unknown;
+  master: Replica;
+  optimizer: tf.Optimizer;
+  /** Each step's batch. */
+  inputs: () => BatchInputs;
+  single: { parameters: number; step(): Promise<void>; dispose(): void };
+}): WorkloadState {
+  const { master, optimizer, single } = options;
+  const parallel = new DataParallel({
+    module: options.module,
+    exportName: options.exportName,
+    args: options.args,
+    workers: DATA_PARALLEL_SHARDS,
+    backend: tf.getBackend(),
+    variables: master.variables,
+    loss: master.loss,
+  });
+  let step = 0;
+  return {
+    parameters: single.parameters,
+    async step() {
+      const { grads } = await parallel.gradients(++step, options.inputs());
+      optimizer.applyGradients(grads);
+      tf.dispose(Object.values(grads));
+      // The step ends when its update is readable, as the other entries end on their loss.
+      await master.variables[0].data();
+    },
+    baselineStep: single.step,
+    takeCommunicationShare: () => parallel.takeCommunicationShare(),
+    dispose() {
+      parallel.terminate();
+      optimizer.dispose();
+      single.dispose();
+      master.variables.forEach((v) => v.dispose());
+    },
+  };
+}
+
+/**
  * A β-VAE step on {@linkcode DATA_PARALLEL_SHARDS} shards: lib/train/vae.ts's replica and `DataParallel`, the
  * gradients summed in order and Adam applied once, as lib/train/loop.ts applies a data-parallel step.
  */
@@ -71,42 +117,26 @@ function dataParallelVaeWorkload(name: keyof typeof DATA_PARALLEL_TORCH_GOALS, s
       const cfg = vaeBenchConfig(size, kind);
       const master = vaeReplica({ cfg, channels: 1 });
       const optimizer: tf.Optimizer = tf.train.adam(cfg.lr, 0.9, 0.999, 1e-8);
-      const parallel = new DataParallel({
-        module: new URL("../../lib/train/vae.ts", import.meta.url).href,
-        exportName: "vaeReplica",
-        args: { cfg, channels: 1 },
-        workers: DATA_PARALLEL_SHARDS,
-        backend: tf.getBackend(),
-        variables: master.variables,
-        loss: master.loss,
-      });
       const pixels = binaryImages(rng, VAE_BATCH, size);
       const images = await pixels.data() as Float32Array;
       pixels.dispose();
       const trainer = vaeStep(rng, size, kind);
-      let step = 0;
-      return {
-        parameters: trainer.parameters,
-        async step() {
-          const inputs = {
-            x: { data: images, shape: [VAE_BATCH, size, size, 1] },
-            eps: { data: rng.normalArray(VAE_BATCH * cfg.latents), shape: [VAE_BATCH, cfg.latents] },
-          };
-          const { grads } = await parallel.gradients(++step, inputs);
-          optimizer.applyGradients(grads);
-          tf.dispose(Object.values(grads));
-          // The step ends when its update is readable, as the other entries end on their loss.
-          await master.variables[0].data();
+      return dataParallelState({
+        module: new URL("../../lib/train/vae.ts", import.meta.url).href,
+        exportName: "vaeReplica",
+        args: { cfg, channels: 1 },
+        master,
+        optimizer,
+        inputs: () => ({
+          x: { data: images, shape: [VAE_BATCH, size, size, 1] },
+          eps: { data: rng.normalArray(VAE_BATCH * cfg.latents), shape: [VAE_BATCH, cfg.latents] },
+        }),
+        single: {
+          parameters: trainer.parameters,
+          step: () => readLoss(trainer.minimize()),
+          dispose: () => trainer.dispose(),
         },
-        baselineStep: () => readLoss(trainer.minimize()),
-        takeCommunicationShare: () => parallel.takeCommunicationShare(),
-        dispose() {
-          parallel.terminate();
-          optimizer.dispose();
-          trainer.dispose();
-          master.variables.forEach((v) => v.dispose());
-        },
-      };
+      });
     },
   } satisfies Workload;
 }
@@ -145,34 +175,15 @@ function dataParallelSupervisedWorkload(
     baseline: scalingBaseline(single),
     async build(rng: Rng) {
       const { exportName, args, master, lr, single, inputs } = await sides(rng);
-      const optimizer: tf.Optimizer = tf.train.adam(lr);
-      const parallel = new DataParallel({
+      return dataParallelState({
         module: new URL("../../lib/train/supervised_replicas.ts", import.meta.url).href,
         exportName,
         args,
-        workers: DATA_PARALLEL_SHARDS,
-        backend: tf.getBackend(),
-        variables: master.variables,
-        loss: master.loss,
+        master,
+        optimizer: tf.train.adam(lr),
+        inputs: () => inputs,
+        single,
       });
-      let step = 0;
-      return {
-        parameters: single.parameters,
-        async step() {
-          const { grads } = await parallel.gradients(++step, inputs);
-          optimizer.applyGradients(grads);
-          tf.dispose(Object.values(grads));
-          await master.variables[0].data();
-        },
-        baselineStep: single.step,
-        takeCommunicationShare: () => parallel.takeCommunicationShare(),
-        dispose() {
-          parallel.terminate();
-          optimizer.dispose();
-          single.dispose();
-          master.variables.forEach((v) => v.dispose());
-        },
-      };
     },
   };
 }
