@@ -248,10 +248,12 @@ browserTest(
       ["SlowFlow beats PCL", "Table 5", "holds", "", "", "reproduced"],
     ]);
     // Its page charts the metric it logged, with the published value as a dashed line over the run's steps.
+    // Waits for the published line too: the chart can be drawn from the run's curve before the targets arrive.
     const drawn = await browser.waitFor<{ label: string; x: number[]; y: number[] }[]>(
       `(() => { const card = document.querySelector('#run-charts .card[data-metric="L1/slowflow/mcc"]');
-         card?.scrollIntoView(); return ${chartData("L1/slowflow/mcc")}; })()`,
-      "the run's chart",
+         card?.scrollIntoView(); const data = ${chartData("L1/slowflow/mcc")};
+         return data?.some((d) => d.label.startsWith("published (")) ? data : null; })()`,
+      "the run's chart with its published value",
     );
     const published = drawn.find((d) => d.label.startsWith("published (Klindt2021") && !/ (lo|hi)$/.test(d.label));
     assertEquals([published?.x, published?.y], [[10, 30], [0.997, 0.997]]);
